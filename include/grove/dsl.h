@@ -1,0 +1,254 @@
+// grove/dsl.h — the C++ kernel language: expressions, variables, loops, branches, atomics.
+// Everything here is used inside a kernel body, which runs once when the
+// kernel is first compiled and records IR; it never computes on the host.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "grove/program.h"
+
+namespace grove {
+
+namespace ir {
+class Stmt;
+}
+
+// A value inside a kernel. Built from literals (int -> i32, double/float ->
+// Config::default_fp, bool -> u1, int64_t -> i64, unsigned -> u32) or from
+// other expressions.
+class Expr {
+ public:
+  Expr(int v);                 // NOLINT(google-explicit-constructor)
+  Expr(unsigned v);            // NOLINT
+  Expr(long v);                // NOLINT
+  Expr(unsigned long v);       // NOLINT
+  Expr(long long v);           // NOLINT
+  Expr(unsigned long long v);  // NOLINT
+  Expr(float v);               // NOLINT
+  Expr(double v);              // NOLINT
+  Expr(bool v);                // NOLINT
+  explicit Expr(ir::Stmt* stmt) : stmt_(stmt) {}
+
+  ir::Stmt* stmt() const { return stmt_; }
+  DataType type() const;
+
+  // A constant of exactly this type: Expr::constant(f64, 0.1).
+  static Expr constant(DataType type, double value);
+
+ private:
+  ir::Stmt* stmt_;
+};
+
+// A local variable of a kernel (zero-initialised unless given a value).
+class Var {
+ public:
+  Var(const Expr& init);                     // NOLINT: its type is init's type
+  Var(DataType type, const Expr& init);
+  explicit Var(DataType type);
+  Var(const Var& other);                     // a new variable holding other's value
+  Var(const FieldRef& init);                 // NOLINT
+  Var& operator=(const Expr& value);
+  Var& operator=(const Var& other);
+  Var& operator+=(const Expr& v);
+  Var& operator-=(const Expr& v);
+  Var& operator*=(const Expr& v);
+  Var& operator/=(const Expr& v);
+  operator Expr() const;                     // NOLINT: reads the variable
+  Expr load() const { return *this; }
+  DataType type() const;
+
+ private:
+  ir::Stmt* alloca_;
+};
+
+class Vec;
+
+// An element of a field inside a kernel: reads when used as a value, writes
+// when assigned. `+=` and friends are atomic, as in Taichi.
+class FieldRef {
+ public:
+  FieldRef(Field field, Indices index) : field_(std::move(field)), index_(std::move(index)) {}
+  operator Expr() const;              // NOLINT: reads (scalar fields only)
+  operator Vec() const;               // NOLINT: reads every component
+  Expr load() const { return *this; }
+  FieldRef& operator=(const Expr& value);
+  FieldRef& operator=(const FieldRef& other);
+  FieldRef& operator=(const Vec& value);
+  FieldRef& operator+=(const Expr& v);  // atomic add
+  FieldRef& operator-=(const Expr& v);  // atomic sub
+  FieldRef& operator+=(const Vec& v);   // component-wise atomic add
+  FieldRef operator[](int component) const;       // vector component
+  FieldRef operator()(int row, int col) const;    // matrix component
+  const Field& field() const { return field_; }
+  const Indices& index() const { return index_; }
+
+ private:
+  Field field_;
+  Indices index_;
+};
+
+template <typename... I>
+FieldRef Field::operator()(const I&... index) const {
+  return (*this)(Indices{Expr(index)...});
+}
+
+// A small vector of expressions (2-4 components), operated on component-wise.
+class Vec {
+ public:
+  Vec() = default;
+  Vec(std::initializer_list<Expr> c) : c_(c) {}
+  explicit Vec(std::vector<Expr> c) : c_(std::move(c)) {}
+  int size() const { return static_cast<int>(c_.size()); }
+  const Expr& operator[](int i) const { return c_.at(static_cast<size_t>(i)); }
+  Expr& operator[](int i) { return c_.at(static_cast<size_t>(i)); }
+  const std::vector<Expr>& components() const { return c_; }
+
+ private:
+  std::vector<Expr> c_;
+};
+
+// ---- arithmetic, comparison, logic and bit operators ----
+Expr operator+(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a, const Expr& b);
+Expr operator*(const Expr& a, const Expr& b);
+Expr operator/(const Expr& a, const Expr& b);  // integers: truncates toward zero
+Expr operator%(const Expr& a, const Expr& b);  // integers: sign of the dividend
+Expr operator<(const Expr& a, const Expr& b);
+Expr operator<=(const Expr& a, const Expr& b);
+Expr operator>(const Expr& a, const Expr& b);
+Expr operator>=(const Expr& a, const Expr& b);
+Expr operator==(const Expr& a, const Expr& b);
+Expr operator!=(const Expr& a, const Expr& b);
+Expr operator&&(const Expr& a, const Expr& b);  // both sides are evaluated
+Expr operator||(const Expr& a, const Expr& b);
+Expr operator&(const Expr& a, const Expr& b);
+Expr operator|(const Expr& a, const Expr& b);
+Expr operator^(const Expr& a, const Expr& b);
+Expr operator<<(const Expr& a, const Expr& b);
+Expr operator>>(const Expr& a, const Expr& b);
+Expr operator-(const Expr& a);
+Expr operator!(const Expr& a);
+Expr operator~(const Expr& a);
+
+Vec operator+(const Vec& a, const Vec& b);
+Vec operator-(const Vec& a, const Vec& b);
+Vec operator*(const Vec& a, const Vec& b);
+Vec operator*(const Vec& a, const Expr& s);
+Vec operator*(const Expr& s, const Vec& a);
+Vec operator/(const Vec& a, const Expr& s);
+Vec operator-(const Vec& a);
+Expr dot(const Vec& a, const Vec& b);
+Expr norm(const Vec& a);
+Expr norm_sqr(const Vec& a);
+
+// ---- math ----
+Expr sqrt(const Expr& x);
+Expr rsqrt(const Expr& x);
+Expr sin(const Expr& x);
+Expr cos(const Expr& x);
+Expr tan(const Expr& x);
+Expr asin(const Expr& x);
+Expr acos(const Expr& x);
+Expr atan(const Expr& x);
+Expr atan2(const Expr& y, const Expr& x);
+Expr tanh(const Expr& x);
+Expr exp(const Expr& x);
+Expr log(const Expr& x);
+Expr pow(const Expr& x, const Expr& y);
+Expr abs(const Expr& x);
+Expr floor(const Expr& x);
+Expr ceil(const Expr& x);
+Expr round(const Expr& x);
+Expr min(const Expr& a, const Expr& b);
+Expr max(const Expr& a, const Expr& b);
+Expr select(const Expr& cond, const Expr& a, const Expr& b);  // both evaluated
+Expr cast(DataType type, const Expr& x);
+template <typename T>
+Expr cast(const Expr& x) {
+  return cast(type_of<T>(), x);
+}
+
+// ---- atomics on field elements: return the old value ----
+Expr atomic_add(const FieldRef& dest, const Expr& v);
+Expr atomic_sub(const FieldRef& dest, const Expr& v);
+Expr atomic_min(const FieldRef& dest, const Expr& v);
+Expr atomic_max(const FieldRef& dest, const Expr& v);
+Expr atomic_and(const FieldRef& dest, const Expr& v);
+Expr atomic_or(const FieldRef& dest, const Expr& v);
+Expr atomic_xor(const FieldRef& dest, const Expr& v);
+
+// ---- control flow ----
+// for i in range(begin, end): parallel at the top level of a kernel.
+void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body);
+// for I in ti.grouped(field): once per active cell, indices grouped.
+void for_each(const Field& field, const std::function<void(Indices)>& body);
+// for i, j in field: the callable takes one Expr per axis of the field.
+template <typename F>
+  requires(!std::is_invocable_v<F, Indices>)
+void for_each(const Field& field, F&& body) {
+  for_each(field, std::function<void(Indices)>([&](Indices I) {
+             if constexpr (std::is_invocable_v<F>) {
+               body();
+             } else if constexpr (std::is_invocable_v<F, Expr>) {
+               body(I.at(0));
+             } else if constexpr (std::is_invocable_v<F, Expr, Expr>) {
+               body(I.at(0), I.at(1));
+             } else if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) {
+               body(I.at(0), I.at(1), I.at(2));
+             } else {
+               body(I.at(0), I.at(1), I.at(2), I.at(3));
+             }
+           }),
+           static_cast<int>(std::is_invocable_v<F> ? 0
+                            : std::is_invocable_v<F, Expr> ? 1
+                            : std::is_invocable_v<F, Expr, Expr> ? 2
+                            : std::is_invocable_v<F, Expr, Expr, Expr> ? 3 : 4));
+}
+// Checks that a struct-for body takes as many indices as the field has axes.
+void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
+
+class IfBuilder {
+ public:
+  explicit IfBuilder(ir::Stmt* stmt) : stmt_(stmt) {}
+  void else_(const std::function<void()>& body);
+  IfBuilder elif_(const Expr& cond, const std::function<void()>& body);
+
+ private:
+  ir::Stmt* stmt_;
+};
+IfBuilder if_(const Expr& cond, const std::function<void()>& then_body);
+// while (cond()) body(): the condition is re-evaluated before every iteration.
+void while_(const std::function<Expr()>& cond, const std::function<void()>& body);
+// An endless loop, left with break_().
+void loop_(const std::function<void()>& body);
+void break_();
+void continue_();
+
+// print("x = ", x, ", y = ", y): strings and values, a newline added.
+namespace detail {
+struct PrintItem {
+  std::string text;
+  ir::Stmt* value = nullptr;
+  PrintItem(const char* s) : text(s) {}         // NOLINT
+  PrintItem(std::string s) : text(std::move(s)) {}  // NOLINT
+  PrintItem(std::string_view s) : text(s) {}    // NOLINT
+  PrintItem(const Expr& e) : value(e.stmt()) {}  // NOLINT
+  PrintItem(const Var& v) : value(Expr(v).stmt()) {}  // NOLINT
+  PrintItem(const FieldRef& r) : value(Expr(r).stmt()) {}  // NOLINT
+  PrintItem(int v) : value(Expr(v).stmt()) {}  // NOLINT
+  PrintItem(float v) : value(Expr(v).stmt()) {}  // NOLINT
+  PrintItem(double v) : value(Expr(v).stmt()) {}  // NOLINT
+};
+void print_items(const std::vector<PrintItem>& items);
+}  // namespace detail
+template <typename... T>
+void print(const T&... items) {
+  detail::print_items({detail::PrintItem(items)...});
+}
+
+}  // namespace grove

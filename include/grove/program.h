@@ -1,0 +1,275 @@
+// grove/program.h — Program, fields, SNodes and kernels: the host side of Grove's API.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grove/error.h"
+#include "grove/types.h"
+
+namespace grove {
+
+namespace detail {
+class ProgramImpl;
+}
+class Expr;
+class FieldRef;
+using Indices = std::vector<Expr>;
+
+// Where kernels run. Auto picks the best backend compiled in and available.
+enum class Arch { Auto, Interp, Cpu, Vulkan, Cuda };
+std::string_view arch_name(Arch a);          // "auto", "interp", ...
+bool parse_arch(std::string_view s, Arch* out);
+// Backends compiled into this build, in the order Auto prefers them.
+std::vector<Arch> compiled_backends();
+
+struct Config {
+  Arch arch = Arch::Auto;
+  // Bounds-check every field access (kernels and host); an error names the
+  // kernel, the field and the index.
+  bool debug = false;
+  // Print the IR of each kernel after each stage of the pipeline to stdout.
+  bool print_ir = false;
+  // Type of C++ floating-point literals in kernels (Taichi's default_fp).
+  DataType default_fp = DataType::f32;
+  // Run the IR verifier between passes (always on in tests).
+  bool verify_ir = true;
+};
+
+// Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...
+struct Axes {
+  uint8_t count = 0;
+  uint8_t axis[8] = {};
+};
+Axes axes(std::initializer_list<int> list);  // axes({0, 2}); raises Error past axis 7
+inline constexpr Axes i{1, {0}};
+inline constexpr Axes j{1, {1}};
+inline constexpr Axes k{1, {2}};
+inline constexpr Axes l{1, {3}};
+inline constexpr Axes ij{2, {0, 1}};
+inline constexpr Axes ijk{3, {0, 1, 2}};
+inline constexpr Axes ijkl{4, {0, 1, 2, 3}};
+
+// A field's shape: extents per axis. {} is a 0-D (single value) field.
+using Shape = std::vector<int64_t>;
+
+enum class SNodeKind { root, dense, bitmasked, pointer, dynamic, place };
+std::string_view snode_kind_name(SNodeKind k);
+
+class Field;
+
+// A structural node of a tree. Returned by reference from the Program, which
+// owns it; valid as long as the Program.
+class SNode {
+ public:
+  // A child whose cells split `axes` by `extents` (one extent per axis, or one
+  // extent for all of them).
+  SNode& dense(Axes axes, std::vector<int64_t> extents);
+  SNode& dense(Axes axes, int64_t extent);
+  SNode& bitmasked(Axes axes, std::vector<int64_t> extents);
+  SNode& bitmasked(Axes axes, int64_t extent);
+  SNode& pointer(Axes axes, std::vector<int64_t> extents);
+  SNode& pointer(Axes axes, int64_t extent);
+  SNode& dynamic(Axes axis, int64_t max_length, int64_t chunk_size = 32);
+  // Places fields in this SNode's cells (one `place` child each).
+  SNode& place(std::initializer_list<Field> fields);
+  template <typename... F>
+  SNode& place(const Field& first, const F&... rest) {
+    return place({first, rest...});
+  }
+
+  SNodeKind kind() const;
+  int id() const { return id_; }
+  std::string name() const;         // e.g. "S2dense"
+  SNode* parent() const;            // nullptr for a root
+  Shape shape() const;              // global extent per axis of the cells below it
+
+  SNode(detail::ProgramImpl* program, int id) : program_(program), id_(id) {}
+
+ private:
+  SNode& child(SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk);
+  detail::ProgramImpl* program_;
+  int id_;
+};
+
+// A handle to a field: scalar, or a small vector/matrix whose components are
+// scalar fields placed side by side. Cheap to copy.
+class Field {
+ public:
+  Field() = default;
+
+  // ---- inside kernels ----
+  template <typename... I>
+  FieldRef operator()(const I&... index) const;
+  FieldRef operator()(const Indices& index) const;
+  // Component `c` of a vector field (row-major for matrices) as a scalar field.
+  Field operator[](int c) const;
+
+  // ---- on the host (never activates on read; writes do) ----
+  template <typename T = double>
+  T read(std::initializer_list<int64_t> index = {}) const {
+    T out{};
+    read_raw(index, type_of<T>(), &out);
+    return out;
+  }
+  template <typename T>
+  void write(std::initializer_list<int64_t> index, T value) const {
+    write_raw(index, type_of<T>(), &value);
+  }
+  // Every element, row-major over shape(); components interleaved for
+  // vectors. Inactive cells read 0.
+  template <typename T>
+  std::vector<T> to_vector() const {
+    std::vector<T> out(static_cast<size_t>(num_elements()) * static_cast<size_t>(components()));
+    copy_out(type_of<T>(), out.data());
+    return out;
+  }
+  template <typename T>
+  void from_vector(const std::vector<T>& values) const {
+    copy_in(type_of<T>(), values.data(), values.size());
+  }
+  // Sets every element to `value`.
+  template <typename T>
+  void fill(T value) const {
+    fill_raw(type_of<T>(), &value);
+  }
+
+  const std::string& name() const;
+  DataType dtype() const;
+  Shape shape() const;          // empty until placed
+  int ndim() const;
+  bool placed() const;
+  int n() const { return n_; }  // vector length (rows for matrices)
+  int m() const { return m_; }  // columns (1 for vectors and scalars)
+  int components() const { return n_ * m_; }
+  int64_t num_elements() const;  // product of shape()
+  std::vector<int> component_ids() const { return ids_; }
+
+  Field(detail::ProgramImpl* program, std::vector<int> ids, int n, int m)
+      : program_(program), ids_(std::move(ids)), n_(n), m_(m) {}
+
+ private:
+  friend class SNode;
+  void read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const;
+  void write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const;
+  void copy_out(DataType as, void* out) const;
+  void copy_in(DataType as, const void* values, size_t count) const;
+  void fill_raw(DataType as, const void* value) const;
+  detail::ProgramImpl* program_ = nullptr;
+  std::vector<int> ids_;
+  int n_ = 1, m_ = 1;
+};
+
+// A kernel argument's declaration: arg(f32, "value").
+struct ArgSpec {
+  DataType type;
+  std::string name;
+};
+inline ArgSpec arg(DataType type, std::string name = "") { return {type, std::move(name)}; }
+
+// A value passed to a kernel on launch, converted to the argument's type.
+struct ArgValue {
+  DataType type = DataType::unknown;
+  uint64_t bits = 0;
+  template <typename T>
+  ArgValue(T v) : type(type_of<T>()) {  // NOLINT: implicit on purpose
+    static_assert(sizeof(T) <= sizeof(bits));
+    __builtin_memcpy(&bits, &v, sizeof(T));
+  }
+};
+
+// Inside a kernel body: the kernel's arguments as expressions.
+class Args {
+ public:
+  Expr operator[](int index) const;
+  Expr operator[](std::string_view name) const;
+  int size() const { return count_; }
+  explicit Args(int count) : count_(count) {}
+
+ private:
+  int count_;
+};
+
+// A compiled-on-first-use kernel. Copies share the same kernel.
+class Kernel {
+ public:
+  Kernel() = default;
+  template <typename... A>
+  void operator()(const A&... args) const {
+    launch({ArgValue(args)...});
+  }
+  void launch(const std::vector<ArgValue>& args) const;
+  const std::string& name() const;
+  // The kernel's IR after `stage` ("frontend", "type_check", "simplify";
+  // "final" for the last one), compiling it if needed.
+  std::string ir(std::string_view stage = "final") const;
+  int compile_count() const;  // how many times it was compiled (1 after any number of launches)
+
+  Kernel(detail::ProgramImpl* program, int id) : program_(program), id_(id) {}
+
+ private:
+  detail::ProgramImpl* program_ = nullptr;
+  int id_ = -1;
+};
+
+struct SNodeStats {
+  int id = 0;
+  std::string name;
+  SNodeKind kind = SNodeKind::dense;
+  int64_t active_cells = 0;  // cells currently active (all cells for dense)
+  int64_t capacity = 0;      // cells that can exist at once
+};
+
+struct Stats {
+  std::vector<SNodeStats> snodes;
+  int64_t kernels_compiled = 0;
+  int64_t kernel_launches = 0;
+  int64_t tree_words = 0;    // total 32-bit words of all tree buffers
+  const SNodeStats* find(std::string_view snode_name) const;
+};
+
+class Program {
+ public:
+  explicit Program(Config config = {});
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // An unplaced scalar field; place it with root().dense(...).place(f).
+  Field field(DataType type, std::string_view name = "");
+  // A dense field of `shape` on its own root-level dense node (Taichi's
+  // ti.field(shape=...)); {} gives a 0-D field.
+  Field field(DataType type, Shape shape);
+  Field field(DataType type, std::string_view name, Shape shape);
+  // Small vectors (n = 2..4) and matrices (n, m = 2..4), scalarised.
+  Field vector_field(int n, DataType type, std::string_view name = "");
+  Field vector_field(int n, DataType type, std::string_view name, Shape shape);
+  Field matrix_field(int n, int m, DataType type, std::string_view name, Shape shape);
+
+  // The root of the tree being declared. Once a kernel has run (or a field was
+  // accessed from the host), the tree is frozen and root() starts a new one.
+  SNode& root();
+
+  Kernel kernel(std::string_view name, std::function<void()> body);
+  Kernel kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body);
+
+  // Waits until every launched kernel has finished.
+  void sync();
+  Stats stats() const;
+  Arch arch() const;  // the backend actually used (never Auto)
+  const Config& config() const;
+  // Where `print` inside kernels goes (stdout by default).
+  void set_print_sink(std::function<void(std::string_view)> sink);
+
+  detail::ProgramImpl* impl() const { return impl_.get(); }
+
+ private:
+  std::unique_ptr<detail::ProgramImpl> impl_;
+};
+
+}  // namespace grove

@@ -1,0 +1,282 @@
+// src/ir/ir.cpp — statement accessors, blocks, kernels and the name tables.
+#include "ir/ir.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "ir/assert.h"
+
+namespace grove {
+
+void internal_fail(const char* file, int line, const char* cond, const std::string& msg) {
+  std::ostringstream os;
+  os << "grove internal error at " << file << ":" << line << ": " << msg << " (" << cond
+     << " failed); please report this with the kernel that triggered it";
+  throw InternalError(os.str());
+}
+
+}  // namespace grove
+
+namespace grove::ir {
+
+namespace {
+
+struct KindInfo {
+  const char* mnemonic;
+  int operands;
+  int blocks;
+};
+
+constexpr KindInfo kKinds[] = {
+#define GROVE_STMT(Kind, mnemonic, operands, blocks) {mnemonic, operands, blocks},
+#include "ir/statements.def"
+};
+
+#define GROVE_NAME(name) #name,
+constexpr const char* kUnaryNames[] = {GROVE_UNARY_OPS(GROVE_NAME)};
+constexpr const char* kBinaryNames[] = {GROVE_BINARY_OPS(GROVE_NAME)};
+constexpr const char* kAtomicNames[] = {GROVE_ATOMIC_OPS(GROVE_NAME)};
+#undef GROVE_NAME
+
+template <typename Op, size_t N>
+bool parse_name(std::string_view name, const char* const (&names)[N], Op* out) {
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) {
+      *out = static_cast<Op>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* kind_name(StmtKind k) { return kKinds[static_cast<size_t>(k)].mnemonic; }
+int kind_operand_count(StmtKind k) { return kKinds[static_cast<size_t>(k)].operands; }
+int kind_block_count(StmtKind k) { return kKinds[static_cast<size_t>(k)].blocks; }
+const char* op_name(UnaryOp op) { return kUnaryNames[static_cast<size_t>(op)]; }
+const char* op_name(BinaryOp op) { return kBinaryNames[static_cast<size_t>(op)]; }
+const char* op_name(AtomicOp op) { return kAtomicNames[static_cast<size_t>(op)]; }
+bool parse_op(std::string_view name, UnaryOp* out) { return parse_name(name, kUnaryNames, out); }
+bool parse_op(std::string_view name, BinaryOp* out) { return parse_name(name, kBinaryNames, out); }
+bool parse_op(std::string_view name, AtomicOp* out) { return parse_name(name, kAtomicNames, out); }
+
+bool is_comparison(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::cmp_lt: case BinaryOp::cmp_le: case BinaryOp::cmp_gt:
+    case BinaryOp::cmp_ge: case BinaryOp::cmp_eq: case BinaryOp::cmp_ne:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_logical(BinaryOp op) { return op == BinaryOp::logic_and || op == BinaryOp::logic_or; }
+
+bool is_bitwise(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::bit_and: case BinaryOp::bit_or: case BinaryOp::bit_xor:
+    case BinaryOp::shl: case BinaryOp::shr:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---- FieldTable ----------------------------------------------------------
+
+const FieldDecl& FieldTable::add(std::string name, DataType dtype, std::vector<int64_t> shape) {
+  GROVE_ASSERT(find(name) == nullptr, "field name '" + name + "' is already in the table");
+  FieldDecl f;
+  f.id = size();
+  f.name = std::move(name);
+  f.dtype = dtype;
+  f.shape = std::move(shape);
+  fields_.push_back(std::move(f));
+  return fields_.back();
+}
+
+const FieldDecl* FieldTable::find(std::string_view name) const {
+  for (const FieldDecl& f : fields_)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+// ---- Stmt accessors -------------------------------------------------------
+
+namespace {
+void expect_kind(const Stmt* s, std::initializer_list<StmtKind> kinds, const char* accessor) {
+  for (StmtKind k : kinds)
+    if (s->kind() == k) return;
+  GROVE_ASSERT(false, std::string("accessor ") + accessor + "() used on a '" + kind_name(s->kind()) +
+                          "' statement");
+}
+}  // namespace
+
+using K = StmtKind;
+
+Stmt* Stmt::operand() const {
+  expect_kind(this, {K::Unary, K::Cast}, "operand");
+  return operands_[0];
+}
+Stmt* Stmt::lhs() const {
+  expect_kind(this, {K::Binary}, "lhs");
+  return operands_[0];
+}
+Stmt* Stmt::rhs() const {
+  expect_kind(this, {K::Binary}, "rhs");
+  return operands_[1];
+}
+Stmt* Stmt::cond() const {
+  expect_kind(this, {K::Select, K::If}, "cond");
+  return operands_[0];
+}
+Stmt* Stmt::true_value() const {
+  expect_kind(this, {K::Select}, "true_value");
+  return operands_[1];
+}
+Stmt* Stmt::false_value() const {
+  expect_kind(this, {K::Select}, "false_value");
+  return operands_[2];
+}
+Stmt* Stmt::ptr() const {
+  expect_kind(this, {K::LocalLoad, K::LocalStore}, "ptr");
+  return operands_[0];
+}
+Stmt* Stmt::value() const {
+  expect_kind(this, {K::LocalStore, K::FieldStore, K::FieldAtomic}, "value");
+  return operands_.back();
+}
+std::span<Stmt* const> Stmt::indices() const {
+  expect_kind(this, {K::FieldLoad, K::FieldStore, K::FieldAtomic}, "indices");
+  std::span<Stmt* const> all = operands_;
+  return kind_ == K::FieldLoad ? all : all.first(all.size() - 1);
+}
+Stmt* Stmt::begin() const {
+  expect_kind(this, {K::RangeFor}, "begin");
+  return operands_[0];
+}
+Stmt* Stmt::end() const {
+  expect_kind(this, {K::RangeFor}, "end");
+  return operands_[1];
+}
+Stmt* Stmt::loop() const {
+  expect_kind(this, {K::LoopIndex}, "loop");
+  return operands_[0];
+}
+UnaryOp Stmt::unary_op() const {
+  expect_kind(this, {K::Unary}, "unary_op");
+  return static_cast<UnaryOp>(op_);
+}
+BinaryOp Stmt::binary_op() const {
+  expect_kind(this, {K::Binary}, "binary_op");
+  return static_cast<BinaryOp>(op_);
+}
+AtomicOp Stmt::atomic_op() const {
+  expect_kind(this, {K::FieldAtomic}, "atomic_op");
+  return static_cast<AtomicOp>(op_);
+}
+Block* Stmt::body() const {
+  expect_kind(this, {K::RangeFor, K::StructFor, K::While}, "body");
+  return blocks_[0].get();
+}
+Block* Stmt::then_block() const {
+  expect_kind(this, {K::If}, "then_block");
+  return blocks_[0].get();
+}
+Block* Stmt::else_block() const {
+  expect_kind(this, {K::If}, "else_block");
+  return blocks_[1].get();
+}
+
+int64_t Stmt::const_int() const {
+  expect_kind(this, {K::Const}, "const_int");
+  GROVE_ASSERT(is_integral(type_), "const_int() of a float constant");
+  int w = bit_width(type_);
+  if (w == 64) return static_cast<int64_t>(bits_);
+  uint64_t mask = (uint64_t{1} << w) - 1;
+  uint64_t v = bits_ & mask;
+  if (is_signed(type_) && (v >> (w - 1)) & 1) v |= ~mask;
+  return static_cast<int64_t>(v);
+}
+
+double Stmt::const_float() const {
+  expect_kind(this, {K::Const}, "const_float");
+  if (type_ == DataType::f64) {
+    double d;
+    std::memcpy(&d, &bits_, sizeof d);
+    return d;
+  }
+  GROVE_ASSERT(type_ == DataType::f32, "const_float() of a non-float constant");
+  float f;
+  uint32_t b = static_cast<uint32_t>(bits_);
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+void Stmt::replace_operand(Stmt* from, Stmt* to) {
+  for (Stmt*& s : operands_)
+    if (s == from) s = to;
+}
+
+bool Stmt::has_result() const {
+  switch (kind_) {
+    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
+    case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::FieldAtomic:
+    case K::LoopIndex:
+      return true;
+    case K::LocalStore: case K::FieldStore: case K::RangeFor: case K::StructFor: case K::If:
+    case K::While: case K::Break: case K::Continue: case K::Print:
+      return false;
+  }
+  return false;
+}
+
+bool Stmt::has_side_effects() const {
+  switch (kind_) {
+    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
+    case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::LoopIndex:
+      return false;
+    case K::LocalStore: case K::FieldStore: case K::FieldAtomic: case K::RangeFor:
+    case K::StructFor: case K::If: case K::While: case K::Break: case K::Continue: case K::Print:
+      return true;
+  }
+  return true;
+}
+
+// ---- Block ----------------------------------------------------------------
+
+Stmt* Block::insert(size_t pos, std::unique_ptr<Stmt> s) {
+  GROVE_ASSERT(pos <= stmts_.size(), "insert position past the end of the block");
+  s->parent_ = this;
+  Stmt* raw = s.get();
+  stmts_.insert(stmts_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(s));
+  return raw;
+}
+
+std::unique_ptr<Stmt> Block::take(size_t pos) {
+  GROVE_ASSERT(pos < stmts_.size(), "take position past the end of the block");
+  std::unique_ptr<Stmt> s = std::move(stmts_[pos]);
+  stmts_.erase(stmts_.begin() + static_cast<std::ptrdiff_t>(pos));
+  s->parent_ = nullptr;
+  return s;
+}
+
+size_t Block::position_of(const Stmt* s) const {
+  for (size_t i = 0; i < stmts_.size(); ++i)
+    if (stmts_[i].get() == s) return i;
+  GROVE_ASSERT(false, std::string("statement '") + kind_name(s->kind()) + "' is not in this block");
+  return 0;
+}
+
+// ---- Kernel ---------------------------------------------------------------
+
+Kernel::Kernel(std::string name, std::vector<KernelArg> args, const FieldTable* fields)
+    : name_(std::move(name)), args_(std::move(args)), fields_(fields),
+      body_(std::make_unique<Block>(nullptr)) {}
+
+void replace_all_uses(Block* root, Stmt* from, Stmt* to) {
+  walk(root, [&](Stmt* s) { s->replace_operand(from, to); });
+}
+
+}  // namespace grove::ir

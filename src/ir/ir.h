@@ -1,0 +1,204 @@
+// src/ir/ir.h — the IR's data structures: statements, blocks, kernels, fields.
+// Statements are created only through ir::Builder (builder.h), which checks
+// operand counts; their meaning is documented in docs/ir.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/types.h"
+
+namespace grove::ir {
+
+enum class StmtKind : uint8_t {
+#define GROVE_STMT(Kind, mnemonic, operands, blocks) Kind,
+#include "ir/statements.def"
+};
+
+#define GROVE_UNARY_OPS(X) \
+  X(neg) X(logic_not) X(bit_not) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(asin) X(acos) \
+  X(atan) X(exp) X(log) X(abs) X(floor) X(ceil) X(round) X(tanh)
+
+#define GROVE_BINARY_OPS(X)                                                       \
+  X(add) X(sub) X(mul) X(div) X(mod) X(min) X(max) X(pow) X(atan2) X(bit_and)     \
+  X(bit_or) X(bit_xor) X(shl) X(shr) X(logic_and) X(logic_or) X(cmp_lt) X(cmp_le) \
+  X(cmp_gt) X(cmp_ge) X(cmp_eq) X(cmp_ne)
+
+#define GROVE_ATOMIC_OPS(X) X(add) X(sub) X(min) X(max) X(bit_and) X(bit_or) X(bit_xor)
+
+#define GROVE_ENUMERATOR(name) name,
+enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };
+enum class BinaryOp : uint8_t { GROVE_BINARY_OPS(GROVE_ENUMERATOR) };
+enum class AtomicOp : uint8_t { GROVE_ATOMIC_OPS(GROVE_ENUMERATOR) };
+#undef GROVE_ENUMERATOR
+
+const char* kind_name(StmtKind k);  // the mnemonic of statements.def
+int kind_operand_count(StmtKind k);  // -1: variable
+int kind_block_count(StmtKind k);
+const char* op_name(UnaryOp op);
+const char* op_name(BinaryOp op);
+const char* op_name(AtomicOp op);
+bool parse_op(std::string_view name, UnaryOp* out);
+bool parse_op(std::string_view name, BinaryOp* out);
+bool parse_op(std::string_view name, AtomicOp* out);
+bool is_comparison(BinaryOp op);  // cmp_*: result is u1
+bool is_logical(BinaryOp op);     // logic_and / logic_or: u1 operands and result
+bool is_bitwise(BinaryOp op);     // bit_*, shl, shr: integer operands only
+
+class Block;
+class Stmt;
+
+// A field as the IR sees it: a typed, n-dimensional array of scalars. The
+// program (or a test) owns the table; statements refer to fields by id.
+struct FieldDecl {
+  int id = -1;
+  std::string name;
+  DataType dtype = DataType::unknown;
+  std::vector<int64_t> shape;  // extent per axis; shape.size() is the dimension
+  int ndim() const { return static_cast<int>(shape.size()); }
+};
+
+class FieldTable {
+ public:
+  // Adds a field; its id is its position. Names must be unique.
+  const FieldDecl& add(std::string name, DataType dtype, std::vector<int64_t> shape);
+  const FieldDecl& get(int id) const { return fields_.at(static_cast<size_t>(id)); }
+  FieldDecl& get_mutable(int id) { return fields_.at(static_cast<size_t>(id)); }
+  const FieldDecl* find(std::string_view name) const;  // nullptr if absent
+  int size() const { return static_cast<int>(fields_.size()); }
+
+ private:
+  std::vector<FieldDecl> fields_;
+};
+
+class Stmt {
+ public:
+  StmtKind kind() const { return kind_; }
+  DataType type() const { return type_; }
+  void set_type(DataType t) { type_ = t; }
+  Block* parent() const { return parent_; }
+
+  // ---- operands, read through the names of statements.def ----
+  std::span<Stmt* const> operands() const { return operands_; }
+  Stmt* operand() const;      // Unary, Cast
+  Stmt* lhs() const;          // Binary
+  Stmt* rhs() const;          // Binary
+  Stmt* cond() const;         // Select, If
+  Stmt* true_value() const;   // Select
+  Stmt* false_value() const;  // Select
+  Stmt* ptr() const;          // LocalLoad, LocalStore: the Alloca
+  Stmt* value() const;        // LocalStore, FieldStore, FieldAtomic
+  std::span<Stmt* const> indices() const;  // FieldLoad, FieldStore, FieldAtomic
+  Stmt* begin() const;        // RangeFor
+  Stmt* end() const;          // RangeFor
+  Stmt* loop() const;         // LoopIndex: the RangeFor or StructFor
+
+  // Replaces operand slot `i` (used by passes that rewrite uses).
+  void set_operand(size_t i, Stmt* s) { operands_.at(i) = s; }
+  void replace_operand(Stmt* from, Stmt* to);
+
+  // ---- attributes ----
+  UnaryOp unary_op() const;
+  BinaryOp binary_op() const;
+  AtomicOp atomic_op() const;
+  int index() const { return index_; }       // Arg: argument number; LoopIndex: axis
+  int field() const { return field_; }       // FieldLoad/Store/Atomic, StructFor
+  uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
+  const std::string& text() const { return text_; }  // Print
+
+  // Const values, read in the statement's own type.
+  int64_t const_int() const;    // integral types, sign- or zero-extended
+  double const_float() const;   // float types
+  bool is_const() const { return kind_ == StmtKind::Const; }
+
+  // ---- nested blocks ----
+  Block* body() const;          // RangeFor, StructFor, While
+  Block* then_block() const;    // If
+  Block* else_block() const;    // If
+  std::span<const std::unique_ptr<Block>> blocks() const { return blocks_; }
+
+  bool has_result() const;      // whether the statement defines a value
+  bool has_side_effects() const;  // may not be removed even when unused
+
+ private:
+  friend class Builder;
+  friend class Block;
+  Stmt(StmtKind kind, DataType type) : kind_(kind), type_(type) {}
+
+  StmtKind kind_;
+  DataType type_;
+  uint8_t op_ = 0;
+  int index_ = 0;
+  int field_ = -1;
+  uint64_t bits_ = 0;
+  std::string text_;
+  std::vector<Stmt*> operands_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  Block* parent_ = nullptr;
+};
+
+// An ordered list of statements; owned by a kernel or by a statement.
+class Block {
+ public:
+  explicit Block(Stmt* owner) : owner_(owner) {}
+  Stmt* owner() const { return owner_; }  // nullptr for a kernel's body
+  size_t size() const { return stmts_.size(); }
+  bool empty() const { return stmts_.empty(); }
+  Stmt* at(size_t i) const { return stmts_[i].get(); }
+  const std::vector<std::unique_ptr<Stmt>>& stmts() const { return stmts_; }
+
+  // Inserts `s` before position `pos` and returns it.
+  Stmt* insert(size_t pos, std::unique_ptr<Stmt> s);
+  Stmt* append(std::unique_ptr<Stmt> s) { return insert(stmts_.size(), std::move(s)); }
+  // Removes the statement at `pos` and returns ownership of it.
+  std::unique_ptr<Stmt> take(size_t pos);
+  size_t position_of(const Stmt* s) const;  // asserts that s is here
+
+ private:
+  Stmt* owner_;
+  std::vector<std::unique_ptr<Stmt>> stmts_;
+};
+
+// The three stages of docs/ir.md; the verifier checks what each one allows.
+enum class Stage : uint8_t { frontend, typed };
+
+struct KernelArg {
+  std::string name;
+  DataType type = DataType::unknown;
+};
+
+// One kernel: its signature, its fields' table and its body.
+class Kernel {
+ public:
+  Kernel(std::string name, std::vector<KernelArg> args, const FieldTable* fields);
+  const std::string& name() const { return name_; }
+  const std::vector<KernelArg>& args() const { return args_; }
+  const FieldTable& fields() const { return *fields_; }
+  Block* body() const { return body_.get(); }
+  Stage stage = Stage::frontend;
+
+ private:
+  std::string name_;
+  std::vector<KernelArg> args_;
+  const FieldTable* fields_;
+  std::unique_ptr<Block> body_;
+};
+
+// Visits every statement of `block` and its nested blocks in program order,
+// a statement before its nested blocks.
+template <typename F>
+void walk(Block* block, F&& f) {
+  for (size_t i = 0; i < block->size(); ++i) {
+    Stmt* s = block->at(i);
+    f(s);
+    for (const auto& b : s->blocks()) walk(b.get(), f);
+  }
+}
+
+// Every use of `from` in `root` (recursively) now refers to `to`.
+void replace_all_uses(Block* root, Stmt* from, Stmt* to);
+
+}  // namespace grove::ir

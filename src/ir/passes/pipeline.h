@@ -1,0 +1,26 @@
+// src/ir/passes/pipeline.h — the flat list of passes every kernel goes through.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace grove::ir {
+
+struct PipelineOptions {
+  bool verify = true;  // verifier between passes, failures name the pass
+  // Called with the stage name ("frontend", "type_check", "simplify", ...)
+  // and the kernel after each step: print_ir and GROVE_DUMP_DIR hook in here.
+  std::function<void(std::string_view stage, const Kernel&)> on_stage;
+};
+
+// The pass names, in order (printable, see `grove help`).
+const std::vector<std::string>& pipeline_pass_names();
+
+// frontend -> type_check -> simplify.
+void run_pipeline(Kernel& kernel, const PipelineOptions& options = {});
+
+}  // namespace grove::ir
