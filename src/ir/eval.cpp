@@ -157,6 +157,22 @@ float f16_to_f32(uint16_t h) {
   return std::bit_cast<float>(x);
 }
 
+namespace {
+// double -> f16 in one rounding. Narrowing to float first and then to f16
+// would round twice (a double just above an f16 halfway point can land on it
+// as a float and then tie to even the wrong way), so the float step rounds
+// to odd: truncate, and set the last bit when inexact. Float keeps 13 more
+// bits than f16, enough for the second rounding to be exact.
+uint16_t f64_to_f16(double d) {
+  float f = static_cast<float>(d);
+  if (!std::isnan(d) && static_cast<double>(f) != d) {
+    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+    f = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+  }
+  return f32_to_f16(f);
+}
+}  // namespace
+
 double bits_to_double(DataType t, uint64_t bits) {
   if (t == DataType::f16) return f16_to_f32(static_cast<uint16_t>(bits));
   return dispatch(t, [&]<typename T>() { return static_cast<double>(from_bits<T>(bits)); });
@@ -168,7 +184,7 @@ int64_t bits_to_int(DataType t, uint64_t bits) {
 }
 
 uint64_t double_to_bits(DataType t, double v) {
-  if (t == DataType::f16) return f32_to_f16(static_cast<float>(v));
+  if (t == DataType::f16) return f64_to_f16(v);
   return dispatch(t, [&]<typename T>() -> uint64_t {
     if constexpr (std::is_floating_point_v<T>) {
       return to_bits(static_cast<T>(v));
@@ -193,9 +209,12 @@ uint64_t eval_cast(DataType from, DataType to, uint64_t bits) {
     return mask_bits(from, bits) != 0 ? 1 : 0;
   }
   if (is_float(from)) return double_to_bits(to, bits_to_double(from, bits));
-  // Integral source: unsigned 64-bit values must not go through int64_t for floats.
+  // Integral source: unsigned 64-bit values must not go through int64_t for
+  // floats, nor through double for f32 (that would round twice).
   if (from == DataType::u64 && is_float(to)) {
-    return double_to_bits(to, static_cast<double>(bits));
+    if (to == DataType::f64) return to_bits(static_cast<double>(bits));
+    float f = static_cast<float>(bits);
+    return to == DataType::f32 ? to_bits(f) : f32_to_f16(f);
   }
   return int_to_bits(to, bits_to_int(from, bits));
 }
@@ -290,19 +309,22 @@ uint64_t eval_binary(BinaryOp op, DataType t, uint64_t abits, uint64_t bbits) {
         case BinaryOp::div: return int_div(a, b);
         case BinaryOp::mod: return int_mod(a, b);
         case BinaryOp::pow: return a || !b;
-        case BinaryOp::shl: case BinaryOp::shr: return b ? 0 : a;
+        case BinaryOp::shl: case BinaryOp::shr: return a;  // the count modulo 1 is 0
         default: break;
       }
       GROVE_ASSERT(false, std::string("binary ") + op_name(op) + " on u1");
       return 0;
     } else {
       using U = std::make_unsigned_t<T>;
+      // Products of narrow types are formed in `unsigned`: after the usual
+      // promotion to int, 0xffff * 0xffff would overflow (undefined behaviour).
+      using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
       constexpr int w = sizeof(T) * 8;
       U ua = static_cast<U>(a), ub = static_cast<U>(b);
       switch (op) {
         case BinaryOp::add: return to_bits<T>(static_cast<T>(static_cast<U>(ua + ub)));
         case BinaryOp::sub: return to_bits<T>(static_cast<T>(static_cast<U>(ua - ub)));
-        case BinaryOp::mul: return to_bits<T>(static_cast<T>(static_cast<U>(ua * ub)));
+        case BinaryOp::mul: return to_bits<T>(static_cast<T>(static_cast<U>(W(ua) * W(ub))));
         case BinaryOp::div: return to_bits<T>(int_div(a, b));
         case BinaryOp::mod: return to_bits<T>(int_mod(a, b));
         case BinaryOp::bit_and: return to_bits<T>(static_cast<T>(ua & ub));
@@ -315,12 +337,13 @@ uint64_t eval_binary(BinaryOp op, DataType t, uint64_t abits, uint64_t bbits) {
         case BinaryOp::pow: {
           // Integer power by squaring; negative exponents give 0 (1 for a == 1).
           if constexpr (std::is_signed_v<T>) {
-            if (b < 0) return to_bits<T>(a == 1 ? T(1) : (a == -1 ? ((-b) % 2 ? T(-1) : T(1)) : T(0)));
+            // (b % 2, not -b % 2: -b overflows for the minimum value)
+            if (b < 0) return to_bits<T>(a == 1 ? T(1) : (a == -1 ? (b % 2 != 0 ? T(-1) : T(1)) : T(0)));
           }
           U result = 1, base = ua, e = ub;
           while (e) {
-            if (e & 1) result = static_cast<U>(result * base);
-            base = static_cast<U>(base * base);
+            if (e & 1) result = static_cast<U>(W(result) * W(base));
+            base = static_cast<U>(W(base) * W(base));
             e >>= 1;
           }
           return to_bits<T>(static_cast<T>(result));

@@ -1,1 +1,345 @@
-// placeholder, being written
+// src/ir/interpreter.cpp — executes IR statement by statement.
+#include "ir/interpreter.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/eval.h"
+#include "ir/type_rules.h"
+
+namespace grove::ir {
+
+uint64_t load_element(const std::vector<uint32_t>& words, int64_t address, DataType dtype) {
+  auto a = static_cast<size_t>(address);
+  uint64_t bits = words[a];
+  if (storage_words(dtype) == 2) bits |= static_cast<uint64_t>(words[a + 1]) << 32;
+  if (dtype == DataType::f16) return eval_cast(DataType::f16, DataType::f32, bits & 0xffffu);
+  return eval_cast(dtype, dtype, bits);  // truncates to the type's width
+}
+
+void store_element(std::vector<uint32_t>& words, int64_t address, DataType dtype, uint64_t value) {
+  auto a = static_cast<size_t>(address);
+  if (dtype == DataType::f16) value = eval_cast(DataType::f32, DataType::f16, value);
+  words[a] = static_cast<uint32_t>(value);
+  if (storage_words(dtype) == 2) words[a + 1] = static_cast<uint32_t>(value >> 32);
+}
+
+std::string format_print(std::string_view format, std::span<const std::string> values) {
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < format.size(); ++i) {
+    char c = format[i];
+    if (c == '{' && i + 1 < format.size() && format[i + 1] == '{') {
+      out += '{';
+      ++i;
+    } else if (c == '}' && i + 1 < format.size() && format[i + 1] == '}') {
+      out += '}';
+      ++i;
+    } else if (c == '{' && i + 1 < format.size() && format[i + 1] == '}') {
+      out += next < values.size() ? values[next] : std::string("{}");
+      ++next;
+      ++i;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+enum class Flow { normal, brk, cont };
+
+// One operand: its slot and the conversion applied before use.
+struct Operand {
+  int slot = -1;
+  DataType from = DataType::unknown;
+  DataType to = DataType::unknown;
+};
+
+struct Instr {
+  const Stmt* s = nullptr;
+  int dst = -1;  // result slot (loops: first index slot)
+  std::vector<Operand> ops;
+  std::vector<std::vector<Instr>> blocks;
+  DataType compute = DataType::unknown;  // the type the op works in
+  // Fields:
+  const FieldDecl* field = nullptr;
+  int tree = -1;
+  int ndim = 0;
+  // Print:
+  std::vector<DataType> print_types;
+};
+
+}  // namespace
+
+struct Interpreter::Impl {
+  const Kernel& kernel;
+  std::vector<Instr> body;
+  int num_slots = 0;
+  std::unordered_map<const Stmt*, int> slots;
+
+  explicit Impl(const Kernel& k) : kernel(k) { body = compile_block(k.body()); }
+
+  Operand operand(const Stmt* s, DataType to) {
+    auto it = slots.find(s);
+    GROVE_ASSERT(it != slots.end(), std::string("operand '") + kind_name(s->kind()) +
+                                        "' used before it is defined in kernel '" + kernel.name() + "'");
+    return {it->second, s->type(), to == DataType::unknown ? s->type() : to};
+  }
+
+  std::vector<Instr> compile_block(const Block* block) {
+    std::vector<Instr> out;
+    out.reserve(block->size());
+    for (const auto& up : block->stmts()) out.push_back(compile(up.get()));
+    return out;
+  }
+
+  Instr compile(const Stmt* s) {
+    Instr in;
+    in.s = s;
+    using K = StmtKind;
+    switch (s->kind()) {
+      case K::Const: case K::Arg: case K::Alloca: case K::Break: case K::Continue:
+      case K::While:
+        break;
+      case K::Unary: {
+        // logic_not tests its operand against zero in the operand's own type.
+        DataType t = s->unary_op() == UnaryOp::logic_not ? s->operand()->type()
+                                                        : unary_type(s->unary_op(), s->operand()->type());
+        in.compute = t;
+        in.ops.push_back(operand(s->operand(), t));
+        break;
+      }
+      case K::Cast:
+        in.ops.push_back(operand(s->operand(), DataType::unknown));
+        break;
+      case K::Binary: {
+        DataType t = binary_operand_type(s->binary_op(), s->lhs()->type(), s->rhs()->type());
+        in.compute = t;
+        in.ops.push_back(operand(s->lhs(), t));
+        in.ops.push_back(operand(s->rhs(), t));
+        break;
+      }
+      case K::Select:
+        in.ops.push_back(operand(s->cond(), DataType::u1));
+        in.ops.push_back(operand(s->true_value(), s->type()));
+        in.ops.push_back(operand(s->false_value(), s->type()));
+        break;
+      case K::LocalLoad:
+        in.ops.push_back(operand(s->ptr(), DataType::unknown));
+        break;
+      case K::LocalStore:
+        in.ops.push_back(operand(s->ptr(), DataType::unknown));
+        in.ops.push_back(operand(s->value(), s->ptr()->type()));
+        break;
+      case K::FieldLoad: case K::FieldStore: case K::FieldAtomic: {
+        in.field = &kernel.fields().get(s->field());
+        in.ndim = in.field->ndim();
+        in.compute = compute_type(in.field->dtype);
+        for (const Stmt* idx : s->indices()) in.ops.push_back(operand(idx, DataType::i64));
+        if (s->kind() != K::FieldLoad) in.ops.push_back(operand(s->value(), in.compute));
+        break;
+      }
+      case K::RangeFor:
+        in.ops.push_back(operand(s->begin(), DataType::i64));
+        in.ops.push_back(operand(s->end(), DataType::i64));
+        break;
+      case K::StructFor:
+        in.field = &kernel.fields().get(s->field());
+        in.ndim = in.field->ndim();
+        break;
+      case K::LoopIndex:
+        in.ops.push_back(operand(s->loop(), DataType::unknown));
+        break;
+      case K::If:
+        in.ops.push_back(operand(s->cond(), DataType::u1));
+        break;
+      case K::Print:
+        for (const Stmt* v : s->operands()) {
+          in.ops.push_back(operand(v, DataType::unknown));
+          in.print_types.push_back(v->type());
+        }
+        break;
+    }
+    if (s->has_result() || s->kind() == K::RangeFor || s->kind() == K::StructFor) {
+      in.dst = num_slots;
+      int width = s->kind() == K::StructFor ? std::max(1, in.ndim) : 1;
+      num_slots += width;
+      slots[s] = in.dst;
+    }
+    for (const auto& b : s->blocks()) in.blocks.push_back(compile_block(b.get()));
+    return in;
+  }
+};
+
+namespace {
+
+struct Frame {
+  const Interpreter::Impl* impl;
+  std::span<const uint64_t> args;
+  InterpreterEnv* env;
+  std::vector<uint64_t> slots;
+
+  uint64_t get(const Operand& op) const {
+    uint64_t v = slots[static_cast<size_t>(op.slot)];
+    return op.from == op.to ? v : eval_cast(op.from, op.to, v);
+  }
+
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error("kernel '" + impl->kernel.name() + "': " + message);
+  }
+
+  // Word address of a field element; checks bounds in debug mode.
+  int64_t address(const Instr& in, std::vector<uint32_t>*& words) {
+    int64_t index[kMaxAxes] = {};
+    bool bad = false;  // checked only in debug mode
+    for (int a = 0; a < in.ndim; ++a) {
+      index[a] = bits_to_int(DataType::i64, get(in.ops[static_cast<size_t>(a)]));
+      if (index[a] < 0 || index[a] >= in.field->shape[static_cast<size_t>(a)]) bad = true;
+    }
+    int place = env->snodes->place_of(in.field->id);
+    GROVE_ASSERT(place >= 0, "field '" + in.field->name + "' is not placed");
+    const SNodeDecl& leaf = env->snodes->snode(place);
+    words = &(*env->trees)[static_cast<size_t>(leaf.tree)];
+    // Without debug mode an out-of-bounds index wraps inside the field's
+    // outermost node (dense_address reduces every local index modulo its
+    // extent), so it never leaves the tree's buffer.
+    if (bad && env->debug) {
+      std::ostringstream os;
+      os << "field '" << in.field->name << "' has shape (";
+      for (int a = 0; a < in.ndim; ++a) os << (a ? ", " : "") << in.field->shape[static_cast<size_t>(a)];
+      os << "); index (";
+      for (int a = 0; a < in.ndim; ++a) os << (a ? ", " : "") << index[a];
+      os << ") is out of bounds";
+      for (int a = 0; a < in.ndim; ++a)
+        if (index[a] < 0 || index[a] >= in.field->shape[static_cast<size_t>(a)]) {
+          os << " on axis " << a;
+          break;
+        }
+      fail(os.str() + " (debug mode)");
+    }
+    return env->snodes->dense_address(in.field->id, index);
+  }
+
+  Flow exec_block(const std::vector<Instr>& block) {
+    for (const Instr& in : block) {
+      Flow f = exec(in);
+      if (f != Flow::normal) return f;
+    }
+    return Flow::normal;
+  }
+
+  Flow exec(const Instr& in) {
+    const Stmt* s = in.s;
+    auto set = [&](uint64_t v) { slots[static_cast<size_t>(in.dst)] = v; };
+    using K = StmtKind;
+    switch (s->kind()) {
+      case K::Const: set(s->bits()); break;
+      case K::Arg: set(args[static_cast<size_t>(s->index())]); break;
+      case K::Unary: {
+        uint64_t r = eval_unary(s->unary_op(), in.compute, get(in.ops[0]));
+        DataType rt = s->unary_op() == UnaryOp::logic_not ? DataType::u1 : in.compute;
+        set(rt == s->type() ? r : eval_cast(rt, s->type(), r));
+        break;
+      }
+      case K::Cast: set(eval_cast(in.ops[0].from, s->type(), get(in.ops[0]))); break;
+      case K::Binary: {
+        uint64_t r = eval_binary(s->binary_op(), in.compute, get(in.ops[0]), get(in.ops[1]));
+        DataType rt = binary_result_type(s->binary_op(), in.compute, in.compute);
+        set(rt == s->type() ? r : eval_cast(rt, s->type(), r));
+        break;
+      }
+      case K::Select: set(get(in.ops[0]) ? get(in.ops[1]) : get(in.ops[2])); break;
+      case K::Alloca: set(0); break;
+      case K::LocalLoad: set(get(in.ops[0])); break;
+      case K::LocalStore: slots[static_cast<size_t>(in.ops[0].slot)] = get(in.ops[1]); break;
+      case K::FieldLoad: {
+        std::vector<uint32_t>* words;
+        int64_t a = address(in, words);
+        set(load_element(*words, a, in.field->dtype));
+        break;
+      }
+      case K::FieldStore: {
+        std::vector<uint32_t>* words;
+        int64_t a = address(in, words);
+        store_element(*words, a, in.field->dtype, get(in.ops.back()));
+        break;
+      }
+      case K::FieldAtomic: {
+        std::vector<uint32_t>* words;
+        int64_t a = address(in, words);
+        uint64_t old = load_element(*words, a, in.field->dtype);
+        store_element(*words, a, in.field->dtype,
+                      eval_atomic(s->atomic_op(), in.compute, old, get(in.ops.back())));
+        set(old);
+        break;
+      }
+      case K::RangeFor: {
+        int64_t b = bits_to_int(DataType::i64, get(in.ops[0]));
+        int64_t e = bits_to_int(DataType::i64, get(in.ops[1]));
+        for (int64_t v = b; v < e; ++v) {
+          set(int_to_bits(DataType::i32, v));
+          if (exec_block(in.blocks[0]) == Flow::brk) break;
+        }
+        break;
+      }
+      case K::StructFor: {
+        // Dense trees: every cell of the field's index space, row-major.
+        const auto& shape = in.field->shape;
+        int64_t total = 1;
+        for (int64_t e : shape) total *= e;
+        std::vector<int64_t> idx(shape.size(), 0);
+        for (int64_t n = 0; n < total; ++n) {
+          for (size_t a = 0; a < idx.size(); ++a)
+            slots[static_cast<size_t>(in.dst) + a] = int_to_bits(DataType::i32, idx[a]);
+          exec_block(in.blocks[0]);
+          for (size_t a = idx.size(); a-- > 0;) {
+            if (++idx[a] < shape[a]) break;
+            idx[a] = 0;
+          }
+        }
+        break;
+      }
+      case K::LoopIndex:
+        set(slots[static_cast<size_t>(in.ops[0].slot + s->index())]);
+        break;
+      case K::If: {
+        Flow f = exec_block(in.blocks[get(in.ops[0]) ? 0 : 1]);
+        if (f != Flow::normal) return f;
+        break;
+      }
+      case K::While:
+        for (;;) {
+          if (exec_block(in.blocks[0]) == Flow::brk) break;
+        }
+        break;
+      case K::Break: return Flow::brk;
+      case K::Continue: return Flow::cont;
+      case K::Print: {
+        std::vector<std::string> values;
+        for (size_t n = 0; n < in.ops.size(); ++n)
+          values.push_back(format_value(in.print_types[n], get(in.ops[n])));
+        std::string text = format_print(s->text(), values);
+        if (env->print) env->print(text);
+        break;
+      }
+    }
+    return Flow::normal;
+  }
+};
+
+}  // namespace
+
+Interpreter::Interpreter(const Kernel& kernel) : impl_(std::make_unique<Impl>(kernel)) {}
+Interpreter::~Interpreter() = default;
+
+void Interpreter::run(std::span<const uint64_t> args, InterpreterEnv& env) const {
+  GROVE_ASSERT(args.size() == impl_->kernel.args().size(), "argument count mismatch");
+  Frame frame{impl_.get(), args, &env, std::vector<uint64_t>(static_cast<size_t>(impl_->num_slots), 0)};
+  frame.exec_block(impl_->body);
+}
+
+}  // namespace grove::ir

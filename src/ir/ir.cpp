@@ -269,6 +269,26 @@ size_t Block::position_of(const Stmt* s) const {
   return 0;
 }
 
+// ---- Stage ----------------------------------------------------------------
+
+const char* stage_name(Stage s) {
+  switch (s) {
+    case Stage::frontend: return "frontend";
+    case Stage::typed: return "typed";
+  }
+  return "?";
+}
+
+bool parse_stage(std::string_view name, Stage* out) {
+  for (Stage s : {Stage::frontend, Stage::typed}) {
+    if (name == stage_name(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 // ---- Kernel ---------------------------------------------------------------
 
 Kernel::Kernel(std::string name, std::vector<KernelArg> args, const FieldTable* fields)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,6 +54,7 @@ class Stmt;
 
 // A field as the IR sees it: a typed, n-dimensional array of scalars. The
 // program (or a test) owns the table; statements refer to fields by id.
+// References to entries stay valid as fields are added (a deque).
 struct FieldDecl {
   int id = -1;
   std::string name;
@@ -71,7 +73,7 @@ class FieldTable {
   int size() const { return static_cast<int>(fields_.size()); }
 
  private:
-  std::vector<FieldDecl> fields_;
+  std::deque<FieldDecl> fields_;
 };
 
 class Stmt {
@@ -164,6 +166,8 @@ class Block {
 
 // The three stages of docs/ir.md; the verifier checks what each one allows.
 enum class Stage : uint8_t { frontend, typed };
+const char* stage_name(Stage s);  // "frontend", "typed" (the textual form's `stage` word)
+bool parse_stage(std::string_view name, Stage* out);
 
 struct KernelArg {
   std::string name;

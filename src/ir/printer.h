@@ -12,5 +12,9 @@ namespace grove::ir {
 std::string print_kernel(const Kernel& kernel);
 // Declarations of every field the kernels use (in id order), then the kernels.
 std::string print_module(const std::vector<const Kernel*>& kernels);
+// One statement of `kernel` on one line, numbered as print_kernel numbers it
+// (operands that are not in the kernel print as `%?`); a statement with blocks
+// prints its header and `{ ... }`. For diagnostics such as the verifier's.
+std::string print_stmt(const Kernel& kernel, const Stmt* stmt);
 
 }  // namespace grove::ir

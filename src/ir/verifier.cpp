@@ -1,1 +1,321 @@
-// placeholder, being written
+// src/ir/verifier.cpp — structural and type checks of a kernel (docs/ir.md, "Stages").
+//
+// One walk in program order keeps the set of values visible at the current
+// point (defined earlier in this block or an enclosing one) and the stack of
+// enclosing loops. Operand pointers are looked up in the set of the kernel's
+// statements before they are dereferenced, so a dangling operand is reported
+// instead of read.
+#include "ir/verifier.h"
+
+#include <unordered_set>
+
+#include "ir/assert.h"
+#include "ir/printer.h"
+#include "ir/type_rules.h"
+
+namespace grove::ir {
+
+namespace {
+
+int count_placeholders(const std::string& text) {
+  int n = 0;
+  for (size_t p = text.find("{}"); p != std::string::npos; p = text.find("{}", p + 2)) ++n;
+  return n;
+}
+
+std::string tn(DataType t) { return std::string(type_name(t)); }
+
+class Verifier {
+ public:
+  Verifier(const Kernel& kernel, std::string_view pass) : kernel_(kernel), pass_(pass) {
+    walk(kernel.body(), [&](Stmt* s) { all_.insert(s); });
+  }
+
+  void run() {
+    if (kernel_.body()->owner() != nullptr)
+      fail(nullptr, "the kernel's body block has an owner statement");
+    block(kernel_.body(), nullptr);
+  }
+
+ private:
+  [[noreturn]] void fail(const Stmt* s, const std::string& problem) const {
+    std::string msg = "IR verifier failed after pass '" + std::string(pass_) + "' in kernel '" +
+                      kernel_.name() + "' (stage " + stage_name(kernel_.stage) + "): " + problem;
+    if (s) msg += "\n  at: " + print_stmt(kernel_, s);
+    msg += "\n  kernel:\n" + print_kernel(kernel_);
+    throw InternalError(msg);
+  }
+
+  bool typed() const { return kernel_.stage == Stage::typed; }
+
+  std::string name(const Stmt* s) const { return print_stmt_ref(s); }
+  std::string print_stmt_ref(const Stmt* s) const {
+    // The `%N` of an operand as print_kernel shows it (its header line's prefix).
+    std::string line = print_stmt(kernel_, s);
+    size_t eq = line.find(" = ");
+    return eq == std::string::npos ? "'" + std::string(kind_name(s->kind())) + "'"
+                                   : line.substr(0, eq);
+  }
+
+  void block(const Block* b, const Stmt* owner) {
+    if (b->owner() != owner) fail(owner, "a block's owner() is not the statement holding it");
+    size_t mark = scope_.size();
+    for (const auto& child : b->stmts()) {
+      const Stmt* s = child.get();
+      if (s->parent() != b) fail(s, "the statement's parent() is not the block holding it");
+      stmt(s);
+      done_.insert(s);
+      if (s->has_result()) {
+        visible_.insert(s);
+        scope_.push_back(s);
+      }
+    }
+    while (scope_.size() > mark) {
+      visible_.erase(scope_.back());
+      scope_.pop_back();
+    }
+  }
+
+  // ---- operands ----
+  // Checks that `op` is a statement of this kernel defined before `s` in the
+  // same or an enclosing block; returns it for further checks.
+  const Stmt* defined(const Stmt* s, const Stmt* op, const char* role) const {
+    if (op == nullptr) fail(s, std::string("its ") + role + " operand is null");
+    if (!all_.count(op))
+      fail(s, std::string("its ") + role + " operand is not a statement of this kernel (removed?)");
+    if (!visible_.count(op)) {
+      if (done_.count(op))
+        fail(s, std::string("its ") + role + " operand " + name(op) +
+                    " is defined in a block that does not enclose this use");
+      fail(s, std::string("its ") + role + " operand " + name(op) + " is used before its definition");
+    }
+    return op;
+  }
+
+  // A value operand: defined before, and a value (not a loop, not a variable).
+  const Stmt* value(const Stmt* s, const Stmt* op, const char* role) const {
+    if (op && all_.count(op) && op->kind() == StmtKind::Alloca)
+      fail(s, std::string("its ") + role + " operand " + name(op) +
+                  " is an alloca (a variable), not a value; read it with local_load");
+    if (op && all_.count(op) && !op->has_result())
+      fail(s, std::string("its ") + role + " operand " + name(op) + " is a '" +
+                  kind_name(op->kind()) + "', which has no value");
+    return defined(s, op, role);
+  }
+
+  const Stmt* alloca_operand(const Stmt* s, const Stmt* op) const {
+    defined(s, op, "ptr");
+    if (op->kind() != StmtKind::Alloca)
+      fail(s, "its ptr operand " + name(op) + " is a '" + kind_name(op->kind()) +
+                  "', not an alloca");
+    return op;
+  }
+
+  // Typed stage: the operand has exactly type `t`.
+  void expect_type(const Stmt* s, const Stmt* op, DataType t, const char* role) const {
+    if (typed() && op->type() != t)
+      fail(s, std::string("its ") + role + " operand " + name(op) + " has type " + tn(op->type()) +
+                  " but must be " + tn(t));
+  }
+
+  const FieldDecl& field(const Stmt* s) const {
+    int id = s->field();
+    if (id < 0 || id >= kernel_.fields().size())
+      fail(s, "field id " + std::to_string(id) + " is not in the kernel's field table (" +
+                  std::to_string(kernel_.fields().size()) + " fields)");
+    return kernel_.fields().get(id);
+  }
+
+  // Field indices (and, for stores and atomics, the value operand).
+  const FieldDecl& field_access(const Stmt* s, bool has_value) {
+    const FieldDecl& f = field(s);
+    size_t want = static_cast<size_t>(f.ndim()) + (has_value ? 1 : 0);
+    if (s->operands().size() != want)
+      fail(s, "field @" + f.name + " has " + std::to_string(f.ndim()) + " dimension(s) but " +
+                  std::to_string(s->operands().size() - (has_value ? 1 : 0)) +
+                  " index(es) are given");
+    for (const Stmt* i : s->indices()) {
+      value(s, i, "index");
+      expect_type(s, i, DataType::i32, "index");
+    }
+    return f;
+  }
+
+  void result_type(const Stmt* s, DataType want, const char* why) const {
+    if (s->type() != want)
+      fail(s, "its type is " + tn(s->type()) + " but must be " + tn(want) + " (" + why + ")");
+  }
+
+  // ---- statements ----
+  void stmt(const Stmt* s) {
+    StmtKind k = s->kind();
+    int n = kind_operand_count(k);
+    if (n >= 0 && static_cast<int>(s->operands().size()) != n)
+      fail(s, std::string("'") + kind_name(k) + "' takes " + std::to_string(n) + " operand(s) but has " +
+                  std::to_string(s->operands().size()));
+    if (static_cast<int>(s->blocks().size()) != kind_block_count(k))
+      fail(s, std::string("'") + kind_name(k) + "' must own " + std::to_string(kind_block_count(k)) +
+                  " block(s) but owns " + std::to_string(s->blocks().size()));
+    if (typed() && s->has_result() && (s->type() == DataType::unknown || s->type() == DataType::f16))
+      fail(s, "a value of type " + tn(s->type()) + " at stage typed (values are never unknown or f16)");
+
+    switch (k) {
+      case StmtKind::Const:
+        if (s->type() == DataType::unknown || s->type() == DataType::f16)
+          fail(s, "a constant of type " + tn(s->type()));
+        break;
+      case StmtKind::Arg: {
+        int i = s->index();
+        int count = static_cast<int>(kernel_.args().size());
+        if (i < 0 || i >= count)
+          fail(s, "argument index " + std::to_string(i) + " but the kernel has " +
+                      std::to_string(count) + " argument(s)");
+        result_type(s, compute_type(kernel_.args()[static_cast<size_t>(i)].type),
+                    "the compute type of the argument's type");
+        break;
+      }
+      case StmtKind::Unary: {
+        const Stmt* x = value(s, s->operand(), "x");
+        if (typed()) {
+          UnaryOp op = s->unary_op();
+          expect_type(s, x, s->type(), "x");
+          result_type(s, unary_type(op, x->type()), "unary_type of its operand");
+          if (needs_integers(op) && !is_integral(x->type()))
+            fail(s, std::string("'") + op_name(op) + "' needs an integer operand");
+        }
+        break;
+      }
+      case StmtKind::Cast:
+        value(s, s->operand(), "x");
+        break;
+      case StmtKind::Binary: {
+        const Stmt* a = value(s, s->lhs(), "lhs");
+        const Stmt* b = value(s, s->rhs(), "rhs");
+        if (typed()) {
+          BinaryOp op = s->binary_op();
+          DataType t = binary_operand_type(op, a->type(), b->type());
+          expect_type(s, a, t, "lhs");
+          expect_type(s, b, t, "rhs");
+          result_type(s, binary_result_type(op, t, t), "binary_result_type of its operands");
+          if (needs_integers(op) && !is_integral(t))
+            fail(s, std::string("'") + op_name(op) + "' needs integer operands");
+        }
+        break;
+      }
+      case StmtKind::Select: {
+        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
+        expect_type(s, value(s, s->true_value(), "true_value"), s->type(), "true_value");
+        expect_type(s, value(s, s->false_value(), "false_value"), s->type(), "false_value");
+        break;
+      }
+      case StmtKind::Alloca:
+        if (s->type() == DataType::f16) fail(s, "an alloca of the storage type f16 (use f32)");
+        break;
+      case StmtKind::LocalLoad:
+        result_type(s, alloca_operand(s, s->ptr())->type(), "the alloca's type");
+        break;
+      case StmtKind::LocalStore: {
+        const Stmt* ptr = alloca_operand(s, s->ptr());
+        expect_type(s, value(s, s->value(), "value"), ptr->type(), "value");
+        break;
+      }
+      case StmtKind::FieldLoad: {
+        const FieldDecl& f = field_access(s, false);
+        result_type(s, compute_type(f.dtype), "the compute type of the field");
+        break;
+      }
+      case StmtKind::FieldStore: {
+        const FieldDecl& f = field_access(s, true);
+        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
+        break;
+      }
+      case StmtKind::FieldAtomic: {
+        const FieldDecl& f = field_access(s, true);
+        result_type(s, compute_type(f.dtype), "the compute type of the field");
+        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
+        if (typed() && needs_integers(s->atomic_op()) && !is_integral(f.dtype))
+          fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer field");
+        break;
+      }
+      case StmtKind::RangeFor:
+        expect_type(s, value(s, s->begin(), "begin"), DataType::i32, "begin");
+        expect_type(s, value(s, s->end(), "end"), DataType::i32, "end");
+        loop_body(s);
+        break;
+      case StmtKind::StructFor:
+        field(s);
+        loop_body(s);
+        break;
+      case StmtKind::LoopIndex: {
+        const Stmt* loop = s->loop();
+        bool enclosing = false;
+        for (const Stmt* l : loops_) enclosing = enclosing || l == loop;
+        if (!enclosing || loop == nullptr ||
+            (loop->kind() != StmtKind::RangeFor && loop->kind() != StmtKind::StructFor)) {
+          std::string what = loop && all_.count(loop) ? name(loop) : "operand";
+          fail(s, "its loop " + what + " is not a range_for or struct_for enclosing it");
+        }
+        int dim = loop->kind() == StmtKind::RangeFor ? 1 : field(loop).ndim();
+        if (s->index() < 0 || s->index() >= dim)
+          fail(s, "axis " + std::to_string(s->index()) + " but the loop has " + std::to_string(dim) +
+                      " dimension(s)");
+        result_type(s, DataType::i32, "loop indices are i32");
+        break;
+      }
+      case StmtKind::If:
+        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
+        block(s->then_block(), s);
+        block(s->else_block(), s);
+        break;
+      case StmtKind::While:
+        loop_body(s);
+        break;
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        check_jump(s);
+        break;
+      case StmtKind::Print: {
+        int holes = count_placeholders(s->text());
+        if (holes != static_cast<int>(s->operands().size()))
+          fail(s, "the format has " + std::to_string(holes) + " '{}' but there are " +
+                      std::to_string(s->operands().size()) + " operand(s)");
+        for (const Stmt* v : s->operands()) value(s, v, "printed");
+        break;
+      }
+    }
+  }
+
+  void loop_body(const Stmt* s) {
+    loops_.push_back(s);
+    block(s->body(), s);
+    loops_.pop_back();
+  }
+
+  // break/continue: the innermost loop must be a while or a serial range_for.
+  void check_jump(const Stmt* s) const {
+    const char* what = kind_name(s->kind());
+    if (loops_.empty()) fail(s, std::string("'") + what + "' outside any loop");
+    const Stmt* loop = loops_.back();
+    if (loop->kind() == StmtKind::StructFor)
+      fail(s, std::string("'") + what + "' directly inside a struct_for, which runs in parallel");
+    if (loop->kind() == StmtKind::RangeFor && loop->parent() == kernel_.body())
+      fail(s, std::string("'") + what +
+                  "' directly inside a top-level range_for, which runs in parallel");
+  }
+
+  const Kernel& kernel_;
+  std::string_view pass_;
+  std::unordered_set<const Stmt*> all_;      // every statement of the kernel
+  std::unordered_set<const Stmt*> done_;     // statements already checked
+  std::unordered_set<const Stmt*> visible_;  // values usable at this point
+  std::vector<const Stmt*> scope_;           // visible_ in definition order, to pop blocks
+  std::vector<const Stmt*> loops_;           // enclosing loops, innermost last
+};
+
+}  // namespace
+
+void verify(const Kernel& kernel, std::string_view after_pass) {
+  Verifier(kernel, after_pass).run();
+}
+
+}  // namespace grove::ir

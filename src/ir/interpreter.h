@@ -1,0 +1,49 @@
+// src/ir/interpreter.h — the reference interpreter: executes a kernel's IR
+// directly, at any stage. It is the oracle every backend is tested against.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/snode.h"
+
+namespace grove::ir {
+
+// What a running kernel sees: the program's trees and where `print` goes.
+struct InterpreterEnv {
+  const SNodeForest* snodes = nullptr;
+  std::vector<std::vector<uint32_t>>* trees = nullptr;  // one word buffer per tree id
+  bool debug = false;  // bounds-check every field access
+  std::function<void(std::string_view)> print;
+};
+
+// A kernel prepared for repeated execution. Parallel loops run serially in
+// index order (one valid schedule); atomics are therefore exact.
+class Interpreter {
+ public:
+  explicit Interpreter(const Kernel& kernel);
+  ~Interpreter();
+  // `args` are bit patterns of the kernel's argument types. User errors
+  // (debug-mode bounds violations) raise grove::Error naming the kernel.
+  void run(std::span<const uint64_t> args, InterpreterEnv& env) const;
+
+  struct Impl;  // the prepared form (interpreter.cpp)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads / writes one element of a field's storage at a word address, with
+// the storage conversions of docs/ir.md (value bits in compute_type(dtype)).
+uint64_t load_element(const std::vector<uint32_t>& words, int64_t address, DataType dtype);
+void store_element(std::vector<uint32_t>& words, int64_t address, DataType dtype, uint64_t value);
+
+// Expands a print format ("{}" per value, "{{" and "}}" for braces).
+std::string format_print(std::string_view format, std::span<const std::string> values);
+
+}  // namespace grove::ir
