@@ -52,6 +52,9 @@ class Var {
   explicit Var(DataType type);
   Var(const Var& other);                     // a new variable holding other's value
   Var(const FieldRef& init);                 // NOLINT
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  Var(T init) : Var(Expr(init)) {}           // NOLINT: Var x = 0.0f;
   Var& operator=(const Expr& value);
   Var& operator=(const Var& other);
   Var& operator+=(const Expr& v);
@@ -74,7 +77,10 @@ class FieldRef {
  public:
   FieldRef(Field field, Indices index) : field_(std::move(field)), index_(std::move(index)) {}
   operator Expr() const;              // NOLINT: reads (scalar fields only)
-  operator Vec() const;               // NOLINT: reads every component
+  // Reads every component (explicit: an implicit one would make `a + b`
+  // ambiguous between scalar and vector arithmetic).
+  explicit operator Vec() const;
+  Vec vec() const;
   Expr load() const { return *this; }
   FieldRef& operator=(const Expr& value);
   FieldRef& operator=(const FieldRef& other);
@@ -187,6 +193,8 @@ Expr atomic_xor(const FieldRef& dest, const Expr& v);
 void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body);
 // for I in ti.grouped(field): once per active cell, indices grouped.
 void for_each(const Field& field, const std::function<void(Indices)>& body);
+// Checks that a struct-for body takes as many indices as the field has axes.
+void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
 // for i, j in field: the callable takes one Expr per axis of the field.
 template <typename F>
   requires(!std::is_invocable_v<F, Indices>)
@@ -209,8 +217,6 @@ void for_each(const Field& field, F&& body) {
                             : std::is_invocable_v<F, Expr, Expr> ? 2
                             : std::is_invocable_v<F, Expr, Expr, Expr> ? 3 : 4));
 }
-// Checks that a struct-for body takes as many indices as the field has axes.
-void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
 
 class IfBuilder {
  public:

@@ -149,6 +149,7 @@ class Field {
   int components() const { return n_ * m_; }
   int64_t num_elements() const;  // product of shape()
   std::vector<int> component_ids() const { return ids_; }
+  detail::ProgramImpl* program() const { return program_; }
 
   Field(detail::ProgramImpl* program, std::vector<int> ids, int n, int m)
       : program_(program), ids_(std::move(ids)), n_(n), m_(m) {}

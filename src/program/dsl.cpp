@@ -1,1 +1,440 @@
-// placeholder
+// src/program/dsl.cpp — the kernel DSL: every call records IR through the
+// builder of the kernel being recorded (detail::current()).
+#include "grove/dsl.h"
+
+#include "ir/type_rules.h"
+#include "program/program_impl.h"
+
+namespace grove {
+
+using detail::current;
+using ir::BinaryOp;
+using ir::UnaryOp;
+
+namespace {
+
+ir::Builder& b() { return current().builder; }
+
+[[noreturn]] void fail(const std::string& message) {
+  throw Error("kernel '" + current().record->name + "': " + message);
+}
+
+Expr binary(BinaryOp op, const Expr& x, const Expr& y) {
+  if (ir::needs_integers(op) && (is_float(x.type()) || is_float(y.type())))
+    fail(std::string(ir::op_name(op)) + " needs integer operands but got " +
+         std::string(type_name(x.type())) + " and " + std::string(type_name(y.type())) +
+         "; cast the operands with cast(i32, ...)");
+  return Expr(b().binary(op, x.stmt(), y.stmt()));
+}
+
+Expr unary(UnaryOp op, const Expr& x) {
+  if (ir::needs_integers(op) && is_float(x.type()))
+    fail(std::string(ir::op_name(op)) + " needs an integer operand but got " +
+         std::string(type_name(x.type())) + "; cast it with cast(i32, ...)");
+  return Expr(b().unary(op, x.stmt()));
+}
+
+// Runs `body` with the builder inserting at the end of `block`.
+template <typename F>
+void in_block(ir::Block* block, F&& body) {
+  ir::Builder& bl = b();
+  ir::Block* saved_block = bl.block();
+  size_t saved_pos = bl.position();
+  bl.set_insert_point_to_end(block);
+  struct Restore {
+    ir::Builder& bl;
+    ir::Block* block;
+    size_t pos;
+    ~Restore() { bl.set_insert_point(block, pos); }
+  } restore{bl, saved_block, saved_pos};
+  body();
+}
+
+// Tracks enclosing loops for break_/continue_ checks.
+template <typename F>
+void in_loop(ir::StmtKind kind, bool parallel, F&& body) {
+  auto& loops = current().loops;
+  loops.push_back(parallel ? ir::StmtKind::StructFor : kind);
+  struct Pop {
+    std::vector<ir::StmtKind>& loops;
+    ~Pop() { loops.pop_back(); }
+  } pop{loops};
+  body();
+}
+
+bool at_kernel_top_level() {
+  auto& ctx = current();
+  return ctx.builder.block() == ctx.kernel->body();
+}
+
+const ir::FieldDecl& checked_field(const Field& f, const Indices& index, const char* what) {
+  auto& ctx = current();
+  if (f.program() != ctx.program)
+    fail(std::string(what) + " of a field that belongs to another Program");
+  int id = f.component_ids().at(0);
+  const ir::FieldDecl& d = ctx.program->field_decl(id);
+  if (ctx.program->forest.place_of(id) < 0)
+    fail("field '" + f.name() + "' is used before it is placed; place it first, e.g. "
+         "prog.root().dense(i, 16).place(" + f.name() + ")");
+  if (static_cast<int>(index.size()) != d.ndim())
+    fail("field '" + f.name() + "' has " + std::to_string(d.ndim()) + " dimension(s) but was indexed with " +
+         std::to_string(index.size()) + " index(es); give one index per axis");
+  for (size_t a = 0; a < index.size(); ++a)
+    if (!is_integral(index[a].type()) || index[a].type() == DataType::u1)
+      fail("index " + std::to_string(a) + " of field '" + f.name() + "' is " +
+           std::string(type_name(index[a].type())) + "; indices must be integers (use cast(i32, ...))");
+  return d;
+}
+
+std::vector<ir::Stmt*> stmts(const Indices& index) {
+  std::vector<ir::Stmt*> out;
+  for (const Expr& e : index) out.push_back(e.stmt());
+  return out;
+}
+
+}  // namespace
+
+// ---- Expr -------------------------------------------------------------------
+
+Expr::Expr(int v) : stmt_(b().const_int(DataType::i32, v)) {}
+Expr::Expr(unsigned v) : stmt_(b().const_int(DataType::u32, v)) {}
+Expr::Expr(long v) : stmt_(b().const_int(DataType::i64, v)) {}
+Expr::Expr(unsigned long v) : stmt_(b().const_int(DataType::u64, static_cast<int64_t>(v))) {}
+Expr::Expr(long long v) : stmt_(b().const_int(DataType::i64, v)) {}
+Expr::Expr(unsigned long long v) : stmt_(b().const_int(DataType::u64, static_cast<int64_t>(v))) {}
+Expr::Expr(float v) : stmt_(b().const_float(current().program->config.default_fp, v)) {}
+Expr::Expr(double v) : stmt_(b().const_float(current().program->config.default_fp, v)) {}
+Expr::Expr(bool v) : stmt_(b().const_int(DataType::u1, v ? 1 : 0)) {}
+
+DataType Expr::type() const { return stmt_->type(); }
+
+Expr Expr::constant(DataType type, double value) {
+  if (is_float(type)) return Expr(b().const_float(compute_type(type), value));
+  return Expr(b().const_int(type, static_cast<int64_t>(value)));
+}
+
+Expr operator+(const Expr& a, const Expr& c) { return binary(BinaryOp::add, a, c); }
+Expr operator-(const Expr& a, const Expr& c) { return binary(BinaryOp::sub, a, c); }
+Expr operator*(const Expr& a, const Expr& c) { return binary(BinaryOp::mul, a, c); }
+Expr operator/(const Expr& a, const Expr& c) { return binary(BinaryOp::div, a, c); }
+Expr operator%(const Expr& a, const Expr& c) { return binary(BinaryOp::mod, a, c); }
+Expr operator<(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_lt, a, c); }
+Expr operator<=(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_le, a, c); }
+Expr operator>(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_gt, a, c); }
+Expr operator>=(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_ge, a, c); }
+Expr operator==(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_eq, a, c); }
+Expr operator!=(const Expr& a, const Expr& c) { return binary(BinaryOp::cmp_ne, a, c); }
+Expr operator&&(const Expr& a, const Expr& c) { return binary(BinaryOp::logic_and, a, c); }
+Expr operator||(const Expr& a, const Expr& c) { return binary(BinaryOp::logic_or, a, c); }
+Expr operator&(const Expr& a, const Expr& c) { return binary(BinaryOp::bit_and, a, c); }
+Expr operator|(const Expr& a, const Expr& c) { return binary(BinaryOp::bit_or, a, c); }
+Expr operator^(const Expr& a, const Expr& c) { return binary(BinaryOp::bit_xor, a, c); }
+Expr operator<<(const Expr& a, const Expr& c) { return binary(BinaryOp::shl, a, c); }
+Expr operator>>(const Expr& a, const Expr& c) { return binary(BinaryOp::shr, a, c); }
+Expr operator-(const Expr& a) { return unary(UnaryOp::neg, a); }
+Expr operator!(const Expr& a) { return unary(UnaryOp::logic_not, a); }
+Expr operator~(const Expr& a) { return unary(UnaryOp::bit_not, a); }
+
+Expr sqrt(const Expr& x) { return unary(UnaryOp::sqrt, x); }
+Expr rsqrt(const Expr& x) { return unary(UnaryOp::rsqrt, x); }
+Expr sin(const Expr& x) { return unary(UnaryOp::sin, x); }
+Expr cos(const Expr& x) { return unary(UnaryOp::cos, x); }
+Expr tan(const Expr& x) { return unary(UnaryOp::tan, x); }
+Expr asin(const Expr& x) { return unary(UnaryOp::asin, x); }
+Expr acos(const Expr& x) { return unary(UnaryOp::acos, x); }
+Expr atan(const Expr& x) { return unary(UnaryOp::atan, x); }
+Expr atan2(const Expr& y, const Expr& x) { return binary(BinaryOp::atan2, y, x); }
+Expr tanh(const Expr& x) { return unary(UnaryOp::tanh, x); }
+Expr exp(const Expr& x) { return unary(UnaryOp::exp, x); }
+Expr log(const Expr& x) { return unary(UnaryOp::log, x); }
+Expr pow(const Expr& x, const Expr& y) { return binary(BinaryOp::pow, x, y); }
+Expr abs(const Expr& x) { return unary(UnaryOp::abs, x); }
+Expr floor(const Expr& x) { return unary(UnaryOp::floor, x); }
+Expr ceil(const Expr& x) { return unary(UnaryOp::ceil, x); }
+Expr round(const Expr& x) { return unary(UnaryOp::round, x); }
+Expr min(const Expr& a, const Expr& c) { return binary(BinaryOp::min, a, c); }
+Expr max(const Expr& a, const Expr& c) { return binary(BinaryOp::max, a, c); }
+Expr select(const Expr& cond, const Expr& a, const Expr& c) {
+  return Expr(b().select(cond.stmt(), a.stmt(), c.stmt()));
+}
+Expr cast(DataType type, const Expr& x) {
+  if (type == DataType::unknown) fail("cast to an unknown type");
+  return Expr(b().cast(type, x.stmt()));
+}
+
+// ---- Vec --------------------------------------------------------------------
+
+namespace {
+template <typename F>
+Vec zip(const Vec& a, const Vec& c, F&& f) {
+  if (a.size() != c.size())
+    fail("vectors of sizes " + std::to_string(a.size()) + " and " + std::to_string(c.size()) +
+         " cannot be combined component-wise");
+  std::vector<Expr> out;
+  for (int n = 0; n < a.size(); ++n) out.push_back(f(a[n], c[n]));
+  return Vec(std::move(out));
+}
+template <typename F>
+Vec each(const Vec& a, F&& f) {
+  std::vector<Expr> out;
+  for (int n = 0; n < a.size(); ++n) out.push_back(f(a[n]));
+  return Vec(std::move(out));
+}
+}  // namespace
+
+Vec operator+(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, const Expr& y) { return x + y; }); }
+Vec operator-(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, const Expr& y) { return x - y; }); }
+Vec operator*(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, const Expr& y) { return x * y; }); }
+Vec operator*(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x * s; }); }
+Vec operator*(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s * x; }); }
+Vec operator/(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x / s; }); }
+Vec operator-(const Vec& a) { return each(a, [](const Expr& x) { return -x; }); }
+
+Expr dot(const Vec& a, const Vec& c) {
+  Vec p = a * c;
+  if (p.size() == 0) fail("dot of empty vectors");
+  Expr sum = p[0];
+  for (int n = 1; n < p.size(); ++n) sum = sum + p[n];
+  return sum;
+}
+Expr norm_sqr(const Vec& a) { return dot(a, a); }
+Expr norm(const Vec& a) { return sqrt(norm_sqr(a)); }
+
+// ---- Var --------------------------------------------------------------------
+
+Var::Var(const Expr& init) : Var(init.type(), init) {}
+Var::Var(DataType type, const Expr& init) : alloca_(b().alloca_var(type)) {
+  b().local_store(alloca_, init.stmt());
+}
+Var::Var(DataType type) : alloca_(b().alloca_var(type)) {}
+Var::Var(const Var& other) : Var(other.type(), Expr(other)) {}
+Var::Var(const FieldRef& init) : Var(Expr(init)) {}
+Var& Var::operator=(const Expr& value) {
+  b().local_store(alloca_, value.stmt());
+  return *this;
+}
+Var& Var::operator=(const Var& other) { return *this = Expr(other); }
+Var& Var::operator+=(const Expr& v) { return *this = Expr(*this) + v; }
+Var& Var::operator-=(const Expr& v) { return *this = Expr(*this) - v; }
+Var& Var::operator*=(const Expr& v) { return *this = Expr(*this) * v; }
+Var& Var::operator/=(const Expr& v) { return *this = Expr(*this) / v; }
+Var::operator Expr() const { return Expr(b().local_load(alloca_)); }
+DataType Var::type() const { return alloca_->type(); }
+
+// ---- Field access -----------------------------------------------------------
+
+FieldRef Field::operator()(const Indices& index) const {
+  if (program_ == nullptr) throw Error("this Field is empty; get one from Program::field(...)");
+  return FieldRef(*this, index);
+}
+
+FieldRef::operator Expr() const {
+  if (field_.components() != 1)
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components; read it as a Vec or pick one with [c]");
+  const ir::FieldDecl& d = checked_field(field_, index_, "read");
+  return Expr(b().field_load(d, stmts(index_)));
+}
+
+FieldRef::operator Vec() const { return vec(); }
+
+Vec FieldRef::vec() const {
+  std::vector<Expr> out;
+  for (int c = 0; c < field_.components(); ++c) out.push_back(Expr((*this)[c]));
+  return Vec(std::move(out));
+}
+
+FieldRef& FieldRef::operator=(const Expr& value) {
+  if (field_.components() != 1)
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components; assign a Vec, or pick one component with [c]");
+  const ir::FieldDecl& d = checked_field(field_, index_, "write");
+  b().field_store(d, stmts(index_), value.stmt());
+  return *this;
+}
+
+FieldRef& FieldRef::operator=(const FieldRef& other) {
+  if (field_.components() != 1 || other.field_.components() != 1) return *this = other.vec();
+  return *this = Expr(other);
+}
+
+FieldRef& FieldRef::operator=(const Vec& value) {
+  if (value.size() != field_.components())
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components but was assigned a vector of " + std::to_string(value.size()));
+  for (int c = 0; c < value.size(); ++c) (*this)[c] = value[c];
+  return *this;
+}
+
+FieldRef& FieldRef::operator+=(const Expr& v) {
+  atomic_add(*this, v);
+  return *this;
+}
+FieldRef& FieldRef::operator-=(const Expr& v) {
+  atomic_sub(*this, v);
+  return *this;
+}
+FieldRef& FieldRef::operator+=(const Vec& v) {
+  if (v.size() != field_.components())
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components but was given a vector of " + std::to_string(v.size()));
+  for (int c = 0; c < v.size(); ++c) atomic_add((*this)[c], v[c]);
+  return *this;
+}
+
+FieldRef FieldRef::operator[](int component) const {
+  if (component < 0 || component >= field_.components())
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components; component " + std::to_string(component) + " does not exist");
+  return FieldRef(field_[component], index_);
+}
+
+FieldRef FieldRef::operator()(int row, int col) const {
+  if (field_.m() == 1 || row < 0 || col < 0 || row >= field_.n() || col >= field_.m())
+    fail("field '" + field_.name() + "' is " + std::to_string(field_.n()) + "x" +
+         std::to_string(field_.m()) + "; component (" + std::to_string(row) + ", " +
+         std::to_string(col) + ") does not exist");
+  return FieldRef(field_[row * field_.m() + col], index_);
+}
+
+namespace {
+Expr atomic(ir::AtomicOp op, const FieldRef& dest, const Expr& v) {
+  if (dest.field().components() != 1)
+    fail("atomic " + std::string(ir::op_name(op)) + " on field '" + dest.field().name() +
+         "' needs one component; pick one with [c]");
+  const ir::FieldDecl& d = checked_field(dest.field(), dest.index(), "atomic");
+  if (ir::needs_integers(op) && is_float(d.dtype))
+    fail("atomic " + std::string(ir::op_name(op)) + " needs an integer field, but field '" +
+         d.name + "' is " + std::string(type_name(d.dtype)));
+  return Expr(b().field_atomic(op, d, stmts(dest.index()), v.stmt()));
+}
+}  // namespace
+
+Expr atomic_add(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::add, d, v); }
+Expr atomic_sub(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::sub, d, v); }
+Expr atomic_min(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::min, d, v); }
+Expr atomic_max(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::max, d, v); }
+Expr atomic_and(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::bit_and, d, v); }
+Expr atomic_or(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::bit_or, d, v); }
+Expr atomic_xor(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::bit_xor, d, v); }
+
+// ---- control flow -----------------------------------------------------------
+
+void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body) {
+  for (const Expr* e : {&begin, &end})
+    if (!is_integral(e->type()) || e->type() == DataType::u1)
+      fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
+           "; cast them with cast(i32, ...)");
+  bool parallel = at_kernel_top_level();
+  ir::Stmt* loop = b().range_for(begin.stmt(), end.stmt());
+  in_block(loop->body(), [&] {
+    in_loop(ir::StmtKind::RangeFor, parallel, [&] { body(Expr(b().loop_index(loop, 0))); });
+  });
+}
+
+void for_each(const Field& field, const std::function<void(Indices)>& body) {
+  for_each(field, body, -1);
+}
+
+void for_each(const Field& field, const std::function<void(Indices)>& body, int arity) {
+  auto& ctx = current();
+  int id = field.component_ids().at(0);
+  if (ctx.program->forest.place_of(id) < 0)
+    fail("for_each over field '" + field.name() + "', which is not placed yet; place it first");
+  const ir::FieldDecl& d = ctx.program->field_decl(id);
+  if (arity >= 0 && arity != d.ndim())
+    fail("for_each over field '" + field.name() + "' (" + std::to_string(d.ndim()) +
+         " axes) with a body taking " + std::to_string(arity) +
+         " indices; take one Expr per axis, or an Indices");
+  if (!at_kernel_top_level())
+    fail("for_each over field '" + field.name() + "' must be at the top level of the kernel "
+         "(a struct-for is a parallel loop); move it out of the enclosing loop or branch");
+  ir::Stmt* loop = b().struct_for(d);
+  in_block(loop->body(), [&] {
+    in_loop(ir::StmtKind::StructFor, true, [&] {
+      Indices I;
+      for (int a = 0; a < d.ndim(); ++a) I.push_back(Expr(b().loop_index(loop, a)));
+      body(I);
+    });
+  });
+}
+
+IfBuilder if_(const Expr& cond, const std::function<void()>& then_body) {
+  ir::Stmt* s = b().if_stmt(cond.stmt());
+  in_block(s->then_block(), then_body);
+  return IfBuilder(s);
+}
+
+void IfBuilder::else_(const std::function<void()>& body) {
+  if (!stmt_->else_block()->empty()) fail("else_ given twice for the same if_");
+  in_block(stmt_->else_block(), body);
+}
+
+IfBuilder IfBuilder::elif_(const Expr& cond, const std::function<void()>& body) {
+  // `cond` was recorded after the `if` it belongs to (C++ evaluates the
+  // argument before the call); move the `if` below it so the condition
+  // dominates its use in the else block. The condition's statements run
+  // before the `if` instead of in its else branch, which only matters for
+  // side effects in the condition (there are none in pure expressions).
+  ir::Builder& bl = b();
+  ir::Block* block = stmt_->parent();
+  if (block != bl.block()) fail("elif_ must directly follow its if_ or elif_");
+  std::unique_ptr<ir::Stmt> owned = block->take(block->position_of(stmt_));
+  size_t at = bl.position() - 1;
+  block->insert(at, std::move(owned));
+  bl.set_insert_point(block, at + 1);
+  ir::Stmt* inner = nullptr;
+  in_block(stmt_->else_block(), [&] { inner = if_(cond, body).stmt_; });
+  return IfBuilder(inner);
+}
+
+void loop_(const std::function<void()>& body) {
+  ir::Stmt* w = b().while_loop();
+  in_block(w->body(), [&] { in_loop(ir::StmtKind::While, false, body); });
+}
+
+void while_(const std::function<Expr()>& cond, const std::function<void()>& body) {
+  loop_([&] {
+    Expr c = cond();
+    if_(!c, [] { break_(); });
+    body();
+  });
+}
+
+static void check_jump(const char* what) {
+  auto& loops = current().loops;
+  if (loops.empty()) fail(std::string(what) + " outside a loop");
+  if (loops.back() == ir::StmtKind::StructFor)
+    fail(std::string(what) + " directly inside a parallel loop (a top-level for_range or a "
+         "for_each); use it inside a while_/loop_ or a nested for_range");
+}
+
+void break_() {
+  check_jump("break_()");
+  b().break_stmt();
+}
+
+void continue_() {
+  check_jump("continue_()");
+  b().continue_stmt();
+}
+
+void detail::print_items(const std::vector<PrintItem>& items) {
+  std::string format;
+  std::vector<ir::Stmt*> values;
+  for (const PrintItem& item : items) {
+    if (item.value != nullptr) {
+      format += "{}";
+      values.push_back(item.value);
+      continue;
+    }
+    for (char c : item.text) {
+      if (c == '{' || c == '}') format += c;
+      format += c;
+    }
+  }
+  format += '\n';
+  b().print(std::move(format), std::move(values));
+}
+
+}  // namespace grove

@@ -1,1 +1,156 @@
-// placeholder
+// src/program/field.cpp — Field handles: metadata and host reads and writes.
+#include "grove/program.h"
+#include "ir/eval.h"
+#include "ir/interpreter.h"
+#include "program/program_impl.h"
+
+namespace grove {
+
+namespace {
+
+void check_usable(const detail::ProgramImpl* p) {
+  if (p == nullptr) throw Error("this Field is empty; get one from Program::field(...)");
+}
+
+// Host value (type `as`, at `src`) -> bits of `to`.
+uint64_t host_to_bits(DataType as, const void* src, DataType to) {
+  uint64_t bits = 0;
+  __builtin_memcpy(&bits, src, static_cast<size_t>(bit_width(as) <= 8 ? 1 : bit_width(as) / 8));
+  if (as == DataType::u1) bits &= 1;
+  return ir::eval_cast(as, to, bits);
+}
+
+void bits_to_host(DataType from, uint64_t bits, DataType as, void* dst) {
+  uint64_t v = ir::eval_cast(from, as, bits);
+  if (as == DataType::u1) {
+    *static_cast<bool*>(dst) = v != 0;
+    return;
+  }
+  __builtin_memcpy(dst, &v, static_cast<size_t>(bit_width(as) / 8));
+}
+
+size_t host_size(DataType t) { return t == DataType::u1 ? sizeof(bool) : static_cast<size_t>(bit_width(t) / 8); }
+
+}  // namespace
+
+const std::string& Field::name() const {
+  check_usable(program_);
+  return program_->field_decl(ids_[0]).name;
+}
+
+DataType Field::dtype() const {
+  check_usable(program_);
+  return program_->field_decl(ids_[0]).dtype;
+}
+
+Shape Field::shape() const {
+  check_usable(program_);
+  return program_->field_decl(ids_[0]).shape;
+}
+
+int Field::ndim() const { return static_cast<int>(shape().size()); }
+
+bool Field::placed() const {
+  check_usable(program_);
+  return program_->forest.place_of(ids_[0]) >= 0;
+}
+
+int64_t Field::num_elements() const {
+  int64_t n = 1;
+  for (int64_t e : shape()) n *= e;
+  return n;
+}
+
+Field Field::operator[](int c) const {
+  check_usable(program_);
+  if (c < 0 || c >= components())
+    throw Error("field '" + name() + "' has " + std::to_string(components()) +
+                " components; component " + std::to_string(c) + " does not exist");
+  return Field(program_, {ids_[static_cast<size_t>(c)]}, 1, 1);
+}
+
+static void require_scalar(const Field& f, const char* what) {
+  if (f.components() != 1)
+    throw Error(std::string(what) + " of field '" + f.name() + "' needs a scalar field; this one has " +
+                std::to_string(f.components()) + " components: use f[c] for component c");
+}
+
+void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const {
+  check_usable(program_);
+  require_scalar(*this, "read");
+  std::vector<uint32_t>* words;
+  int64_t a = program_->host_address(ids_[0], index, words);
+  DataType dt = dtype();
+  bits_to_host(compute_type(dt), ir::load_element(*words, a, dt), as, out);
+}
+
+void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
+  check_usable(program_);
+  require_scalar(*this, "write");
+  std::vector<uint32_t>* words;
+  int64_t a = program_->host_address(ids_[0], index, words);
+  DataType dt = dtype();
+  ir::store_element(*words, a, dt, host_to_bits(as, value, compute_type(dt)));
+}
+
+// Visits every element row-major: f(component id, element number, address, words).
+template <typename F>
+static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids, F&& f) {
+  for (int id : ids) p->materialize_field(id, "the host");
+  const ir::FieldDecl& d0 = p->field_decl(ids[0]);
+  int64_t total = 1;
+  for (int64_t e : d0.shape) total *= e;
+  std::vector<int64_t> idx(d0.shape.size(), 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t index[ir::kMaxAxes] = {};
+    for (size_t a = 0; a < idx.size(); ++a) index[a] = idx[a];
+    for (size_t c = 0; c < ids.size(); ++c) {
+      int place = p->forest.place_of(ids[c]);
+      auto& words = p->tree_buffers[static_cast<size_t>(p->forest.snode(place).tree)];
+      f(c, n, p->forest.dense_address(ids[c], index), words);
+    }
+    for (size_t a = idx.size(); a-- > 0;) {
+      if (++idx[a] < d0.shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+}
+
+void Field::copy_out(DataType as, void* out) const {
+  check_usable(program_);
+  DataType dt = dtype();
+  auto* bytes = static_cast<unsigned char*>(out);
+  size_t sz = host_size(as);
+  size_t comps = ids_.size();
+  for_all_elements(program_, ids_, [&](size_t c, int64_t n, int64_t addr, std::vector<uint32_t>& w) {
+    bits_to_host(compute_type(dt), ir::load_element(w, addr, dt), as,
+                 bytes + (static_cast<size_t>(n) * comps + c) * sz);
+  });
+}
+
+void Field::copy_in(DataType as, const void* values, size_t count) const {
+  check_usable(program_);
+  size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
+  if (count != expected)
+    throw Error("from_vector on field '" + name() + "': got " + std::to_string(count) +
+                " values, the field holds " + std::to_string(expected));
+  DataType dt = dtype();
+  const auto* bytes = static_cast<const unsigned char*>(values);
+  size_t sz = host_size(as);
+  size_t comps = ids_.size();
+  for_all_elements(program_, ids_, [&](size_t c, int64_t n, int64_t addr, std::vector<uint32_t>& w) {
+    ir::store_element(w, addr, dt,
+                      host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
+  });
+}
+
+void Field::fill_raw(DataType as, const void* value) const {
+  check_usable(program_);
+  DataType dt = dtype();
+  uint64_t bits = host_to_bits(as, value, compute_type(dt));
+  for_all_elements(program_, ids_, [&](size_t, int64_t, int64_t addr, std::vector<uint32_t>& w) {
+    ir::store_element(w, addr, dt, bits);
+  });
+}
+
+}  // namespace grove

@@ -1,1 +1,322 @@
-// placeholder
+// src/program/program.cpp — Program, SNode and the choice of backend.
+#include <algorithm>
+
+#include "grove/program.h"
+#include "program/program_impl.h"
+
+namespace grove {
+
+std::string_view arch_name(Arch a) {
+  switch (a) {
+    case Arch::Auto: return "auto";
+    case Arch::Interp: return "interp";
+    case Arch::Cpu: return "cpu";
+    case Arch::Vulkan: return "vulkan";
+    case Arch::Cuda: return "cuda";
+  }
+  return "?";
+}
+
+bool parse_arch(std::string_view s, Arch* out) {
+  for (Arch a : {Arch::Auto, Arch::Interp, Arch::Cpu, Arch::Vulkan, Arch::Cuda}) {
+    if (arch_name(a) == s) {
+      *out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<Arch> compiled_backends() { return {Arch::Interp}; }
+
+std::string_view snode_kind_name(SNodeKind k) {
+  switch (k) {
+    case SNodeKind::root: return "root";
+    case SNodeKind::dense: return "dense";
+    case SNodeKind::bitmasked: return "bitmasked";
+    case SNodeKind::pointer: return "pointer";
+    case SNodeKind::dynamic: return "dynamic";
+    case SNodeKind::place: return "place";
+  }
+  return "?";
+}
+
+Axes axes(std::initializer_list<int> list) {
+  Axes a;
+  if (list.size() == 0 || list.size() > 8)
+    throw Error("axes(...) takes 1 to 8 axis numbers, got " + std::to_string(list.size()));
+  for (int x : list) {
+    if (x < 0 || x > 7)
+      throw Error("axes(...): axis " + std::to_string(x) + " does not exist; Grove has axes 0..7");
+    a.axis[a.count++] = static_cast<uint8_t>(x);
+  }
+  return a;
+}
+
+const SNodeStats* Stats::find(std::string_view snode_name) const {
+  for (const SNodeStats& s : snodes)
+    if (s.name == snode_name) return &s;
+  return nullptr;
+}
+
+namespace detail {
+
+ProgramImpl::ProgramImpl(Config c) : config(c) {
+  switch (config.arch) {
+    case Arch::Auto:
+    case Arch::Interp:
+      arch = Arch::Interp;
+      break;
+    case Arch::Cpu:
+    case Arch::Vulkan:
+    case Arch::Cuda:
+      throw Error("backend '" + std::string(arch_name(config.arch)) +
+                  "' is not built into this Grove (built: interp); use Arch::Interp or "
+                  "Arch::Auto (--arch interp or --arch auto)");
+  }
+  if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
+    throw Error("Config::default_fp must be f32 or f64, not " +
+                std::string(type_name(config.default_fp)));
+}
+
+Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
+  if (type == DataType::unknown) throw Error("a field needs a data type (f32, i32, ...)");
+  if (n < 1 || m < 1 || n > 4 || m > 4 || (n * m > 1 && n * m < 2))
+    throw Error("field '" + std::string(name) + "': vectors and matrices have 2 to 4 rows and "
+                "columns, got " + std::to_string(n) + "x" + std::to_string(m));
+  std::string base = name.empty() ? "field" + std::to_string(field_records.size()) : std::string(name);
+  FieldRecord rec;
+  rec.n = n;
+  rec.m = m;
+  auto taken = [&](const std::string& s) { return fields.find(s) != nullptr; };
+  if (taken(base)) throw Error("a field named '" + base + "' already exists; give each field its own name");
+  if (n * m == 1) {
+    rec.ids.push_back(fields.add(base, type, {}).id);
+  } else {
+    for (int c = 0; c < n * m; ++c) {
+      std::string cname = base + "." + (m == 1 ? std::to_string(c)
+                                               : std::to_string(c / m) + std::to_string(c % m));
+      if (taken(cname)) throw Error("a field named '" + cname + "' already exists");
+      rec.ids.push_back(fields.add(cname, type, {}).id);
+    }
+  }
+  field_records.push_back(rec);
+  return Field(this, rec.ids, n, m);
+}
+
+SNode& ProgramImpl::root() {
+  if (open_tree < 0 || forest.tree(open_tree).laid_out) {
+    open_tree = forest.add_tree();
+    int id = forest.tree(open_tree).root;
+    while (static_cast<int>(snode_handles.size()) <= id)
+      snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+  }
+  return snode_handles[static_cast<size_t>(forest.tree(open_tree).root)];
+}
+
+static ir::SNodeType to_ir(SNodeKind k) {
+  switch (k) {
+    case SNodeKind::root: return ir::SNodeType::root;
+    case SNodeKind::dense: return ir::SNodeType::dense;
+    case SNodeKind::bitmasked: return ir::SNodeType::bitmasked;
+    case SNodeKind::pointer: return ir::SNodeType::pointer;
+    case SNodeKind::dynamic: return ir::SNodeType::dynamic;
+    case SNodeKind::place: return ir::SNodeType::place;
+  }
+  return ir::SNodeType::dense;
+}
+
+SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<int64_t> extents,
+                              int64_t chunk) {
+  if (kind != SNodeKind::dense) {
+    throw Error("SNode kind '" + std::string(snode_kind_name(kind)) +
+                "' (under '" + forest.snode(parent).name() +
+                "') is not implemented yet: this build supports dense SNodes only; sparse "
+                "pointer, bitmasked and dynamic nodes are the next milestone");
+  }
+  std::vector<int> axis_list(ax.axis, ax.axis + ax.count);
+  if (extents.size() == 1 && axis_list.size() > 1) extents.assign(axis_list.size(), extents[0]);
+  int id = forest.add_child(parent, to_ir(kind), axis_list, extents, chunk);
+  while (static_cast<int>(snode_handles.size()) <= id)
+    snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+  return snode_handles[static_cast<size_t>(id)];
+}
+
+void ProgramImpl::place(int parent, const Field& f) {
+  if (f.program() != this) throw Error("place: the field belongs to another Program");
+  for (int id : f.component_ids()) {
+    const ir::FieldDecl& d = fields.get(id);
+    int leaf = forest.add_place(parent, id, d.dtype, d.name);
+    const ir::SNodeDecl& s = forest.snode(leaf);
+    std::vector<int64_t> shape(static_cast<size_t>(s.ndim()));
+    for (size_t a = 0; a < shape.size(); ++a) shape[a] = s.shape[a];
+    fields.get_mutable(id).shape = shape;
+    while (static_cast<int>(snode_handles.size()) <= leaf)
+      snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+  }
+}
+
+void ProgramImpl::materialize_tree(int tree) {
+  if (forest.tree(tree).laid_out) return;
+  forest.lay_out(tree);
+  if (static_cast<int>(tree_buffers.size()) <= tree) tree_buffers.resize(static_cast<size_t>(tree) + 1);
+  tree_buffers[static_cast<size_t>(tree)].assign(static_cast<size_t>(forest.tree(tree).total_words), 0u);
+}
+
+void ProgramImpl::materialize_field(int field, std::string_view user) {
+  int place = forest.place_of(field);
+  if (place < 0)
+    throw Error(std::string(user) + " uses field '" + fields.get(field).name +
+                "', which is not placed in any SNode yet; place it first, e.g. "
+                "prog.root().dense(i, 16).place(" + fields.get(field).name + ")");
+  materialize_tree(forest.snode(place).tree);
+}
+
+int64_t ProgramImpl::host_address(int field, std::initializer_list<int64_t> index,
+                                  std::vector<uint32_t>*& words) {
+  materialize_field(field, "the host");
+  const ir::FieldDecl& d = fields.get(field);
+  auto fail = [&](const std::string& why) {
+    std::string s = "field '" + d.name + "' has shape (";
+    for (size_t a = 0; a < d.shape.size(); ++a) s += (a ? ", " : "") + std::to_string(d.shape[a]);
+    s += "); index (";
+    size_t n = 0;
+    for (int64_t v : index) s += (n++ ? ", " : "") + std::to_string(v);
+    throw Error(s + ") " + why);
+  };
+  if (static_cast<int>(index.size()) != d.ndim())
+    fail("has " + std::to_string(index.size()) + " indices; give exactly " +
+         std::to_string(d.ndim()));
+  int64_t idx[ir::kMaxAxes] = {};
+  int a = 0;
+  for (int64_t v : index) {
+    if (v < 0 || v >= d.shape[static_cast<size_t>(a)])
+      fail("is out of bounds on axis " + std::to_string(a));
+    idx[a++] = v;
+  }
+  words = &tree_buffers[static_cast<size_t>(forest.snode(forest.place_of(field)).tree)];
+  return forest.dense_address(field, idx);
+}
+
+}  // namespace detail
+
+// ---- SNode -----------------------------------------------------------------
+
+SNode& SNode::child(SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk) {
+  return program_->add_child(id_, kind, axes, std::move(extents), chunk);
+}
+SNode& SNode::dense(Axes a, std::vector<int64_t> e) { return child(SNodeKind::dense, a, std::move(e), 0); }
+SNode& SNode::dense(Axes a, int64_t e) { return child(SNodeKind::dense, a, {e}, 0); }
+SNode& SNode::bitmasked(Axes a, std::vector<int64_t> e) { return child(SNodeKind::bitmasked, a, std::move(e), 0); }
+SNode& SNode::bitmasked(Axes a, int64_t e) { return child(SNodeKind::bitmasked, a, {e}, 0); }
+SNode& SNode::pointer(Axes a, std::vector<int64_t> e) { return child(SNodeKind::pointer, a, std::move(e), 0); }
+SNode& SNode::pointer(Axes a, int64_t e) { return child(SNodeKind::pointer, a, {e}, 0); }
+SNode& SNode::dynamic(Axes a, int64_t n, int64_t chunk) { return child(SNodeKind::dynamic, a, {n}, chunk); }
+
+SNode& SNode::place(std::initializer_list<Field> fs) {
+  for (const Field& f : fs) program_->place(id_, f);
+  return *this;
+}
+
+SNodeKind SNode::kind() const {
+  switch (program_->forest.snode(id_).type) {
+    case ir::SNodeType::root: return SNodeKind::root;
+    case ir::SNodeType::dense: return SNodeKind::dense;
+    case ir::SNodeType::bitmasked: return SNodeKind::bitmasked;
+    case ir::SNodeType::pointer: return SNodeKind::pointer;
+    case ir::SNodeType::dynamic: return SNodeKind::dynamic;
+    case ir::SNodeType::place: return SNodeKind::place;
+  }
+  return SNodeKind::dense;
+}
+
+std::string SNode::name() const { return program_->forest.snode(id_).name(); }
+
+SNode* SNode::parent() const {
+  int p = program_->forest.snode(id_).parent;
+  return p < 0 ? nullptr : &program_->snode_handles[static_cast<size_t>(p)];
+}
+
+Shape SNode::shape() const {
+  const ir::SNodeDecl& s = program_->forest.snode(id_);
+  Shape out(static_cast<size_t>(s.ndim()));
+  for (size_t a = 0; a < out.size(); ++a) out[a] = s.shape[a];
+  return out;
+}
+
+// ---- Program ---------------------------------------------------------------
+
+Program::Program(Config config) : impl_(std::make_unique<detail::ProgramImpl>(config)) {}
+Program::~Program() = default;
+
+Field Program::field(DataType type, std::string_view name) { return impl_->make_field(type, name, 1, 1); }
+
+Field Program::field(DataType type, Shape shape) { return field(type, "", std::move(shape)); }
+
+Field Program::field(DataType type, std::string_view name, Shape shape) {
+  Field f = impl_->make_field(type, name, 1, 1);
+  if (shape.empty()) {
+    root().place(f);
+  } else {
+    std::vector<int> ax(shape.size());
+    if (shape.size() > 8) throw Error("field '" + f.name() + "': at most 8 axes, got " + std::to_string(shape.size()));
+    Axes a;
+    for (size_t n = 0; n < shape.size(); ++n) a.axis[a.count++] = static_cast<uint8_t>(n);
+    root().dense(a, shape).place(f);
+  }
+  return f;
+}
+
+Field Program::vector_field(int n, DataType type, std::string_view name) {
+  if (n < 2) throw Error("vector_field '" + std::string(name) + "': a vector has 2 to 4 components");
+  return impl_->make_field(type, name, n, 1);
+}
+
+Field Program::vector_field(int n, DataType type, std::string_view name, Shape shape) {
+  Field f = vector_field(n, type, name);
+  Axes a;
+  for (size_t d = 0; d < shape.size() && d < 8; ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
+  if (shape.empty()) root().place(f);
+  else root().dense(a, shape).place(f);
+  return f;
+}
+
+Field Program::matrix_field(int n, int m, DataType type, std::string_view name, Shape shape) {
+  if (n < 2 || m < 2) throw Error("matrix_field '" + std::string(name) + "': a matrix has 2 to 4 rows and columns");
+  Field f = impl_->make_field(type, name, n, m);
+  Axes a;
+  for (size_t d = 0; d < shape.size() && d < 8; ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
+  if (shape.empty()) root().place(f);
+  else root().dense(a, shape).place(f);
+  return f;
+}
+
+SNode& Program::root() { return impl_->root(); }
+
+void Program::sync() {}  // the interpreter runs each launch to completion
+
+Arch Program::arch() const { return impl_->arch; }
+const Config& Program::config() const { return impl_->config; }
+void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
+
+Stats Program::stats() const {
+  Stats st;
+  const auto& forest = impl_->forest;
+  for (int id = 0; id < forest.num_snodes(); ++id) {
+    const ir::SNodeDecl& s = forest.snode(id);
+    if (s.type == ir::SNodeType::place) continue;
+    SNodeStats ss;
+    ss.id = id;
+    ss.name = s.name();
+    ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
+    ss.active_cells = s.total_cells;  // dense: every cell exists
+    ss.capacity = s.total_cells;
+    st.snodes.push_back(ss);
+  }
+  for (const auto& k : impl_->kernels) st.kernels_compiled += k->compile_count;
+  st.kernel_launches = impl_->launches;
+  for (int t = 0; t < forest.num_trees(); ++t) st.tree_words += forest.tree(t).total_words;
+  return st;
+}
+
+}  // namespace grove

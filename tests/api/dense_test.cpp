@@ -1,1 +1,212 @@
-// placeholder, being written
+// Dense fields: layout, indexing, struct-for and host access.
+#include <numeric>
+
+#include "backend_fixture.h"
+
+using namespace grove;
+
+namespace {
+
+class Dense : public grove::testing::BackendTest {};
+GROVE_ALL_BACKENDS(Dense);
+
+TEST_P(Dense, RangeForWritesEveryElement) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {100});
+  Kernel k = prog.kernel("fill", [&] { for_range(0, 100, [&](Expr n) { x(n) = n * n; }); });
+  k();
+  std::vector<int32_t> v = x.to_vector<int32_t>();
+  for (int n = 0; n < 100; ++n) EXPECT_EQ(v[static_cast<size_t>(n)], n * n);
+}
+
+TEST_P(Dense, TwoDimensionalFieldWithArgument) {
+  Program prog(config());
+  Field img = prog.field(f32, {64, 32});
+  Kernel paint = prog.kernel("paint", {arg(f32, "value")}, [&](Args a) {
+    for_range(0, 64, [&](Expr i) {
+      for_range(0, 32, [&](Expr j) { img(i, j) = a[0] + cast(f32, i * 100 + j); });
+    });
+  });
+  paint(0.5f);
+  EXPECT_FLOAT_EQ(img.read<float>({3, 7}), 307.5f);
+  EXPECT_FLOAT_EQ(img.read<float>({63, 31}), 6331.5f);
+  paint(2.0f);
+  EXPECT_FLOAT_EQ(img.read<float>({0, 0}), 2.0f);
+}
+
+TEST_P(Dense, NestedDenseMapsGlobalIndices) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  prog.root().dense(ij, {4, 4}).dense(ij, {8, 8}).place(x);
+  EXPECT_EQ(x.shape(), (Shape{32, 32}));
+  Kernel k = prog.kernel("k", [&] {
+    for_each(x, [&](Expr i, Expr j) { x(i, j) = i * 1000 + j; });
+  });
+  k();
+  for (int64_t i : {0, 7, 8, 31})
+    for (int64_t j : {0, 9, 30}) EXPECT_EQ(x.read<int32_t>({i, j}), i * 1000 + j);
+}
+
+TEST_P(Dense, NonPowerOfTwoExtentsVisitEveryCellOnce) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  Field count = prog.field(i32, "count", {});
+  Field sum = prog.field(i64, "sum", {});
+  prog.root().dense(ij, {7, 3}).dense(ij, {3, 5}).place(x);
+  ASSERT_EQ(x.shape(), (Shape{21, 15}));
+  Kernel k = prog.kernel("visit", [&] {
+    for_each(x, [&](Expr i, Expr j) {
+      atomic_add(count(), 1);
+      atomic_add(sum(), cast(i64, i * 15 + j));
+      x(i, j) += 1;
+    });
+  });
+  k();
+  EXPECT_EQ(count.read<int32_t>(), 21 * 15);
+  EXPECT_EQ(sum.read<int64_t>(), int64_t{21 * 15} * (21 * 15 - 1) / 2);
+  for (int32_t v : x.to_vector<int32_t>()) ASSERT_EQ(v, 1);
+}
+
+TEST_P(Dense, SeveralFieldsPerCellStayIndependent) {
+  Program prog(config());
+  Field a = prog.field(f32, "a"), b = prog.field(i32, "b"), c = prog.field(f64, "c");
+  prog.root().dense(i, 10).place(a, b, c);
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 10, [&](Expr n) {
+      a(n) = cast(f32, n) * 0.5f;
+      b(n) = -n;
+      c(n) = cast(f64, n) * Expr::constant(f64, 0.1);
+    });
+  });
+  k();
+  for (int n = 0; n < 10; ++n) {
+    EXPECT_FLOAT_EQ(a.read<float>({n}), n * 0.5f);
+    EXPECT_EQ(b.read<int32_t>({n}), -n);
+    EXPECT_DOUBLE_EQ(c.read<double>({n}), n * 0.1);
+  }
+}
+
+TEST_P(Dense, ZeroDimensionalField) {
+  Program prog(config());
+  Field total = prog.field(f32, "total", {});
+  EXPECT_EQ(total.ndim(), 0);
+  Kernel k = prog.kernel("k", [&] { for_range(0, 10, [&](Expr n) { total() += cast(f32, n); }); });
+  total.write({}, 1.0f);
+  k();
+  EXPECT_FLOAT_EQ(total.read<float>(), 46.0f);
+}
+
+TEST_P(Dense, ThreeAndEightAxes) {
+  Program prog(config());
+  Field x3 = prog.field(i32, "x3", {3, 4, 5});
+  Field x8 = prog.field(i32, "x8", {2, 1, 3, 1, 2, 1, 1, 2});
+  Kernel k = prog.kernel("k", [&] {
+    for_each(x3, [&](Indices I) { x3(I) = I[0] * 100 + I[1] * 10 + I[2]; });
+    for_each(x8, [&](Indices I) {
+      Expr v = I[0];
+      for (size_t a = 1; a < I.size(); ++a) v = v * 10 + I[a];
+      x8(I) = v;
+    });
+  });
+  k();
+  EXPECT_EQ(x3.read<int32_t>({2, 3, 4}), 234);
+  EXPECT_EQ(x3.read<int32_t>({1, 0, 2}), 102);
+  EXPECT_EQ(x8.read<int32_t>({1, 0, 2, 0, 1, 0, 0, 1}), 10201001);
+  std::vector<int32_t> all = x8.to_vector<int32_t>();
+  ASSERT_EQ(all.size(), 24u);
+  EXPECT_EQ(all[1], 1);  // row-major: last axis fastest
+}
+
+TEST_P(Dense, HostVectorRoundTripAndFill) {
+  Program prog(config());
+  Field x = prog.field(f32, "x", {4, 6});
+  std::vector<float> in(24);
+  std::iota(in.begin(), in.end(), 1.0f);
+  x.from_vector(in);
+  EXPECT_EQ(x.to_vector<float>(), in);
+  EXPECT_FLOAT_EQ(x.read<float>({1, 0}), 7.0f);
+  x.fill(2.5f);
+  for (float v : x.to_vector<float>()) EXPECT_FLOAT_EQ(v, 2.5f);
+  std::vector<double> as_double = x.to_vector<double>();
+  EXPECT_DOUBLE_EQ(as_double[3], 2.5);
+}
+
+TEST_P(Dense, VectorFieldsAreScalarised) {
+  Program prog(config());
+  Field v = prog.vector_field(3, f32, "v", {8});
+  Field len = prog.field(f32, "len", {8});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 8, [&](Expr n) {
+      Expr f = cast(f32, n);
+      v(n) = Vec{f, f * 2.0f, Expr(2.0f)};
+      Vec w = v(n).vec();
+      len(n) = dot(w, w);
+      v(n) += Vec{1.0f, 1.0f, 1.0f};
+    });
+  });
+  k();
+  EXPECT_FLOAT_EQ(len.read<float>({3}), 9.0f + 36.0f + 4.0f);
+  std::vector<float> all = v.to_vector<float>();
+  ASSERT_EQ(all.size(), 24u);
+  EXPECT_FLOAT_EQ(all[3 * 3 + 0], 4.0f);
+  EXPECT_FLOAT_EQ(all[3 * 3 + 1], 7.0f);
+  EXPECT_FLOAT_EQ(all[3 * 3 + 2], 3.0f);
+  EXPECT_FLOAT_EQ(v[1].read<float>({2}), 5.0f);
+}
+
+TEST_P(Dense, MatrixFieldComponents) {
+  Program prog(config());
+  Field m = prog.matrix_field(2, 3, i32, "m", {4});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 4, [&](Expr n) {
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 3; ++c) m(n)(r, c) = n * 100 + r * 10 + c;
+    });
+  });
+  k();
+  EXPECT_EQ(m.components(), 6);
+  EXPECT_EQ(m[1 * 3 + 2].read<int32_t>({3}), 312);
+  EXPECT_EQ(m.to_vector<int32_t>()[6 + 4], 111);
+}
+
+TEST_P(Dense, SixtyFourBitValuesNextToThirtyTwoBit) {
+  Program prog(config());
+  Field a = prog.field(i32, "a"), big = prog.field(i64, "big"), d = prog.field(f64, "d");
+  prog.root().dense(i, 5).place(a, big, d);
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 5, [&](Expr n) {
+      a(n) = n;
+      big(n) = cast(i64, n) * Expr(int64_t{1} << 40) + 7;
+      d(n) = cast(f64, n) + Expr::constant(f64, 1e-12);
+    });
+  });
+  k();
+  EXPECT_EQ(big.read<int64_t>({4}), (int64_t{4} << 40) + 7);
+  EXPECT_EQ(a.read<int32_t>({4}), 4);
+  EXPECT_DOUBLE_EQ(d.read<double>({2}), 2.0 + 1e-12);
+}
+
+TEST_P(Dense, StructForWithGroupedIndicesReadsNeighbours) {
+  Program prog(config());
+  Field src = prog.field(f32, "src", {16, 16});
+  Field dst = prog.field(f32, "dst", {16, 16});
+  std::vector<float> in(256);
+  for (size_t n = 0; n < in.size(); ++n) in[n] = static_cast<float>(n % 7);
+  src.from_vector(in);
+  Kernel blur = prog.kernel("blur", [&] {
+    for_each(dst, [&](Indices I) {
+      Expr i = I[0], j = I[1];
+      Var acc = 0.0f;
+      if_(i > 0 && i < 15 && j > 0 && j < 15, [&] {
+        acc = src(i - 1, j) + src(i + 1, j) + src(i, j - 1) + src(i, j + 1);
+      });
+      dst(I) = acc;
+    });
+  });
+  blur();
+  auto at = [&](int i, int j) { return in[static_cast<size_t>(i * 16 + j)]; };
+  EXPECT_FLOAT_EQ(dst.read<float>({5, 9}), at(4, 9) + at(6, 9) + at(5, 8) + at(5, 10));
+  EXPECT_FLOAT_EQ(dst.read<float>({0, 9}), 0.0f);
+}
+
+}  // namespace

@@ -1,1 +1,238 @@
-// placeholder, being written
+// The kernel DSL: arithmetic, math, arguments, local variables, atomics, print.
+#include <cmath>
+#include <limits>
+
+#include "backend_fixture.h"
+
+using namespace grove;
+
+namespace {
+
+class Dsl : public grove::testing::BackendTest {};
+GROVE_ALL_BACKENDS(Dsl);
+
+TEST_P(Dsl, IntegerArithmeticHasCSemantics) {
+  Program prog(config());
+  Field r = prog.field(i32, "r", {8});
+  Kernel k = prog.kernel("k", {arg(i32, "a"), arg(i32, "b")}, [&](Args a) {
+    r(0) = a[0] / a[1];
+    r(1) = a[0] % a[1];
+    r(2) = -a[0] / a[1];
+    r(3) = -a[0] % a[1];
+    r(4) = a[0] * a[1] - 3;
+    r(5) = a[0] / 0;  // defined: 0, never a trap
+    r(6) = min(a[0], a[1]) * 100 + max(a[0], a[1]);
+    r(7) = abs(-a[0]);
+  });
+  k(17, 5);
+  std::vector<int32_t> v = r.to_vector<int32_t>();
+  EXPECT_EQ(v, (std::vector<int32_t>{3, 2, -3, -2, 82, 0, 517, 17}));
+}
+
+TEST_P(Dsl, FloatMathMatchesTheHost) {
+  Program prog(config());
+  Field r = prog.field(f32, "r", {14});
+  Kernel k = prog.kernel("k", {arg(f32, "x")}, [&](Args a) {
+    Expr x = a[0];
+    r(0) = sqrt(x);
+    r(1) = sin(x);
+    r(2) = cos(x);
+    r(3) = tan(x);
+    r(4) = exp(x);
+    r(5) = log(x);
+    r(6) = pow(x, 2.5f);
+    r(7) = floor(x);
+    r(8) = ceil(x);
+    r(9) = abs(-x);
+    r(10) = atan2(x, 2.0f);
+    r(11) = tanh(x);
+    r(12) = round(x);
+    r(13) = x / 3.0f;
+  });
+  float x = 1.75f;
+  k(x);
+  std::vector<float> v = r.to_vector<float>();
+  std::vector<float> want = {std::sqrt(x), std::sin(x), std::cos(x), std::tan(x), std::exp(x),
+                             std::log(x), std::pow(x, 2.5f), 1.0f, 2.0f, x, std::atan2(x, 2.0f),
+                             std::tanh(x), 2.0f, x / 3.0f};
+  for (size_t n = 0; n < want.size(); ++n) EXPECT_FLOAT_EQ(v[n], want[n]) << "result " << n;
+}
+
+TEST_P(Dsl, ComparisonsAndLogic) {
+  Program prog(config());
+  Field r = prog.field(i32, "r", {6});
+  Kernel k = prog.kernel("k", {arg(f32, "x")}, [&](Args a) {
+    Expr x = a[0];
+    r(0) = select(x < 2.0f, 1, 0);
+    r(1) = select(x >= 2.0f && x != 3.0f, 1, 0);
+    r(2) = select(x == 3.0f || x < 0.0f, 1, 0);
+    r(3) = select(!(x > 1.0f), 1, 0);
+    r(4) = cast(i32, x <= 3.0f);
+    r(5) = select(x > 2.5f, 10, 20);
+  });
+  k(3.0f);
+  EXPECT_EQ(r.to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 1, 0, 1, 10}));
+  k(1.0f);
+  EXPECT_EQ(r.to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 0, 1, 1, 20}));
+}
+
+TEST_P(Dsl, BitOperations) {
+  Program prog(config());
+  Field r = prog.field(u32, "r", {7});
+  Kernel k = prog.kernel("k", {arg(u32, "a"), arg(u32, "b")}, [&](Args a) {
+    r(0) = a[0] & a[1];
+    r(1) = a[0] | a[1];
+    r(2) = a[0] ^ a[1];
+    r(3) = a[0] << 4;
+    r(4) = a[0] >> 2;
+    r(5) = ~a[0];
+    r(6) = a[0] << 33;  // shift count modulo 32
+  });
+  k(0xF0F0u, 0x0FF0u);
+  EXPECT_EQ(r.to_vector<uint32_t>(),
+            (std::vector<uint32_t>{0x00F0u, 0xFFF0u, 0xFF00u, 0xF0F00u, 0x3C3Cu, ~0xF0F0u, 0x1E1E0u}));
+}
+
+TEST_P(Dsl, ArithmeticShiftForSignedTypes) {
+  Program prog(config());
+  Field r = prog.field(i32, "r", {2});
+  Kernel k = prog.kernel("k", {arg(i32, "a")}, [&](Args a) {
+    r(0) = a[0] >> 4;
+    r(1) = cast(i32, cast(u32, a[0]) >> 28u);
+  });
+  k(-256);
+  EXPECT_EQ(r.read<int32_t>({0}), -16);
+  EXPECT_EQ(r.read<int32_t>({1}), 15);
+}
+
+TEST_P(Dsl, CastsBetweenTypes) {
+  Program prog(config());
+  Field r = prog.field(f64, "r", {6});
+  Kernel k = prog.kernel("k", {arg(f32, "x")}, [&](Args a) {
+    r(0) = cast(f64, cast(i32, a[0]));          // truncation toward zero
+    r(1) = cast(f64, cast(i32, -a[0]));
+    r(2) = cast(f64, cast(u8, cast(i32, a[0]) + 254));  // wraps
+    r(3) = cast(f64, cast<float>(cast(i64, a[0]) * 3));
+    r(4) = cast(f64, cast(u1, a[0]));
+    r(5) = cast(f64, cast(i16, 40000));          // wraps to -25536
+  });
+  k(7.9f);
+  EXPECT_EQ(r.to_vector<double>(), (std::vector<double>{7, -7, 5, 21, 1, -25536}));
+}
+
+TEST_P(Dsl, ArgumentsOfEveryType) {
+  Program prog(config());
+  Field r = prog.field(f64, "r", {11});
+  std::vector<ArgSpec> specs = {arg(i8), arg(i16), arg(i32), arg(i64), arg(u8), arg(u16),
+                                arg(u32), arg(u64), arg(f16), arg(f32), arg(f64)};
+  Kernel k = prog.kernel("k", specs, [&](Args a) {
+    for (int n = 0; n < 11; ++n) r(n) = cast(f64, a[n]);
+  });
+  k(int8_t{-100}, int16_t{-30000}, int32_t{-2000000000}, int64_t{-(int64_t{1} << 50)},
+    uint8_t{200}, uint16_t{60000}, uint32_t{4000000000u}, uint64_t{1} << 60, 1.5f, 0.25f, 1e300);
+  std::vector<double> v = r.to_vector<double>();
+  EXPECT_EQ(v[0], -100);
+  EXPECT_EQ(v[1], -30000);
+  EXPECT_EQ(v[2], -2000000000.0);
+  EXPECT_EQ(v[3], -std::ldexp(1.0, 50));
+  EXPECT_EQ(v[4], 200);
+  EXPECT_EQ(v[5], 60000);
+  EXPECT_EQ(v[6], 4000000000.0);
+  EXPECT_EQ(v[7], std::ldexp(1.0, 60));
+  EXPECT_EQ(v[8], 1.5);
+  EXPECT_EQ(v[9], 0.25);
+  EXPECT_EQ(v[10], 1e300);
+}
+
+TEST_P(Dsl, ArgumentsAreConvertedToTheDeclaredType) {
+  Program prog(config());
+  Field r = prog.field(f32, "r", {});
+  Kernel k = prog.kernel("k", {arg(f32, "x")}, [&](Args a) { r() = a["x"] * 2.0f; });
+  k(3);  // an int passed for an f32 argument
+  EXPECT_FLOAT_EQ(r.read<float>(), 6.0f);
+  k(2.25);
+  EXPECT_FLOAT_EQ(r.read<float>(), 4.5f);
+}
+
+TEST_P(Dsl, KernelCompilesOnceForManyLaunches) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("k", {arg(i32, "v")}, [&](Args a) {
+    for_range(0, 4, [&](Expr n) { x(n) = a[0] + n; });
+  });
+  for (int v = 0; v < 20; ++v) k(v);
+  EXPECT_EQ(k.compile_count(), 1);
+  EXPECT_EQ(x.read<int32_t>({3}), 22);
+  EXPECT_EQ(prog.stats().kernel_launches, 20);
+}
+
+TEST_P(Dsl, LocalVariables) {
+  Program prog(config());
+  Field r = prog.field(i32, "r", {3});
+  Kernel k = prog.kernel("k", [&] {
+    Var s = 0;
+    Var p(i64, 1);
+    Var counter = 0;
+    while_([&] { return counter < 10; }, [&] {
+      counter += 1;
+      s += counter;
+      p *= 2;
+    });
+    r(0) = s;
+    r(1) = cast(i32, p);
+    Var copy = s;
+    copy -= 5;
+    r(2) = copy + s * 0;
+  });
+  k();
+  EXPECT_EQ(r.to_vector<int32_t>(), (std::vector<int32_t>{55, 1024, 50}));
+}
+
+TEST_P(Dsl, AtomicsReturnTheOldValue) {
+  Program prog(config());
+  Field a = prog.field(i32, "a", {7});
+  Field old = prog.field(i32, "old", {7});
+  a.from_vector(std::vector<int32_t>{10, 10, 10, 10, 0b1100, 0b1100, 0b1100});
+  Kernel k = prog.kernel("k", [&] {
+    old(0) = atomic_add(a(0), 5);
+    old(1) = atomic_sub(a(1), 3);
+    old(2) = atomic_min(a(2), 4);
+    old(3) = atomic_max(a(3), 40);
+    old(4) = atomic_and(a(4), 0b1010);
+    old(5) = atomic_or(a(5), 0b0011);
+    old(6) = atomic_xor(a(6), 0b0110);
+  });
+  k();
+  EXPECT_EQ(old.to_vector<int32_t>(), (std::vector<int32_t>{10, 10, 10, 10, 12, 12, 12}));
+  EXPECT_EQ(a.to_vector<int32_t>(), (std::vector<int32_t>{15, 7, 4, 40, 0b1000, 0b1111, 0b1010}));
+}
+
+TEST_P(Dsl, AtomicAddAccumulatesAcrossAParallelLoop) {
+  Program prog(config());
+  Field hist = prog.field(i32, "hist", {10});
+  Field total = prog.field(f32, "total", {});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 1000, [&](Expr n) {
+      hist(n % 10) += 1;
+      total() += 0.5f;
+    });
+  });
+  k();
+  for (int32_t v : hist.to_vector<int32_t>()) EXPECT_EQ(v, 100);
+  EXPECT_FLOAT_EQ(total.read<float>(), 500.0f);
+}
+
+TEST_P(Dsl, PrintGoesToTheSink) {
+  Program prog(config());
+  std::string out;
+  prog.set_print_sink([&](std::string_view s) { out += s; });
+  Kernel k = prog.kernel("k", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, 3, [&](Expr n) {
+      if_(n == 1, [&] { print("n = ", n, ", a = ", a[0], ", half = ", cast(f32, n) / 2.0f, " {ok}"); });
+    });
+  });
+  k(42);
+  EXPECT_EQ(out, "n = 1, a = 42, half = 0.5 {ok}\n");
+}
+
+}  // namespace

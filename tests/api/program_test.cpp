@@ -1,1 +1,122 @@
-// placeholder, being written
+// Program-level behaviour: IR stages, print_ir, GROVE_DUMP_DIR, trees, stats.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "backend_fixture.h"
+
+using namespace grove;
+using ::testing::HasSubstr;
+
+namespace {
+
+class ProgramTest : public grove::testing::BackendTest {};
+GROVE_ALL_BACKENDS(ProgramTest);
+
+TEST_P(ProgramTest, KernelIrAtEachStage) {
+  Program prog(config());
+  Field x = prog.field(f32, "x", {8});
+  Kernel k = prog.kernel("scale", {arg(f32, "s")}, [&](Args a) {
+    for_range(0, 8, [&](Expr n) { x(n) = x(n) * a[0] + 0.0f * 2.0f; });
+  });
+  std::string frontend = k.ir("frontend");
+  EXPECT_THAT(frontend, HasSubstr("kernel @scale(s: f32)"));
+  EXPECT_THAT(frontend, HasSubstr("field @x : f32[8]"));
+  EXPECT_THAT(frontend, HasSubstr("range_for"));
+  std::string final_ir = k.ir();
+  EXPECT_THAT(final_ir, HasSubstr("stage typed"));
+  EXPECT_THAT(final_ir, ::testing::Not(HasSubstr("binary mul f32 %1 %1")));
+  EXPECT_THROW(k.ir("nonsense"), Error);
+}
+
+TEST_P(ProgramTest, PrintIrShowsEveryStage) {
+  Config c = config();
+  c.print_ir = true;
+  Program prog(c);
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("shown", [&] { for_range(0, 4, [&](Expr n) { x(n) = n; }); });
+  ::testing::internal::CaptureStdout();
+  k();
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_THAT(out, HasSubstr("kernel 'shown' after frontend"));
+  EXPECT_THAT(out, HasSubstr("kernel 'shown' after type_check"));
+  EXPECT_THAT(out, HasSubstr("kernel 'shown' after simplify"));
+}
+
+TEST_P(ProgramTest, DumpDirReceivesEveryStage) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                              ("grove_dump_" + std::string(arch_name(GetParam())));
+  std::filesystem::remove_all(dir);
+  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("dumped", [&] { for_range(0, 4, [&](Expr n) { x(n) = n; }); });
+  k();
+  unsetenv("GROVE_DUMP_DIR");
+  std::ifstream in(dir / "dumped.00_frontend.ir");
+  ASSERT_TRUE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("kernel @dumped"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "dumped.02_simplify.ir"));
+}
+
+TEST_P(ProgramTest, FieldsDeclaredAfterAKernelRanGoIntoANewTree) {
+  Program prog(config());
+  Field a = prog.field(i32, "a");
+  SNode& first_root = prog.root();
+  first_root.dense(i, 4).place(a);
+  Kernel k1 = prog.kernel("k1", [&] { for_range(0, 4, [&](Expr n) { a(n) = n; }); });
+  k1();
+  EXPECT_THROW(first_root.dense(i, 2), Error);  // frozen
+  Field b = prog.field(i32, "b");
+  SNode& second_root = prog.root();
+  EXPECT_NE(first_root.id(), second_root.id());
+  second_root.dense(i, 4).place(b);
+  Kernel k2 = prog.kernel("k2", [&] { for_range(0, 4, [&](Expr n) { b(n) = a(n) * 10; }); });
+  k2();
+  EXPECT_EQ(b.to_vector<int32_t>(), (std::vector<int32_t>{0, 10, 20, 30}));
+  EXPECT_EQ(a.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3}));
+}
+
+TEST_P(ProgramTest, StatsDescribeEverySNode) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().dense(ij, {4, 4});
+  blocks.dense(ij, {8, 8}).place(x);
+  Kernel k = prog.kernel("k", [&] { for_each(x, [&](Expr i, Expr j) { x(i, j) = 1.0f; }); });
+  k();
+  Stats s = prog.stats();
+  const SNodeStats* b = s.find(blocks.name());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->kind, SNodeKind::dense);
+  EXPECT_EQ(b->active_cells, 16);
+  EXPECT_EQ(s.kernels_compiled, 1);
+  EXPECT_EQ(s.kernel_launches, 1);
+  EXPECT_EQ(s.tree_words, 32 * 32);
+  EXPECT_EQ(blocks.shape(), (Shape{4, 4}));
+  EXPECT_EQ(blocks.parent()->kind(), SNodeKind::root);
+}
+
+TEST_P(ProgramTest, SparseKindsSayTheyAreNotImplementedYet) {
+  Program prog(config());
+  try {
+    prog.root().pointer(i, 4);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("'pointer'"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("not implemented yet"));
+  }
+}
+
+TEST_P(ProgramTest, ArchIsNeverAuto) {
+  Program prog(config());
+  EXPECT_NE(prog.arch(), Arch::Auto);
+  Arch parsed;
+  EXPECT_TRUE(parse_arch("vulkan", &parsed));
+  EXPECT_EQ(parsed, Arch::Vulkan);
+  EXPECT_FALSE(parse_arch("metal", &parsed));
+}
+
+}  // namespace
