@@ -188,11 +188,25 @@ Expr atomic_and(const FieldRef& dest, const Expr& v);
 Expr atomic_or(const FieldRef& dest, const Expr& v);
 Expr atomic_xor(const FieldRef& dest, const Expr& v);
 
+// ---- SNode operations (indices in the SNode's own index space) ----
+// Activates the cell and every sparse ancestor on its path.
+void activate(const SNode& snode, const Indices& index);
+// Deactivates the cell and frees everything below it; for a dynamic SNode,
+// `index` names the list (without the dynamic axis) and empties it.
+void deactivate(const SNode& snode, const Indices& index);
+Expr is_active(const SNode& snode, const Indices& index);
+// Appends to the list of a dynamic SNode (one field placed under it);
+// returns the index written, or -1 if the list is full (reported after the launch).
+Expr append(const SNode& snode, const Indices& index, const Expr& value);
+Expr length(const SNode& snode, const Indices& index);
+
 // ---- control flow ----
 // for i in range(begin, end): parallel at the top level of a kernel.
 void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body);
 // for I in ti.grouped(field): once per active cell, indices grouped.
 void for_each(const Field& field, const std::function<void(Indices)>& body);
+// A struct-for over the active cells of an SNode, in its own index space.
+void for_each(const SNode& snode, const std::function<void(Indices)>& body);
 // Checks that a struct-for body takes as many indices as the field has axes.
 void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
 // for i, j in field: the callable takes one Expr per axis of the field.

@@ -30,6 +30,10 @@ std::vector<Arch> compiled_backends();
 
 struct Config {
   Arch arch = Arch::Auto;
+  // Memory for the pools of pointer and dynamic SNodes, per program: pools
+  // without an explicit SNode::capacity share what is left of it when their
+  // tree is laid out (each capped at the most cells it can ever need).
+  int64_t device_memory = int64_t{256} << 20;
   // Bounds-check every field access (kernels and host); an error names the
   // kernel, the field and the index.
   bool debug = false;
@@ -83,8 +87,15 @@ class SNode {
     return place({first, rest...});
   }
 
+  // The number of cells (dynamic: chunks) this pointer or dynamic node's pool
+  // holds; by default its share of Config::device_memory.
+  SNode& capacity(int64_t cells);
+  // Deactivates every cell of this sparse SNode (and frees what is below).
+  void deactivate_all();
+
   SNodeKind kind() const;
   int id() const { return id_; }
+  int ndim() const;                 // axes of its index space
   std::string name() const;         // e.g. "S2dense"
   SNode* parent() const;            // nullptr for a root
   Shape shape() const;              // global extent per axis of the cells below it
@@ -222,15 +233,23 @@ struct SNodeStats {
   int id = 0;
   std::string name;
   SNodeKind kind = SNodeKind::dense;
-  int64_t active_cells = 0;  // cells currently active (all cells for dense)
-  int64_t capacity = 0;      // cells that can exist at once
+  int64_t active_cells = 0;     // cells currently active (under active ancestors)
+  int64_t capacity = 0;         // most cells that can exist at once
+  // pointer and dynamic nodes (dynamic: in chunks):
+  int64_t pool_used = 0;        // pool entries in use
+  int64_t pool_capacity = 0;    // pool entries
+  int64_t pool_high_water = 0;  // most entries in use at the end of any kernel
+  // every node but root and place:
+  int64_t list_length = 0;      // containers in its list after the last listgen
+  int64_t listgen_runs = 0;     // how often its list was generated
 };
 
 struct Stats {
   std::vector<SNodeStats> snodes;
   int64_t kernels_compiled = 0;
   int64_t kernel_launches = 0;
-  int64_t tree_words = 0;    // total 32-bit words of all tree buffers
+  int64_t tree_words = 0;           // total 32-bit words of all tree buffers
+  int64_t allocation_failures = 0;  // allocations and appends that found a pool or list full
   const SNodeStats* find(std::string_view snode_name) const;
 };
 

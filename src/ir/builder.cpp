@@ -147,6 +147,68 @@ Stmt* Builder::print(std::string format, std::vector<Stmt*> values) {
   return s;
 }
 
+Stmt* Builder::assert_stmt(Stmt* cond, std::string message, std::vector<Stmt*> values) {
+  values.insert(values.begin(), cond);
+  Stmt* s = insert(StmtKind::Assert, DataType::unknown, std::move(values));
+  s->text_ = std::move(message);
+  return s;
+}
+
+Stmt* Builder::struct_for_snode(int snode) {
+  Stmt* s = insert(StmtKind::StructFor, DataType::unknown, {});
+  s->index_ = snode;
+  return s;
+}
+
+Stmt* Builder::snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, Stmt* value) {
+  DataType t = DataType::unknown;
+  if (op == SNodeOpKind::is_active) t = DataType::u1;
+  if (op == SNodeOpKind::append || op == SNodeOpKind::length) t = DataType::i32;
+  GROVE_ASSERT((op == SNodeOpKind::append) == (value != nullptr), "append (only) takes a value");
+  if (value) indices.push_back(value);
+  Stmt* s = insert(StmtKind::SNodeOp, t, std::move(indices));
+  s->op_ = static_cast<uint8_t>(op);
+  s->index_ = snode;
+  return s;
+}
+
+Stmt* Builder::tree_load(int tree, DataType storage, Stmt* address) {
+  Stmt* s = insert(StmtKind::TreeLoad, compute_type(storage), {address});
+  s->index_ = tree;
+  s->storage_ = storage;
+  return s;
+}
+
+Stmt* Builder::tree_store(int tree, DataType storage, Stmt* address, Stmt* value) {
+  Stmt* s = insert(StmtKind::TreeStore, DataType::unknown, {address, value});
+  s->index_ = tree;
+  s->storage_ = storage;
+  return s;
+}
+
+Stmt* Builder::tree_atomic(AtomicOp op, int tree, DataType type, Stmt* address, Stmt* value) {
+  Stmt* s = insert(StmtKind::TreeAtomic, type, {address, value});
+  s->index_ = tree;
+  s->op_ = static_cast<uint8_t>(op);
+  s->storage_ = type;
+  return s;
+}
+
+Stmt* Builder::tree_cas(int tree, DataType type, Stmt* address, Stmt* expected, Stmt* desired) {
+  Stmt* s = insert(StmtKind::TreeCas, type, {address, expected, desired});
+  s->index_ = tree;
+  s->storage_ = type;
+  return s;
+}
+
+Stmt* Builder::task(TaskKind kind, int snode, std::string label) {
+  Stmt* s = insert(StmtKind::Task, DataType::unknown, {});
+  s->op_ = static_cast<uint8_t>(kind);
+  s->index_ = snode;
+  s->text_ = std::move(label);
+  return s;
+}
+
 Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
   std::vector<Stmt*> ops;
   for (Stmt* op : s->operands()) {
@@ -158,6 +220,7 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
   c->index_ = s->index_;
   c->field_ = s->field_;
   c->bits_ = s->bits_;
+  c->storage_ = s->storage_;
   c->text_ = s->text_;
   map[s] = c;
   for (size_t b = 0; b < s->blocks_.size(); ++b) {

@@ -50,6 +50,20 @@ class Builder {
   Stmt* break_stmt();
   Stmt* continue_stmt();
   Stmt* print(std::string format, std::vector<Stmt*> values);
+  // Fails the launch with `message` (one "{}" per value) unless `cond` holds.
+  Stmt* assert_stmt(Stmt* cond, std::string message, std::vector<Stmt*> values);
+  // A struct-for over the active cells of an SNode (its own index space).
+  Stmt* struct_for_snode(int snode);
+  // activate/deactivate: no result; is_active: u1; append/length: i32.
+  // `value` only for append.
+  Stmt* snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, Stmt* value = nullptr);
+  // Tree memory. `address` is a u32 word offset into tree `tree`'s buffer.
+  // A load yields compute_type(storage); a store converts to `storage`.
+  Stmt* tree_load(int tree, DataType storage, Stmt* address);
+  Stmt* tree_store(int tree, DataType storage, Stmt* address, Stmt* value);
+  Stmt* tree_atomic(AtomicOp op, int tree, DataType type, Stmt* address, Stmt* value);
+  Stmt* tree_cas(int tree, DataType type, Stmt* address, Stmt* expected, Stmt* desired);
+  Stmt* task(TaskKind kind, int snode, std::string label);
 
   // A copy of `s` with its operands remapped by `map` (statements not in the
   // map are kept); nested blocks are cloned recursively and their own

@@ -365,6 +365,7 @@ uint64_t eval_atomic(AtomicOp op, DataType t, uint64_t old_value, uint64_t value
     case AtomicOp::bit_and: return eval_binary(BinaryOp::bit_and, t, old_value, value);
     case AtomicOp::bit_or: return eval_binary(BinaryOp::bit_or, t, old_value, value);
     case AtomicOp::bit_xor: return eval_binary(BinaryOp::bit_xor, t, old_value, value);
+    case AtomicOp::exchange: return value;
   }
   return old_value;
 }

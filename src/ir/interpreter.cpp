@@ -148,6 +148,8 @@ struct Interpreter::Impl {
         in.ops.push_back(operand(s->end(), DataType::i64));
         break;
       case K::StructFor:
+        if (s->field() < 0)
+          throw InternalError("kernel '" + kernel.name() + "': a struct_for over an SNode runs only after lowering");
         in.field = &kernel.fields().get(s->field());
         in.ndim = in.field->ndim();
         break;
@@ -156,6 +158,33 @@ struct Interpreter::Impl {
         break;
       case K::If:
         in.ops.push_back(operand(s->cond(), DataType::u1));
+        break;
+      case K::TreeLoad:
+        in.ops.push_back(operand(s->address(), DataType::u32));
+        break;
+      case K::TreeStore:
+        in.ops.push_back(operand(s->address(), DataType::u32));
+        in.ops.push_back(operand(s->value(), compute_type(s->storage())));
+        break;
+      case K::TreeAtomic:
+        in.ops.push_back(operand(s->address(), DataType::u32));
+        in.ops.push_back(operand(s->value(), s->type()));
+        break;
+      case K::TreeCas:
+        in.ops.push_back(operand(s->address(), DataType::u32));
+        in.ops.push_back(operand(s->expected(), s->type()));
+        in.ops.push_back(operand(s->desired(), s->type()));
+        break;
+      case K::Task:
+        break;
+      case K::SNodeOp:
+        throw InternalError("kernel '" + kernel.name() + "': snode_op runs only after lower_access");
+      case K::Assert:
+        in.ops.push_back(operand(s->cond(), DataType::u1));
+        for (size_t n = 1; n < s->operands().size(); ++n) {
+          in.ops.push_back(operand(s->operands()[n], DataType::unknown));
+          in.print_types.push_back(s->operands()[n]->type());
+        }
         break;
       case K::Print:
         for (const Stmt* v : s->operands()) {
@@ -182,6 +211,7 @@ struct Frame {
   std::span<const uint64_t> args;
   InterpreterEnv* env;
   std::vector<uint64_t> slots;
+  size_t task_counter = 0;
 
   uint64_t get(const Operand& op) const {
     uint64_t v = slots[static_cast<size_t>(op.slot)];
@@ -221,7 +251,16 @@ struct Frame {
         }
       fail(os.str() + " (debug mode)");
     }
-    return env->snodes->dense_address(in.field->id, index);
+    return env->snodes->find_element(in.field->id, index, *words);
+  }
+
+  std::vector<uint32_t>& tree(const Stmt* s, int64_t address, int words) {
+    auto& w = (*env->trees).at(static_cast<size_t>(s->tree()));
+    if (address < 0 || static_cast<size_t>(address + words) > w.size())
+      throw InternalError("kernel '" + impl->kernel.name() + "' accessed word " + std::to_string(address) +
+                          " of tree " + std::to_string(s->tree()) + ", which has " +
+                          std::to_string(w.size()) + " words");
+    return w;
   }
 
   Flow exec_block(const std::vector<Instr>& block) {
@@ -257,20 +296,23 @@ struct Frame {
       case K::LocalLoad: set(get(in.ops[0])); break;
       case K::LocalStore: slots[static_cast<size_t>(in.ops[0].slot)] = get(in.ops[1]); break;
       case K::FieldLoad: {
+        // The frontend stage reads through the host reader (inactive: 0).
         std::vector<uint32_t>* words;
         int64_t a = address(in, words);
-        set(load_element(*words, a, in.field->dtype));
+        set(a < 0 ? 0 : load_element(*words, a, in.field->dtype));
         break;
       }
       case K::FieldStore: {
         std::vector<uint32_t>* words;
         int64_t a = address(in, words);
+        if (a < 0) fail("writing an inactive sparse cell needs the lowered IR (the frontend-stage interpreter cannot activate)");
         store_element(*words, a, in.field->dtype, get(in.ops.back()));
         break;
       }
       case K::FieldAtomic: {
         std::vector<uint32_t>* words;
         int64_t a = address(in, words);
+        if (a < 0) fail("an atomic on an inactive sparse cell needs the lowered IR");
         uint64_t old = load_element(*words, a, in.field->dtype);
         store_element(*words, a, in.field->dtype,
                       eval_atomic(s->atomic_op(), in.compute, old, get(in.ops.back())));
@@ -318,6 +360,48 @@ struct Frame {
         break;
       case K::Break: return Flow::brk;
       case K::Continue: return Flow::cont;
+      case K::TreeLoad: {
+        int64_t a = static_cast<int64_t>(get(in.ops[0]));
+        set(load_element(tree(s, a, storage_words(s->storage())), a, s->storage()));
+        break;
+      }
+      case K::TreeStore: {
+        int64_t a = static_cast<int64_t>(get(in.ops[0]));
+        store_element(tree(s, a, storage_words(s->storage())), a, s->storage(), get(in.ops[1]));
+        break;
+      }
+      case K::TreeAtomic: {
+        int64_t a = static_cast<int64_t>(get(in.ops[0]));
+        auto& w = tree(s, a, storage_words(s->type()));
+        uint64_t old = load_element(w, a, s->type());
+        store_element(w, a, s->type(), eval_atomic(s->atomic_op(), s->type(), old, get(in.ops[1])));
+        set(old);
+        break;
+      }
+      case K::TreeCas: {
+        int64_t a = static_cast<int64_t>(get(in.ops[0]));
+        auto& w = tree(s, a, storage_words(s->type()));
+        uint64_t old = load_element(w, a, s->type());
+        if (old == get(in.ops[1])) store_element(w, a, s->type(), get(in.ops[2]));
+        set(old);
+        break;
+      }
+      case K::Task: {
+        size_t index = task_counter++;
+        if (env->run_task && !env->run_task(index)) break;
+        exec_block(in.blocks[0]);
+        break;
+      }
+      case K::SNodeOp:
+        break;  // rejected when the kernel was prepared
+      case K::Assert:
+        if (!get(in.ops[0])) {
+          std::vector<std::string> values;
+          for (size_t n = 1; n < in.ops.size(); ++n)
+            values.push_back(format_value(in.print_types[n - 1], get(in.ops[n])));
+          fail(format_print(s->text(), values));
+        }
+        break;
       case K::Print: {
         std::vector<std::string> values;
         for (size_t n = 0; n < in.ops.size(); ++n)

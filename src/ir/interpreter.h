@@ -20,6 +20,9 @@ struct InterpreterEnv {
   std::vector<std::vector<uint32_t>>* trees = nullptr;  // one word buffer per tree id
   bool debug = false;  // bounds-check every field access
   std::function<void(std::string_view)> print;
+  // Offloaded kernels: asked before each task with its index; a task is
+  // skipped when it answers false (the list scheduler). Null: run all.
+  std::function<bool(size_t task)> run_task;
 };
 
 // A kernel prepared for repeated execution. Parallel loops run serially in

@@ -36,6 +36,8 @@ constexpr KindInfo kKinds[] = {
 constexpr const char* kUnaryNames[] = {GROVE_UNARY_OPS(GROVE_NAME)};
 constexpr const char* kBinaryNames[] = {GROVE_BINARY_OPS(GROVE_NAME)};
 constexpr const char* kAtomicNames[] = {GROVE_ATOMIC_OPS(GROVE_NAME)};
+constexpr const char* kSNodeOpNames[] = {GROVE_SNODE_OPS(GROVE_NAME)};
+constexpr const char* kTaskNames[] = {GROVE_TASK_KINDS(GROVE_NAME)};
 #undef GROVE_NAME
 
 template <typename Op, size_t N>
@@ -60,6 +62,20 @@ const char* op_name(AtomicOp op) { return kAtomicNames[static_cast<size_t>(op)];
 bool parse_op(std::string_view name, UnaryOp* out) { return parse_name(name, kUnaryNames, out); }
 bool parse_op(std::string_view name, BinaryOp* out) { return parse_name(name, kBinaryNames, out); }
 bool parse_op(std::string_view name, AtomicOp* out) { return parse_name(name, kAtomicNames, out); }
+const char* op_name(SNodeOpKind op) { return kSNodeOpNames[static_cast<size_t>(op)]; }
+const char* op_name(TaskKind op) { return kTaskNames[static_cast<size_t>(op)]; }
+bool parse_op(std::string_view name, SNodeOpKind* out) { return parse_name(name, kSNodeOpNames, out); }
+bool parse_op(std::string_view name, TaskKind* out) { return parse_name(name, kTaskNames, out); }
+
+bool is_parallel(TaskKind k) {
+  switch (k) {
+    case TaskKind::range_for: case TaskKind::struct_for: case TaskKind::listgen: case TaskKind::gc:
+      return true;
+    case TaskKind::serial: case TaskKind::clear_list: case TaskKind::gc_finish:
+      return false;
+  }
+  return false;
+}
 
 bool is_comparison(BinaryOp op) {
   switch (op) {
@@ -128,7 +144,7 @@ Stmt* Stmt::rhs() const {
   return operands_[1];
 }
 Stmt* Stmt::cond() const {
-  expect_kind(this, {K::Select, K::If}, "cond");
+  expect_kind(this, {K::Select, K::If, K::Assert}, "cond");
   return operands_[0];
 }
 Stmt* Stmt::true_value() const {
@@ -144,13 +160,45 @@ Stmt* Stmt::ptr() const {
   return operands_[0];
 }
 Stmt* Stmt::value() const {
-  expect_kind(this, {K::LocalStore, K::FieldStore, K::FieldAtomic}, "value");
+  expect_kind(this, {K::LocalStore, K::FieldStore, K::FieldAtomic, K::TreeStore, K::TreeAtomic, K::SNodeOp},
+              "value");
+  GROVE_ASSERT(kind_ != K::SNodeOp || snode_op() == SNodeOpKind::append, "value() of a non-append snode_op");
   return operands_.back();
 }
 std::span<Stmt* const> Stmt::indices() const {
-  expect_kind(this, {K::FieldLoad, K::FieldStore, K::FieldAtomic}, "indices");
+  expect_kind(this, {K::FieldLoad, K::FieldStore, K::FieldAtomic, K::SNodeOp}, "indices");
   std::span<Stmt* const> all = operands_;
-  return kind_ == K::FieldLoad ? all : all.first(all.size() - 1);
+  bool has_value = kind_ == K::FieldStore || kind_ == K::FieldAtomic ||
+                   (kind_ == K::SNodeOp && snode_op() == SNodeOpKind::append);
+  return has_value ? all.first(all.size() - 1) : all;
+}
+Stmt* Stmt::address() const {
+  expect_kind(this, {K::TreeLoad, K::TreeStore, K::TreeAtomic, K::TreeCas}, "address");
+  return operands_[0];
+}
+Stmt* Stmt::expected() const {
+  expect_kind(this, {K::TreeCas}, "expected");
+  return operands_[1];
+}
+Stmt* Stmt::desired() const {
+  expect_kind(this, {K::TreeCas}, "desired");
+  return operands_[2];
+}
+SNodeOpKind Stmt::snode_op() const {
+  expect_kind(this, {K::SNodeOp}, "snode_op");
+  return static_cast<SNodeOpKind>(op_);
+}
+TaskKind Stmt::task_kind() const {
+  expect_kind(this, {K::Task}, "task_kind");
+  return static_cast<TaskKind>(op_);
+}
+int Stmt::snode() const {
+  expect_kind(this, {K::SNodeOp, K::StructFor, K::Task}, "snode");
+  return index_;
+}
+int Stmt::tree() const {
+  expect_kind(this, {K::TreeLoad, K::TreeStore, K::TreeAtomic, K::TreeCas}, "tree");
+  return index_;
 }
 Stmt* Stmt::begin() const {
   expect_kind(this, {K::RangeFor}, "begin");
@@ -173,11 +221,11 @@ BinaryOp Stmt::binary_op() const {
   return static_cast<BinaryOp>(op_);
 }
 AtomicOp Stmt::atomic_op() const {
-  expect_kind(this, {K::FieldAtomic}, "atomic_op");
+  expect_kind(this, {K::FieldAtomic, K::TreeAtomic}, "atomic_op");
   return static_cast<AtomicOp>(op_);
 }
 Block* Stmt::body() const {
-  expect_kind(this, {K::RangeFor, K::StructFor, K::While}, "body");
+  expect_kind(this, {K::RangeFor, K::StructFor, K::While, K::Task}, "body");
   return blocks_[0].get();
 }
 Block* Stmt::then_block() const {
@@ -223,10 +271,14 @@ bool Stmt::has_result() const {
   switch (kind_) {
     case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::FieldAtomic:
-    case K::LoopIndex:
+    case K::LoopIndex: case K::TreeLoad: case K::TreeAtomic: case K::TreeCas:
       return true;
+    case K::SNodeOp:
+      return snode_op() == SNodeOpKind::is_active || snode_op() == SNodeOpKind::append ||
+             snode_op() == SNodeOpKind::length;
     case K::LocalStore: case K::FieldStore: case K::RangeFor: case K::StructFor: case K::If:
-    case K::While: case K::Break: case K::Continue: case K::Print:
+    case K::While: case K::Break: case K::Continue: case K::Print: case K::TreeStore: case K::Task:
+    case K::Assert:
       return false;
   }
   return false;
@@ -235,10 +287,13 @@ bool Stmt::has_result() const {
 bool Stmt::has_side_effects() const {
   switch (kind_) {
     case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
-    case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::LoopIndex:
+    case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::LoopIndex: case K::TreeLoad:
       return false;
+    case K::SNodeOp:
+      return snode_op() != SNodeOpKind::is_active && snode_op() != SNodeOpKind::length;
     case K::LocalStore: case K::FieldStore: case K::FieldAtomic: case K::RangeFor:
     case K::StructFor: case K::If: case K::While: case K::Break: case K::Continue: case K::Print:
+    case K::TreeStore: case K::TreeAtomic: case K::TreeCas: case K::Task: case K::Assert:
       return true;
   }
   return true;
@@ -275,12 +330,14 @@ const char* stage_name(Stage s) {
   switch (s) {
     case Stage::frontend: return "frontend";
     case Stage::typed: return "typed";
+    case Stage::offloaded: return "offloaded";
+    case Stage::lowered: return "lowered";
   }
   return "?";
 }
 
 bool parse_stage(std::string_view name, Stage* out) {
-  for (Stage s : {Stage::frontend, Stage::typed}) {
+  for (Stage s : {Stage::frontend, Stage::typed, Stage::offloaded, Stage::lowered}) {
     if (name == stage_name(s)) {
       *out = s;
       return true;

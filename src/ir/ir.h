@@ -28,12 +28,20 @@ enum class StmtKind : uint8_t {
   X(bit_or) X(bit_xor) X(shl) X(shr) X(logic_and) X(logic_or) X(cmp_lt) X(cmp_le) \
   X(cmp_gt) X(cmp_ge) X(cmp_eq) X(cmp_ne)
 
-#define GROVE_ATOMIC_OPS(X) X(add) X(sub) X(min) X(max) X(bit_and) X(bit_or) X(bit_xor)
+#define GROVE_ATOMIC_OPS(X) X(add) X(sub) X(min) X(max) X(bit_and) X(bit_or) X(bit_xor) X(exchange)
+
+// SNode operations of the frontend stage (docs/ir.md).
+#define GROVE_SNODE_OPS(X) X(activate) X(deactivate) X(is_active) X(append) X(length)
+
+// What an offloaded task does; the scheduler reads it (docs/ir.md, "Offloaded stage").
+#define GROVE_TASK_KINDS(X) X(serial) X(range_for) X(struct_for) X(listgen) X(clear_list) X(gc) X(gc_finish)
 
 #define GROVE_ENUMERATOR(name) name,
 enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };
 enum class BinaryOp : uint8_t { GROVE_BINARY_OPS(GROVE_ENUMERATOR) };
 enum class AtomicOp : uint8_t { GROVE_ATOMIC_OPS(GROVE_ENUMERATOR) };
+enum class SNodeOpKind : uint8_t { GROVE_SNODE_OPS(GROVE_ENUMERATOR) };
+enum class TaskKind : uint8_t { GROVE_TASK_KINDS(GROVE_ENUMERATOR) };
 #undef GROVE_ENUMERATOR
 
 const char* kind_name(StmtKind k);  // the mnemonic of statements.def
@@ -42,15 +50,23 @@ int kind_block_count(StmtKind k);
 const char* op_name(UnaryOp op);
 const char* op_name(BinaryOp op);
 const char* op_name(AtomicOp op);
+const char* op_name(SNodeOpKind op);
+const char* op_name(TaskKind op);
 bool parse_op(std::string_view name, UnaryOp* out);
 bool parse_op(std::string_view name, BinaryOp* out);
 bool parse_op(std::string_view name, AtomicOp* out);
+bool parse_op(std::string_view name, SNodeOpKind* out);
+bool parse_op(std::string_view name, TaskKind* out);
+// Parallel task kinds hold uniform, side-effect-free statements followed by
+// exactly one range_for, the parallel loop; the others run on one thread.
+bool is_parallel(TaskKind k);
 bool is_comparison(BinaryOp op);  // cmp_*: result is u1
 bool is_logical(BinaryOp op);     // logic_and / logic_or: u1 operands and result
 bool is_bitwise(BinaryOp op);     // bit_*, shl, shr: integer operands only
 
 class Block;
 class Stmt;
+class SNodeForest;
 
 // A field as the IR sees it: a typed, n-dimensional array of scalars. The
 // program (or a test) owns the table; statements refer to fields by id.
@@ -81,6 +97,7 @@ class Stmt {
   StmtKind kind() const { return kind_; }
   DataType type() const { return type_; }
   void set_type(DataType t) { type_ = t; }
+  void set_text(std::string t) { text_ = std::move(t); }
   Block* parent() const { return parent_; }
 
   // ---- operands, read through the names of statements.def ----
@@ -88,15 +105,18 @@ class Stmt {
   Stmt* operand() const;      // Unary, Cast
   Stmt* lhs() const;          // Binary
   Stmt* rhs() const;          // Binary
-  Stmt* cond() const;         // Select, If
+  Stmt* cond() const;         // Select, If, Assert
   Stmt* true_value() const;   // Select
   Stmt* false_value() const;  // Select
   Stmt* ptr() const;          // LocalLoad, LocalStore: the Alloca
-  Stmt* value() const;        // LocalStore, FieldStore, FieldAtomic
-  std::span<Stmt* const> indices() const;  // FieldLoad, FieldStore, FieldAtomic
+  Stmt* value() const;        // LocalStore, FieldStore, FieldAtomic, TreeStore, TreeAtomic, SNodeOp append
+  std::span<Stmt* const> indices() const;  // FieldLoad, FieldStore, FieldAtomic, SNodeOp
   Stmt* begin() const;        // RangeFor
   Stmt* end() const;          // RangeFor
   Stmt* loop() const;         // LoopIndex: the RangeFor or StructFor
+  Stmt* address() const;      // TreeLoad, TreeStore, TreeAtomic, TreeCas: a u32 word offset
+  Stmt* expected() const;     // TreeCas
+  Stmt* desired() const;      // TreeCas
 
   // Replaces operand slot `i` (used by passes that rewrite uses).
   void set_operand(size_t i, Stmt* s) { operands_.at(i) = s; }
@@ -105,11 +125,16 @@ class Stmt {
   // ---- attributes ----
   UnaryOp unary_op() const;
   BinaryOp binary_op() const;
-  AtomicOp atomic_op() const;
+  AtomicOp atomic_op() const;    // FieldAtomic, TreeAtomic
+  SNodeOpKind snode_op() const;  // SNodeOp
+  TaskKind task_kind() const;    // Task
   int index() const { return index_; }       // Arg: argument number; LoopIndex: axis
-  int field() const { return field_; }       // FieldLoad/Store/Atomic, StructFor
+  int field() const { return field_; }       // FieldLoad/Store/Atomic, StructFor (-1: over an SNode)
+  int snode() const;                         // SNodeOp, StructFor, Task (-1 if none)
+  int tree() const;                          // TreeLoad/Store/Atomic/Cas: the tree buffer
+  DataType storage() const { return storage_; }  // TreeLoad/Store: the type in memory
   uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
-  const std::string& text() const { return text_; }  // Print
+  const std::string& text() const { return text_; }  // Print, Assert, Task
 
   // Const values, read in the statement's own type.
   int64_t const_int() const;    // integral types, sign- or zero-extended
@@ -117,7 +142,7 @@ class Stmt {
   bool is_const() const { return kind_ == StmtKind::Const; }
 
   // ---- nested blocks ----
-  Block* body() const;          // RangeFor, StructFor, While
+  Block* body() const;          // RangeFor, StructFor, While, Task
   Block* then_block() const;    // If
   Block* else_block() const;    // If
   std::span<const std::unique_ptr<Block>> blocks() const { return blocks_; }
@@ -135,6 +160,7 @@ class Stmt {
   uint8_t op_ = 0;
   int index_ = 0;
   int field_ = -1;
+  DataType storage_ = DataType::unknown;
   uint64_t bits_ = 0;
   std::string text_;
   std::vector<Stmt*> operands_;
@@ -165,8 +191,10 @@ class Block {
 };
 
 // The three stages of docs/ir.md; the verifier checks what each one allows.
-enum class Stage : uint8_t { frontend, typed };
-const char* stage_name(Stage s);  // "frontend", "typed" (the textual form's `stage` word)
+// frontend -> typed (type_check) -> offloaded (offload: the body becomes tasks)
+// -> lowered (lower_access: field and SNode operations become tree memory).
+enum class Stage : uint8_t { frontend, typed, offloaded, lowered };
+const char* stage_name(Stage s);  // "frontend", "typed", ... (the textual form's `stage` word)
 bool parse_stage(std::string_view name, Stage* out);
 
 struct KernelArg {
@@ -181,6 +209,9 @@ class Kernel {
   const std::string& name() const { return name_; }
   const std::vector<KernelArg>& args() const { return args_; }
   const FieldTable& fields() const { return *fields_; }
+  // The SNode trees the kernel's fields live in (set by the program; the
+  // lowering passes need it, the text form does not).
+  const SNodeForest* forest = nullptr;
   Block* body() const { return body_.get(); }
   Stage stage = Stage::frontend;
 

@@ -11,6 +11,10 @@
 // else, e.g. a value used outside the block that defines it, is left to the
 // verifier, so broken kernels can be written as text in tests.
 //
+// SNodes are lexed as their own token (`$S<n>`, `$-1`); trees are globals
+// named `t<n>`. snode_op's `%N =` depends on its op, so it is checked once
+// the op is read.
+//
 // Leniencies (the printer always writes the full form): `else { }` and
 // `stage <name>` may be left out (an empty else block, stage frontend), and
 // %N numbers need not be consecutive.
@@ -38,6 +42,7 @@ enum class Tok : uint8_t {
   Number,  // -?[0-9]... and -inf / -nan (inf and nan alone are words)
   String,  // "..." with C escapes, stored decoded
   Punct,   // one of { } [ ] ( ) , : =
+  SNode,   // $S<n> or $-<n> (-1: none); the text is the number, e.g. "2" or "-1"
 };
 
 struct Token {
@@ -90,6 +95,20 @@ class Lexer {
         t.kind = Tok::Value;
         while (pos_ < text_.size() && is_digit(text_[pos_])) t.text += advance();
         if (t.text.empty()) fail_at(source_, t.line, t.col, "expected a value number after '%'");
+      } else if (c == '$') {
+        advance();
+        t.kind = Tok::SNode;
+        if (pos_ < text_.size() && text_[pos_] == 'S') {
+          advance();
+        } else if (pos_ < text_.size() && text_[pos_] == '-') {
+          t.text += advance();
+        } else {
+          fail_at(source_, t.line, t.col, "expected an SNode ($S<n> or $-1) after '$'");
+        }
+        size_t digits = t.text.size();
+        while (pos_ < text_.size() && is_digit(text_[pos_])) t.text += advance();
+        if (t.text.size() == digits)
+          fail_at(source_, t.line, t.col, "expected an SNode number ($S<n> or $-1)");
       } else if (c == '@') {
         advance();
         t.kind = Tok::Global;
@@ -209,20 +228,26 @@ std::string describe(const Token& t) {
     case Tok::Number: return "'" + t.text + "'";
     case Tok::String: return "a string";
     case Tok::Punct: return "'" + t.text + "'";
+    case Tok::SNode: return t.text[0] == '-' ? "'$" + t.text + "'" : "'$S" + t.text + "'";
   }
   return "?";
 }
 
 // Whether statements of this kind are written `%N = ...` (the printer's rule).
+// For snode_op it depends on the op (is_active, append and length are), which
+// the statement checks itself once the op is read.
 bool numbered_kind(StmtKind k) {
   switch (k) {
     case StmtKind::Const: case StmtKind::Arg: case StmtKind::Unary: case StmtKind::Cast:
     case StmtKind::Binary: case StmtKind::Select: case StmtKind::Alloca: case StmtKind::LocalLoad:
     case StmtKind::FieldLoad: case StmtKind::FieldAtomic: case StmtKind::RangeFor:
-    case StmtKind::StructFor: case StmtKind::LoopIndex:
+    case StmtKind::StructFor: case StmtKind::LoopIndex: case StmtKind::TreeLoad:
+    case StmtKind::TreeAtomic: case StmtKind::TreeCas:
       return true;
     case StmtKind::LocalStore: case StmtKind::FieldStore: case StmtKind::If: case StmtKind::While:
-    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print:
+    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert:
+    case StmtKind::TreeStore:
+    case StmtKind::Task: case StmtKind::SNodeOp:
       return false;
   }
   return false;
@@ -485,10 +510,7 @@ class Parser {
     Token word = take();
     StmtKind kind{};
     if (!parse_kind(word.text, &kind)) fail(word, "unknown statement '" + word.text + "'");
-    if (numbered_kind(kind) && !def)
-      fail(word, "expected '%N = ' before '" + word.text + "' (it defines a value)");
-    if (!numbered_kind(kind) && def)
-      fail(word, "'" + word.text + "' does not define a value; remove '%" + def->text + " ='");
+    if (kind != StmtKind::SNodeOp) check_def(word, word.text, numbered_kind(kind), def);
 
     Stmt* s = nullptr;
     DataType t = DataType::unknown;  // the printed result type, for value statements
@@ -575,7 +597,11 @@ class Parser {
         break;
       }
       case StmtKind::StructFor: {
-        s = b.struct_for(field_name());
+        if (peek().kind == Tok::SNode) {
+          s = b.struct_for_snode(snode_ref());
+        } else {
+          s = b.struct_for(field_name());
+        }
         define(*def, s);
         block(s->body());
         break;
@@ -618,11 +644,132 @@ class Parser {
         s = b.print(text.text, std::move(values));
         break;
       }
+      case StmtKind::Assert: {
+        Stmt* c = operand();
+        Token text = expect_kind(Tok::String, "a message string");
+        std::vector<Stmt*> values;
+        while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
+        s = b.assert_stmt(c, text.text, std::move(values));
+        break;
+      }
+      case StmtKind::SNodeOp: {
+        Token at = peek();
+        SNodeOpKind o = op<SNodeOpKind>("snode");
+        bool result = o == SNodeOpKind::is_active || o == SNodeOpKind::append || o == SNodeOpKind::length;
+        check_def(at, "snode_op " + at.text, result, def);
+        if (result) t = type(true);
+        int id = snode_ref();
+        std::vector<Stmt*> indices = index_list();
+        Stmt* v = o == SNodeOpKind::append ? operand() : nullptr;
+        s = b.snode_op(o, id, std::move(indices), v);
+        break;
+      }
+      case StmtKind::TreeLoad: {
+        t = type(true);
+        int tree = tree_ref();
+        Stmt* address = bracketed_operand();
+        DataType storage = t;
+        if (is_word("as")) {
+          take();
+          storage = type(true);
+        }
+        s = b.tree_load(tree, storage, address);
+        break;
+      }
+      case StmtKind::TreeStore: {
+        int tree = tree_ref();
+        Stmt* address = bracketed_operand();
+        Stmt* v = operand();
+        expect_word("as");
+        s = b.tree_store(tree, type(true), address, v);
+        break;
+      }
+      case StmtKind::TreeAtomic: {
+        AtomicOp o = op<AtomicOp>("atomic");
+        t = type(true);
+        int tree = tree_ref();
+        Stmt* address = bracketed_operand();
+        s = b.tree_atomic(o, tree, t, address, operand());
+        break;
+      }
+      case StmtKind::TreeCas: {
+        t = type(true);
+        int tree = tree_ref();
+        Stmt* address = bracketed_operand();
+        Stmt* expected_value = operand();
+        Stmt* desired = operand();
+        s = b.tree_cas(tree, t, address, expected_value, desired);
+        break;
+      }
+      case StmtKind::Task: {
+        TaskKind o = op<TaskKind>("task");
+        int id = snode_ref();
+        Token label = expect_kind(Tok::String, "a task label (a string)");
+        s = b.task(o, id, label.text);
+        block(s->body());
+        break;
+      }
     }
     if (s->has_result()) {
       if (s->type() != t) s->set_type(t);
       define(*def, s);
     }
+  }
+
+  // Whether `%N =` is present exactly when the statement defines a value.
+  void check_def(const Token& at, const std::string& what, bool numbered,
+                 const std::optional<Token>& def) const {
+    if (numbered && !def) fail(at, "expected '%N = ' before '" + what + "' (it defines a value)");
+    if (!numbered && def)
+      fail(at, "'" + what + "' does not define a value; remove '%" + def->text + " ='");
+  }
+
+  // `$S<n>` or `$-1`.
+  int snode_ref() {
+    Token t = expect_kind(Tok::SNode, "an SNode ($S<n> or $-1)");
+    int v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size())
+      fail(t, "SNode number " + t.text + " is out of range");
+    return v;
+  }
+
+  // `@t<n>` (a negative, invalid id prints quoted: `@"t-1"`).
+  int tree_ref() {
+    Token t = expect_kind(Tok::Global, "a tree (@t<n>)");
+    int v = 0;
+    bool ok = t.text.size() > 1 && t.text[0] == 't';
+    if (ok) {
+      const char* first = t.text.data() + 1;
+      const char* last = t.text.data() + t.text.size();
+      auto [p, ec] = std::from_chars(first, last, v);
+      ok = ec == std::errc() && p == last;
+    }
+    if (!ok) fail(t, "expected a tree (@t<n>) but found " + describe(t));
+    return v;
+  }
+
+  // `[%N]`: a tree address.
+  Stmt* bracketed_operand() {
+    expect_punct('[');
+    Stmt* v = operand();
+    expect_punct(']');
+    return v;
+  }
+
+  // `[%a, %b, ...]` (possibly empty).
+  std::vector<Stmt*> index_list() {
+    std::vector<Stmt*> out;
+    expect_punct('[');
+    if (!is_punct(']')) {
+      out.push_back(operand());
+      while (is_punct(',')) {
+        take();
+        out.push_back(operand());
+      }
+    }
+    expect_punct(']');
+    return out;
   }
 
   Stmt* alloca_operand() {

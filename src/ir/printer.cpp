@@ -11,6 +11,9 @@
 //    of letters, digits, `_` and `.` (an argument name must not start with a
 //    digit); anything else prints as a quoted string with C escapes.
 //  * A module declares only the fields its kernels use, in field-id order.
+//  * SNodes print as `$S<n>` (`$-1`: none), trees as `@t<n>`; tree_store
+//    always prints `as <storage>`, tree_load only when the storage type
+//    differs from its result type.
 #include "ir/printer.h"
 
 #include <algorithm>
@@ -100,6 +103,23 @@ void append_const(std::string& out, const Stmt* s) {
   } else {
     // Not a value type (the builder never makes one); keep the bits visible.
     out += std::to_string(s->bits());
+  }
+}
+
+// `$S<n>` names SNode n; a negative id (-1: none) prints as `$<n>`, e.g. `$-1`.
+void append_snode(std::string& out, int id) {
+  out += id >= 0 ? "$S" : "$";
+  out += std::to_string(id);
+}
+
+// `@t<n>` names tree n; a negative id (invalid, the verifier reports it) is
+// quoted, `@"t-1"`, so that it still reads back.
+void append_tree(std::string& out, int id) {
+  if (id >= 0) {
+    out += "@t" + std::to_string(id);
+  } else {
+    out += '@';
+    append_quoted(out, "t" + std::to_string(id));
   }
 }
 
@@ -207,7 +227,11 @@ class Printer {
         break;
       case StmtKind::StructFor:
         out += ' ';
-        field_name(out, s->field());
+        if (s->field() == -1) {
+          append_snode(out, s->snode());
+        } else {
+          field_name(out, s->field());
+        }
         open_block(out, s->body(), depth, nested);
         break;
       case StmtKind::LoopIndex:
@@ -232,6 +256,62 @@ class Printer {
         out += ' ';
         append_quoted(out, s->text());
         for (Stmt* v : s->operands()) operand(out, v);
+        break;
+      case StmtKind::Assert:
+        operand(out, s->cond());
+        out += ' ';
+        append_quoted(out, s->text());
+        for (Stmt* v : s->operands().subspan(1)) operand(out, v);
+        break;
+      case StmtKind::SNodeOp: {
+        SNodeOpKind op = s->snode_op();
+        out += ' ';
+        out += op_name(op);
+        if (s->has_result()) type(out, s);
+        out += ' ';
+        append_snode(out, s->snode());
+        out += '[';
+        bool first = true;
+        for (Stmt* i : s->indices()) {
+          if (!first) out += ", ";
+          first = false;
+          value(out, i);
+        }
+        out += ']';
+        if (op == SNodeOpKind::append) operand(out, s->value());
+        break;
+      }
+      case StmtKind::TreeLoad:
+        type(out, s);
+        tree_access(out, s);
+        if (s->storage() != s->type()) storage(out, s);
+        break;
+      case StmtKind::TreeStore:
+        tree_access(out, s);
+        operand(out, s->value());
+        storage(out, s);
+        break;
+      case StmtKind::TreeAtomic:
+        out += ' ';
+        out += op_name(s->atomic_op());
+        type(out, s);
+        tree_access(out, s);
+        operand(out, s->value());
+        break;
+      case StmtKind::TreeCas:
+        type(out, s);
+        tree_access(out, s);
+        operand(out, s->expected());
+        operand(out, s->desired());
+        break;
+      case StmtKind::Task:
+        out += ' ';
+        out += op_name(s->task_kind());
+        out += ' ';
+        append_snode(out, s->snode());
+        out += ' ';
+        append_quoted(out, s->text());
+        open_block(out, s->body(), depth, nested);
         break;
     }
     if (nested) out += '\n';
@@ -294,6 +374,21 @@ class Printer {
       value(out, i);
     }
     out += ']';
+  }
+
+  // ` @t<n>[%address]` of the tree statements.
+  void tree_access(std::string& out, const Stmt* s) const {
+    out += ' ';
+    append_tree(out, s->tree());
+    out += '[';
+    value(out, s->address());
+    out += ']';
+  }
+
+  // ` as <storage>` of tree_load and tree_store.
+  static void storage(std::string& out, const Stmt* s) {
+    out += " as ";
+    out += type_name(s->storage());
   }
 
   const Kernel& kernel_;

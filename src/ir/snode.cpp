@@ -1,6 +1,7 @@
 // src/ir/snode.cpp — SNode tree types, their checks and their word layout.
 #include "ir/snode.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "grove/error.h"
@@ -42,6 +43,15 @@ int SNodeForest::add_tree() {
   root.shape.fill(1);
   t.root = root.id;
   snodes_.push_back(root);
+  trees_.push_back(t);
+  return t.id;
+}
+
+int SNodeForest::add_scratch_tree(int64_t words) {
+  TreeDecl t;
+  t.id = num_trees();
+  t.laid_out = true;
+  t.total_words = words;
   trees_.push_back(t);
   return t.id;
 }
@@ -175,60 +185,276 @@ std::vector<int> SNodeForest::path(int node) const {
   return p;
 }
 
-void SNodeForest::lay_out(int tree_id) {
+bool SNodeDecl::is_sparse() const {
+  return type == SNodeType::pointer || type == SNodeType::bitmasked || type == SNodeType::dynamic;
+}
+bool SNodeDecl::has_pool() const { return type == SNodeType::pointer || type == SNodeType::dynamic; }
+bool SNodeDecl::has_list() const { return type != SNodeType::root && type != SNodeType::place; }
+
+void SNodeForest::set_capacity(int node, int64_t capacity) {
+  SNodeDecl& s = snodes_.at(static_cast<size_t>(node));
+  if (!s.has_pool())
+    throw Error("SNode '" + s.name() + "' is " + snode_type_name(s.type) +
+                "; only pointer and dynamic nodes have a pool capacity");
+  if (trees_[static_cast<size_t>(s.tree)].laid_out)
+    throw Error("SNode '" + s.name() + "': its tree is already in use; set capacities before the "
+                "first kernel runs");
+  if (capacity <= 0)
+    throw Error("SNode '" + s.name() + "': capacity " + std::to_string(capacity) + " must be at least 1");
+  s.requested_capacity = capacity;
+}
+
+namespace {
+int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
   TreeDecl& t = trees_.at(static_cast<size_t>(tree_id));
   if (t.laid_out) return;
-  // Post-order: a node's size needs its children's sizes. Returns alignment.
-  auto visit = [&](auto&& self, int id) -> int64_t {
-    SNodeDecl& s = snodes_[static_cast<size_t>(id)];
+  auto node = [&](int id) -> SNodeDecl& { return snodes_[static_cast<size_t>(id)]; };
+  t.nodes.clear();
+  t.pools.clear();
+  auto preorder = [&](auto&& self, int id) -> void {
+    t.nodes.push_back(id);
+    if (node(id).has_pool()) t.pools.push_back(id);
+    for (int c : node(id).children) self(self, c);
+  };
+  preorder(preorder, t.root);
+
+  // 1. Sizes, children first. Returns the alignment (in words) the node's
+  // container needs inside its parent's cell.
+  auto size = [&](auto&& self, int id) -> int64_t {
+    SNodeDecl& s = node(id);
     if (s.type == SNodeType::place) {
-      DataType dt = place_dtype_[static_cast<size_t>(s.field)];
-      s.container_words = storage_words(dt);
-      return storage_words(dt);
+      s.container_words = storage_words(place_dtype_[static_cast<size_t>(s.field)]);
+      return s.container_words;
     }
     int64_t align = 1, offset = 0;
     for (int c : s.children) {
       int64_t ca = self(self, c);
-      SNodeDecl& child = snodes_[static_cast<size_t>(c)];
-      offset = (offset + ca - 1) / ca * ca;
+      SNodeDecl& child = node(c);
+      offset = align_up(offset, ca);
       child.component_offset = offset;
       offset += child.container_words;
       align = std::max(align, ca);
     }
-    s.cell_words = (offset + align - 1) / align * align;
-    s.container_words = s.num_cells * s.cell_words;
+    s.cell_words = std::max<int64_t>(align_up(offset, align), 1);
+    switch (s.type) {
+      case SNodeType::root:
+      case SNodeType::dense:
+        s.container_words = s.num_cells * s.cell_words;
+        return align;
+      case SNodeType::bitmasked:
+        s.mask_words = align_up((s.num_cells + 31) / 32, align);
+        s.container_words = s.mask_words + s.num_cells * s.cell_words;
+        return align;
+      case SNodeType::pointer:
+        s.pool_entry_words = align_up(s.cell_words, align);
+        s.container_words = s.num_cells;  // one slot per cell
+        return 1;
+      case SNodeType::dynamic:
+        s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;
+        s.pool_entry_words = align_up(s.chunk_size * s.cell_words, align);
+        s.container_words = 1 + s.num_chunks;  // length, then chunk slots
+        return 1;
+      case SNodeType::place:
+        break;
+    }
     return align;
   };
-  visit(visit, t.root);
-  t.total_words = snode(t.root).container_words;
+  size(size, t.root);
+
+  // 2. Pool capacities and the most cells each node can hold at once.
+  int64_t unset = 0;
+  for (int p : t.pools)
+    if (node(p).requested_capacity == 0) ++unset;
+  int64_t share = unset > 0 ? std::max<int64_t>(budget_bytes / unset, 4096) : 0;
+  for (int id : t.nodes) {
+    SNodeDecl& s = node(id);
+    int64_t parent_cells = s.parent < 0 ? 1 : node(s.parent).max_cells;
+    switch (s.type) {
+      case SNodeType::root:
+        s.max_cells = 1;
+        break;
+      case SNodeType::dense:
+      case SNodeType::bitmasked:
+        s.max_cells = parent_cells * s.num_cells;
+        break;
+      case SNodeType::pointer:
+      case SNodeType::dynamic: {
+        int64_t per_container = s.type == SNodeType::pointer ? s.num_cells : s.num_chunks;
+        int64_t possible = parent_cells * per_container;
+        int64_t cap = s.requested_capacity;
+        if (cap == 0) cap = std::clamp<int64_t>(share / ((s.pool_entry_words + 3) * 4), 1, possible);
+        s.capacity = cap;
+        s.max_cells = s.type == SNodeType::pointer
+                          ? std::min(possible, cap)
+                          : std::min(parent_cells * s.num_cells, cap * s.chunk_size);
+        break;
+      }
+      case SNodeType::place:
+        s.max_cells = parent_cells;
+        break;
+    }
+  }
+
+  // 3. Offsets: header (with one state block per pool), root region, pools, lists.
+  int64_t cur = kHeaderWords;
+  for (int p : t.pools) {
+    node(p).state_offset = cur;
+    cur += kPoolStateWords;
+  }
+  cur = align_up(cur, 2);
+  t.root_offset = cur;
+  cur += node(t.root).container_words;
+  for (int p : t.pools) {
+    SNodeDecl& s = node(p);
+    cur = align_up(cur, 2);
+    s.pool_offset = cur;
+    cur += s.capacity * s.pool_entry_words;
+    s.free_offset = cur;
+    cur += s.capacity;
+    s.spare_offset = cur;
+    cur += s.capacity;
+    s.queue_offset = cur;
+    cur += s.capacity;
+  }
+  for (int id : t.nodes) {
+    SNodeDecl& s = node(id);
+    if (!s.has_list()) continue;
+    s.list_capacity = node(s.parent).max_cells;
+    s.list_entry_words = 1 + std::max(1, s.ndim());
+    s.list_offset = cur;
+    cur += 1 + s.list_capacity * s.list_entry_words;
+  }
+  t.total_words = cur;
   if (t.total_words > (int64_t{1} << 32))
     throw Error("tree " + std::to_string(tree_id) + " needs " + std::to_string(t.total_words * 4) +
                 " bytes; a tree's buffer may hold at most 2^32 words (16 GiB): make its dense "
-                "nodes smaller or make them sparse");
+                "nodes smaller, make them sparse, or give its pointer nodes smaller capacities");
   t.laid_out = true;
 }
 
-int64_t SNodeForest::dense_address(int field, const int64_t* index) const {
-  int place = place_of(field);
-  GROVE_ASSERT(place >= 0, "dense_address of an unplaced field");
-  const SNodeDecl& leaf = snode(place);
-  const SNodeDecl& last = snode(leaf.parent);
-  int64_t address = leaf.component_offset;
-  for (int n = leaf.parent; n >= 0; n = snode(n).parent) {
-    const SNodeDecl& s = snode(n);
-    if (s.type == SNodeType::root) break;
-    int64_t cell = 0;
-    for (int a = 0; a < kMaxAxes; ++a) {
-      if (!((s.axis_mask >> a) & 1)) continue;
-      auto ua = static_cast<size_t>(a);
-      int64_t stride = last.shape[ua] / s.shape[ua];
-      int64_t local = (index[a] / stride) % s.extent[ua];
-      if (local < 0) local += s.extent[ua];  // out-of-bounds indices wrap, never escape
-      cell = cell * s.extent[ua] + local;
-    }
-    address += s.component_offset + cell * s.cell_words;
+std::vector<uint32_t> SNodeForest::initial_buffer(int tree_id) const {
+  const TreeDecl& t = tree(tree_id);
+  GROVE_ASSERT(t.laid_out, "initial_buffer of a tree that is not laid out");
+  std::vector<uint32_t> w(static_cast<size_t>(t.total_words), 0u);
+  w[kMagic] = kTreeMagic;
+  w[kLayoutVersion] = kLayoutVersionValue;
+  w[kTotalWords] = static_cast<uint32_t>(t.total_words);
+  return w;
+}
+
+int64_t SNodeForest::local_cell(int n, int leaf, const int64_t* index) const {
+  const SNodeDecl& s = snode(n);
+  const SNodeDecl& last = snode(leaf);
+  int64_t cell = 0;
+  for (int a = 0; a < kMaxAxes; ++a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    int64_t stride = last.shape[ua] / s.shape[ua];
+    int64_t local = (index[a] / stride) % s.extent[ua];
+    if (local < 0) local += s.extent[ua];  // out-of-bounds indices wrap, never escape
+    cell = cell * s.extent[ua] + local;
   }
-  return address;
+  return cell;
+}
+
+int64_t SNodeForest::find_cell(int target, const int64_t* index, const std::vector<uint32_t>& w) const {
+  std::vector<int> p = path(target);
+  int64_t addr = tree(snode(target).tree).root_offset;
+  for (size_t n = 1; n < p.size(); ++n) {
+    const SNodeDecl& s = snode(p[n]);
+    int64_t c = local_cell(p[n], target, index);
+    int64_t container = addr + s.component_offset;
+    switch (s.type) {
+      case SNodeType::root:
+      case SNodeType::place:
+        break;
+      case SNodeType::dense:
+        addr = container + c * s.cell_words;
+        break;
+      case SNodeType::bitmasked:
+        if (((w[static_cast<size_t>(container + c / 32)] >> (c % 32)) & 1u) == 0) return -1;
+        addr = container + s.mask_words + c * s.cell_words;
+        break;
+      case SNodeType::pointer: {
+        uint32_t v = w[static_cast<size_t>(container + c)];
+        if (v == 0) return -1;
+        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
+        break;
+      }
+      case SNodeType::dynamic: {
+        int64_t length = std::min<int64_t>(w[static_cast<size_t>(container)], s.num_cells);
+        if (c >= length) return -1;
+        uint32_t v = w[static_cast<size_t>(container + 1 + c / s.chunk_size)];
+        if (v == 0) return -1;
+        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
+        break;
+      }
+    }
+  }
+  return addr;
+}
+
+int64_t SNodeForest::find_element(int field, const int64_t* index, const std::vector<uint32_t>& w) const {
+  int place = place_of(field);
+  GROVE_ASSERT(place >= 0, "find_element of an unplaced field");
+  int64_t cell = find_cell(snode(place).parent, index, w);
+  return cell < 0 ? -1 : cell + snode(place).component_offset;
+}
+
+bool SNodeForest::is_sparse_path(int n) const {
+  for (; n >= 0; n = snode(n).parent)
+    if (snode(n).is_sparse()) return true;
+  return false;
+}
+
+int64_t SNodeForest::count_active(int target, const std::vector<uint32_t>& w) const {
+  std::vector<int> p = path(target);
+  // Visits every active cell of p[depth] inside the container at `container`.
+  auto visit = [&](auto&& self, size_t depth, int64_t container) -> int64_t {
+    const SNodeDecl& s = snode(p[depth]);
+    bool last = depth + 1 == p.size();
+    int64_t count = 0;
+    for (int64_t c = 0; c < s.num_cells; ++c) {
+      int64_t cell;
+      switch (s.type) {
+        case SNodeType::root:
+        case SNodeType::dense:
+          if (last) return s.num_cells;
+          cell = container + c * s.cell_words;
+          break;
+        case SNodeType::bitmasked:
+          if (((w[static_cast<size_t>(container + c / 32)] >> (c % 32)) & 1u) == 0) continue;
+          cell = container + s.mask_words + c * s.cell_words;
+          break;
+        case SNodeType::pointer: {
+          uint32_t v = w[static_cast<size_t>(container + c)];
+          if (v == 0) continue;
+          cell = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
+          break;
+        }
+        case SNodeType::dynamic: {
+          int64_t length = std::min<int64_t>(w[static_cast<size_t>(container)], s.num_cells);
+          if (last) return length;
+          cell = -1;  // a dynamic node's children are places
+          break;
+        }
+        case SNodeType::place:
+          return 0;
+      }
+      if (last) {
+        ++count;
+      } else if (cell >= 0) {
+        count += self(self, depth + 1, cell + snode(p[depth + 1]).component_offset);
+      }
+    }
+    return count;
+  };
+  const TreeDecl& t = tree(snode(target).tree);
+  if (p.size() == 1) return 1;
+  return visit(visit, 1, t.root_offset + snode(p[1]).component_offset);
 }
 
 }  // namespace grove::ir

@@ -35,20 +35,66 @@ struct SNodeDecl {
   int64_t num_cells = 1;          // cells per container (product of extent)
   int64_t total_cells = 1;        // cells in the whole tree (product of num_cells root..here)
   int depth = 0;                  // root 0
+  int64_t requested_capacity = 0;  // pointer/dynamic: pool cells (chunks) asked for; 0 = from the budget
   // Derived when the tree is laid out (words):
   int64_t cell_words = 0;         // one cell = its children's containers side by side
   int64_t container_words = 0;    // one container of this node (place: the value)
   int64_t component_offset = 0;   // where this node's container starts in its parent's cell
+  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container
+  int64_t num_chunks = 0;         // dynamic: chunk slots per container
+  int64_t max_cells = 0;          // most cells of this node that can exist at once
+  // Pools (pointer: cells; dynamic: chunks of chunk_size cells), DESIGN.md "Memory contract".
+  int64_t capacity = 0;           // pool entries
+  int64_t pool_entry_words = 0;   // words per pool entry
+  int64_t pool_offset = -1;       // entries
+  int64_t free_offset = -1;       // free list: capacity words
+  int64_t spare_offset = -1;      // candidates returned by CAS losers: capacity words
+  int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
+  int64_t state_offset = -1;      // allocator state: kPoolStateWords words in the header
+  // List of active containers filled by listgen (not for root and place).
+  int64_t list_offset = -1;       // [length][entries]
+  int64_t list_capacity = 0;      // entries
+  int64_t list_entry_words = 0;   // [container address][parent cell index per axis]
+
+  bool is_sparse() const;         // pointer, bitmasked or dynamic
+  bool has_pool() const;          // pointer or dynamic
+  bool has_list() const;          // not root, not place
 
   std::string name() const;       // "S3dense", "S5place_x"
   int ndim() const;               // highest axis split on the path to here, plus one
 };
 
+// Allocator state of one pool, in the tree header (word offsets from state_offset).
+enum PoolState : int64_t {
+  kBump = 0,          // entries handed out from the bump region so far (may pass capacity)
+  kFreeTop = 1,       // valid free-list entries when the kernel started
+  kFreeTaken = 2,     // free-list entries taken since (allocations take from the top)
+  kSpareCount = 3,    // entries returned by CAS losers
+  kQueueCount = 4,    // entries deactivated, waiting for gc
+  kAllocFailures = 5, // allocations that found the pool full
+  kAppendFailures = 6,// dynamic: appends past the maximum length
+  kHighWater = 7,     // most entries ever in use
+  kPoolStateWords = 8,
+};
+
+// Tree header words before the per-pool states.
+enum TreeHeader : int64_t {
+  kMagic = 0,         // 0x47524f56 "GROV"
+  kLayoutVersion = 1,
+  kTotalWords = 2,
+  kHeaderWords = 4,
+};
+inline constexpr uint32_t kTreeMagic = 0x47524f56u;
+inline constexpr uint32_t kLayoutVersionValue = 1;
+
 struct TreeDecl {
   int id = -1;
   int root = -1;
   bool laid_out = false;
+  int64_t root_offset = 0;       // word offset of the root cell
   int64_t total_words = 0;       // size of the tree's buffer
+  std::vector<int> pools;        // SNodes with a pool, in tree pre-order
+  std::vector<int> nodes;        // every SNode of the tree in pre-order
 };
 
 // Every SNode and tree of a program. Ids are global; trees are numbered in
@@ -56,29 +102,50 @@ struct TreeDecl {
 class SNodeForest {
  public:
   int add_tree();  // returns the tree id; its root is trees()[id].root
+  // A buffer that is not an SNode tree (root -1), already laid out: kernels
+  // keep values that live across tasks there.
+  int add_scratch_tree(int64_t words);
   // Adds a child under `parent`. `axes` lists physical axes, `extents` one
   // extent per listed axis.
   int add_child(int parent, SNodeType type, const std::vector<int>& axes,
                 const std::vector<int64_t>& extents, int64_t chunk_size = 0);
   // Adds a place node for `field` under `parent`; `field_name` for errors.
   int add_place(int parent, int field, DataType dtype, const std::string& field_name);
+  // Sets the pool capacity of a pointer or dynamic node (before lay_out).
+  void set_capacity(int node, int64_t capacity);
   // Computes the word layout of a tree; no more children may be added after.
-  void lay_out(int tree);
+  // Pools without an explicit capacity share `budget_bytes` evenly (each
+  // capped at the most entries its node can ever need).
+  void lay_out(int tree, int64_t budget_bytes = int64_t{256} << 20);
+  // The initial contents of a laid-out tree's buffer (header words set,
+  // everything else zero).
+  std::vector<uint32_t> initial_buffer(int tree) const;
 
   const SNodeDecl& snode(int id) const { return snodes_.at(static_cast<size_t>(id)); }
   const TreeDecl& tree(int id) const { return trees_.at(static_cast<size_t>(id)); }
   int num_snodes() const { return static_cast<int>(snodes_.size()); }
   int num_trees() const { return static_cast<int>(trees_.size()); }
   int place_of(int field) const;  // -1 if the field is not placed
+  DataType field_dtype(int field) const { return place_dtype_.at(static_cast<size_t>(field)); }
   // The path root..node (inclusive).
   std::vector<int> path(int node) const;
 
-  // Word offset of one element of `field` in its tree's buffer, for indices in
-  // the field's index space. Out-of-bounds indices are not an error here:
-  // each local index is reduced modulo its node's extent, so the address
-  // always stays inside the tree's buffer (debug mode checks bounds). Valid
-  // for trees of dense nodes only; sparse trees go through lowered IR.
-  int64_t dense_address(int field, const int64_t* indices) const;
+  // Local cell number within a container of `node` for global indices in the
+  // index space of `leaf` (a descendant of `node`, or `node` itself): each
+  // axis is reduced modulo the node's extent, row-major over its axes.
+  int64_t local_cell(int node, int leaf, const int64_t* indices) const;
+
+  // Word offset of one element of `field` for indices in the field's index
+  // space, following the memory contract without activating anything (the
+  // host reader). Returns -1 when a sparse ancestor of the element is
+  // inactive. Out-of-bounds indices wrap (debug mode checks bounds first).
+  int64_t find_element(int field, const int64_t* indices, const std::vector<uint32_t>& words) const;
+  // Same for a cell of any SNode (its base address), in that node's index space.
+  int64_t find_cell(int node, const int64_t* indices, const std::vector<uint32_t>& words) const;
+  // Counts the active cells of `node` in a tree buffer (host walk).
+  int64_t count_active(int node, const std::vector<uint32_t>& words) const;
+  // Whether any node on the path root..field is sparse.
+  bool is_sparse_path(int node) const;
 
  private:
   std::vector<SNodeDecl> snodes_;

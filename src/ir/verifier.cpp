@@ -46,7 +46,8 @@ class Verifier {
     throw InternalError(msg);
   }
 
-  bool typed() const { return kernel_.stage == Stage::typed; }
+  // Operand types are exact from the typed stage on (offloaded and lowered too).
+  bool typed() const { return kernel_.stage != Stage::frontend; }
 
   std::string name(const Stmt* s) const { return print_stmt_ref(s); }
   std::string print_stmt_ref(const Stmt* s) const {
@@ -63,6 +64,7 @@ class Verifier {
     for (const auto& child : b->stmts()) {
       const Stmt* s = child.get();
       if (s->parent() != b) fail(s, "the statement's parent() is not the block holding it");
+      placement(s, b);
       stmt(s);
       done_.insert(s);
       if (s->has_result()) {
@@ -146,6 +148,81 @@ class Verifier {
       fail(s, "its type is " + tn(s->type()) + " but must be " + tn(want) + " (" + why + ")");
   }
 
+  // ---- stages and tasks ----
+  // The stages run frontend -> typed -> offloaded (the `offload` pass: the
+  // body becomes tasks) -> lowered (`lower_access`: field accesses and SNode
+  // operations become tree memory), as ir.h orders them. So:
+  //  * field_load/store/atomic and snode_op: every stage but lowered;
+  //  * struct_for: frontend and typed; at offloaded only as the parallel loop
+  //    of a struct_for task (lower_access turns it into a range_for);
+  //  * tree_*: offloaded (the runtime's tasks, scratch values) and lowered;
+  //  * from offloaded on, the kernel's body holds only tasks, and a task
+  //    stands nowhere else.
+  static bool before_lowering(Stage st) { return st != Stage::lowered; }
+  static bool before_offload(Stage st) { return st == Stage::frontend || st == Stage::typed; }
+
+  // Whether `s` is the last statement of a parallel task (its parallel loop).
+  static const Stmt* parallel_task_of_loop(const Stmt* s) {
+    const Block* b = s->parent();
+    const Stmt* owner = b ? b->owner() : nullptr;
+    if (!owner || owner->kind() != StmtKind::Task || !is_parallel(owner->task_kind())) return nullptr;
+    return b->at(b->size() - 1) == s ? owner : nullptr;
+  }
+
+  void placement(const Stmt* s, const Block* b) const {
+    Stage st = kernel_.stage;
+    auto misplaced = [&](const char* allowed) {
+      fail(s, std::string("a '") + kind_name(s->kind()) + "' at stage " + stage_name(st) +
+                  " (allowed only at stages " + allowed + ")");
+    };
+    switch (s->kind()) {
+      case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:
+      case StmtKind::SNodeOp:
+        if (!before_lowering(st)) misplaced("frontend, typed and offloaded");
+        break;
+      case StmtKind::StructFor: {
+        if (before_offload(st)) break;
+        const Stmt* task = parallel_task_of_loop(s);
+        if (st != Stage::offloaded || !task || task->task_kind() != TaskKind::struct_for)
+          misplaced("frontend and typed, and at offloaded as the loop of a struct_for task");
+        break;
+      }
+      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic:
+      case StmtKind::TreeCas: case StmtKind::Task:
+        if (before_offload(st)) misplaced("offloaded and lowered");
+        break;
+      default:
+        break;
+    }
+    bool top = b == kernel_.body();
+    if (s->kind() == StmtKind::Task) {
+      if (!top) fail(s, "a 'task' nested in another statement (tasks stand only in the kernel's body)");
+    } else if (top && !before_offload(st)) {
+      fail(s, std::string("a '") + kind_name(s->kind()) + "' in the kernel's body at stage " +
+                  stage_name(st) + " (the body holds only tasks)");
+    }
+  }
+
+  // A parallel task: side-effect-free statements, then exactly one range_for,
+  // last (before lowering, a struct_for task's loop is still its struct_for).
+  void task_body(const Stmt* s) const {
+    TaskKind kind = s->task_kind();
+    if (!is_parallel(kind)) return;
+    const Block* body = s->body();
+    std::string what = std::string("a parallel '") + op_name(kind) + "' task";
+    const Stmt* last = body->empty() ? nullptr : body->at(body->size() - 1);
+    bool loop = last && (last->kind() == StmtKind::RangeFor ||
+                         (last->kind() == StmtKind::StructFor && kind == TaskKind::struct_for &&
+                          kernel_.stage == Stage::offloaded));
+    if (!loop) fail(s, what + " must end with its range_for (the parallel loop)");
+    for (size_t i = 0; i + 1 < body->size(); ++i) {
+      const Stmt* t = body->at(i);
+      if (t->has_side_effects())
+        fail(t, what + " holds only side-effect-free statements before its range_for, not a '" +
+                    kind_name(t->kind()) + "'");
+    }
+  }
+
   // ---- statements ----
   void stmt(const Stmt* s) {
     StmtKind k = s->kind();
@@ -157,7 +234,8 @@ class Verifier {
       fail(s, std::string("'") + kind_name(k) + "' must own " + std::to_string(kind_block_count(k)) +
                   " block(s) but owns " + std::to_string(s->blocks().size()));
     if (typed() && s->has_result() && (s->type() == DataType::unknown || s->type() == DataType::f16))
-      fail(s, "a value of type " + tn(s->type()) + " at stage typed (values are never unknown or f16)");
+      fail(s, "a value of type " + tn(s->type()) + " at stage " + stage_name(kernel_.stage) +
+                  " (values are never unknown or f16)");
 
     switch (k) {
       case StmtKind::Const:
@@ -243,7 +321,11 @@ class Verifier {
         loop_body(s);
         break;
       case StmtKind::StructFor:
-        field(s);
+        if (s->field() == -1) {
+          snode_id(s, false);
+        } else {
+          field(s);
+        }
         loop_body(s);
         break;
       case StmtKind::LoopIndex: {
@@ -255,7 +337,11 @@ class Verifier {
           std::string what = loop && all_.count(loop) ? name(loop) : "operand";
           fail(s, "its loop " + what + " is not a range_for or struct_for enclosing it");
         }
-        int dim = loop->kind() == StmtKind::RangeFor ? 1 : field(loop).ndim();
+        // A struct_for over an SNode: its own index space, at most 8 axes
+        // (the forest is not consulted; the text form has none).
+        int dim = loop->kind() == StmtKind::RangeFor ? 1
+                  : loop->field() == -1              ? kMaxSNodeAxes
+                                                     : field(loop).ndim();
         if (s->index() < 0 || s->index() >= dim)
           fail(s, "axis " + std::to_string(s->index()) + " but the loop has " + std::to_string(dim) +
                       " dimension(s)");
@@ -282,7 +368,92 @@ class Verifier {
         for (const Stmt* v : s->operands()) value(s, v, "printed");
         break;
       }
+      case StmtKind::Assert: {
+        if (s->operands().empty()) fail(s, "'assert' needs a condition operand");
+        std::span<Stmt* const> values = s->operands().subspan(1);
+        int holes = count_placeholders(s->text());
+        if (holes != static_cast<int>(values.size()))
+          fail(s, "the message has " + std::to_string(holes) + " '{}' but there are " +
+                      std::to_string(values.size()) + " value(s)");
+        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
+        for (const Stmt* v : values) value(s, v, "reported");
+        break;
+      }
+      case StmtKind::SNodeOp: {
+        snode_id(s, false);
+        for (const Stmt* i : s->indices()) expect_type(s, value(s, i, "index"), DataType::i32, "index");
+        switch (s->snode_op()) {
+          case SNodeOpKind::is_active:
+            result_type(s, DataType::u1, "is_active yields u1");
+            break;
+          case SNodeOpKind::append:
+            value(s, s->value(), "value");
+            result_type(s, DataType::i32, "append yields the i32 index it wrote");
+            break;
+          case SNodeOpKind::length:
+            result_type(s, DataType::i32, "length yields i32");
+            break;
+          case SNodeOpKind::activate: case SNodeOpKind::deactivate:
+            break;
+        }
+        break;
+      }
+      case StmtKind::TreeLoad:
+        tree_address(s);
+        storage_type(s);
+        result_type(s, compute_type(s->storage()), "the compute type of its storage type");
+        break;
+      case StmtKind::TreeStore:
+        tree_address(s);
+        storage_type(s);
+        expect_type(s, value(s, s->value(), "value"), compute_type(s->storage()), "value");
+        break;
+      case StmtKind::TreeAtomic: {
+        tree_address(s);
+        DataType t = s->type();
+        if (t != DataType::i32 && t != DataType::u32 && t != DataType::i64 && t != DataType::u64 &&
+            t != DataType::f32 && t != DataType::f64)
+          fail(s, "a tree_atomic of type " + tn(t) + " (it must be i32, u32, i64, u64, f32 or f64)");
+        if (needs_integers(s->atomic_op()) && !is_integral(t))
+          fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer type");
+        expect_type(s, value(s, s->value(), "value"), t, "value");
+        break;
+      }
+      case StmtKind::TreeCas: {
+        tree_address(s);
+        DataType t = s->type();
+        if (t != DataType::i32 && t != DataType::u32 && t != DataType::i64 && t != DataType::u64)
+          fail(s, "a tree_cas of type " + tn(t) + " (it must be i32, u32, i64 or u64)");
+        expect_type(s, value(s, s->expected(), "expected"), t, "expected");
+        expect_type(s, value(s, s->desired(), "desired"), t, "desired");
+        break;
+      }
+      case StmtKind::Task:
+        snode_id(s, true);
+        task_body(s);
+        block(s->body(), s);
+        break;
     }
+  }
+
+  static constexpr int kMaxSNodeAxes = 8;
+
+  // The SNode attribute: an id, or -1 where `none_ok`. (The forest is not
+  // consulted: the text form has none.)
+  void snode_id(const Stmt* s, bool none_ok) const {
+    int id = s->snode();
+    if (id < (none_ok ? -1 : 0))
+      fail(s, "SNode id " + std::to_string(id) + " is not an SNode" + (none_ok ? " (nor -1, none)" : ""));
+  }
+
+  // The tree id and the u32 word address of a tree statement.
+  void tree_address(const Stmt* s) const {
+    if (s->tree() < 0) fail(s, "tree id " + std::to_string(s->tree()) + " is not a tree");
+    expect_type(s, value(s, s->address(), "address"), DataType::u32, "address");
+  }
+
+  void storage_type(const Stmt* s) const {
+    if (s->storage() == DataType::unknown) fail(s, "a storage type of unknown");
   }
 
   void loop_body(const Stmt* s) {
@@ -301,6 +472,10 @@ class Verifier {
     if (loop->kind() == StmtKind::RangeFor && loop->parent() == kernel_.body())
       fail(s, std::string("'") + what +
                   "' directly inside a top-level range_for, which runs in parallel");
+    const Stmt* task = parallel_task_of_loop(loop);
+    if (loop->kind() == StmtKind::RangeFor && task)
+      fail(s, std::string("'") + what + "' directly inside the range_for of a parallel '" +
+                  op_name(task->task_kind()) + "' task, which runs in parallel");
   }
 
   const Kernel& kernel_;

@@ -359,6 +359,84 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
   });
 }
 
+// ---- SNode operations ---------------------------------------------------------
+
+namespace {
+
+const ir::SNodeDecl& checked_snode(const SNode& sn, const Indices& index, const char* op, bool list_op) {
+  auto& ctx = current();
+  const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
+    fail(std::string(op) + " needs a dense, pointer, bitmasked or dynamic SNode, not '" + s.name() + "'");
+  bool dyn_list = list_op && s.type == ir::SNodeType::dynamic;
+  int want = s.ndim() - (dyn_list ? 1 : 0);
+  if (static_cast<int>(index.size()) != want)
+    fail(std::string(op) + " on SNode '" + s.name() + "' takes " + std::to_string(want) + " index(es)" +
+         (dyn_list ? " (the list's, without the dynamic axis)" : "") + ", got " + std::to_string(index.size()));
+  for (size_t a = 0; a < index.size(); ++a)
+    if (!is_integral(index[a].type()) || index[a].type() == DataType::u1)
+      fail("index " + std::to_string(a) + " of " + op + " on SNode '" + s.name() + "' is " +
+           std::string(type_name(index[a].type())) + "; indices must be integers (use cast(i32, ...))");
+  return s;
+}
+
+}  // namespace
+
+void activate(const SNode& sn, const Indices& index) {
+  const ir::SNodeDecl& s = checked_snode(sn, index, "activate", false);
+  b().snode_op(ir::SNodeOpKind::activate, s.id, stmts(index));
+}
+
+void deactivate(const SNode& sn, const Indices& index) {
+  const ir::SNodeDecl& s = checked_snode(sn, index, "deactivate", true);
+  if (!s.is_sparse())
+    fail("deactivate on SNode '" + s.name() + "', which is dense; only pointer, bitmasked and dynamic "
+         "cells can be deactivated");
+  b().snode_op(ir::SNodeOpKind::deactivate, s.id, stmts(index));
+}
+
+Expr is_active(const SNode& sn, const Indices& index) {
+  const ir::SNodeDecl& s = checked_snode(sn, index, "is_active", false);
+  return Expr(b().snode_op(ir::SNodeOpKind::is_active, s.id, stmts(index)));
+}
+
+Expr append(const SNode& sn, const Indices& index, const Expr& value) {
+  const ir::SNodeDecl& s = checked_snode(sn, index, "append", true);
+  if (s.type != ir::SNodeType::dynamic)
+    fail("append on SNode '" + s.name() + "', which is " + ir::snode_type_name(s.type) +
+         "; append needs a dynamic SNode");
+  if (s.children.size() != 1)
+    fail("append on SNode '" + s.name() + "' needs exactly one field placed under it, it has " +
+         std::to_string(s.children.size()));
+  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), value.stmt()));
+}
+
+Expr length(const SNode& sn, const Indices& index) {
+  const ir::SNodeDecl& s = checked_snode(sn, index, "length", true);
+  if (s.type != ir::SNodeType::dynamic)
+    fail("length on SNode '" + s.name() + "', which is " + ir::snode_type_name(s.type) +
+         "; length needs a dynamic SNode");
+  return Expr(b().snode_op(ir::SNodeOpKind::length, s.id, stmts(index)));
+}
+
+void for_each(const SNode& sn, const std::function<void(Indices)>& body) {
+  auto& ctx = current();
+  const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
+    fail("for_each over SNode '" + s.name() + "': loop over a dense, pointer, bitmasked or dynamic SNode");
+  if (!at_kernel_top_level())
+    fail("for_each over SNode '" + s.name() + "' must be at the top level of the kernel "
+         "(a struct-for is a parallel loop); move it out of the enclosing loop or branch");
+  ir::Stmt* loop = b().struct_for_snode(s.id);
+  in_block(loop->body(), [&] {
+    in_loop(ir::StmtKind::StructFor, true, [&] {
+      Indices I;
+      for (int a = 0; a < s.ndim(); ++a) I.push_back(Expr(b().loop_index(loop, a)));
+      body(I);
+    });
+  });
+}
+
 IfBuilder if_(const Expr& cond, const std::function<void()>& then_body) {
   ir::Stmt* s = b().if_stmt(cond.stmt());
   in_block(s->then_block(), then_body);

@@ -78,38 +78,31 @@ static void require_scalar(const Field& f, const char* what) {
 void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const {
   check_usable(program_);
   require_scalar(*this, "read");
-  std::vector<uint32_t>* words;
-  int64_t a = program_->host_address(ids_[0], index, words);
+  std::vector<int64_t> idx = program_->check_index(ids_[0], index);
+  auto& words = program_->buffer_of(ids_[0]);
+  int64_t a = program_->forest.find_element(ids_[0], idx.data(), words);
   DataType dt = dtype();
-  bits_to_host(compute_type(dt), ir::load_element(*words, a, dt), as, out);
+  bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(words, a, dt), as, out);
 }
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
   check_usable(program_);
   require_scalar(*this, "write");
-  std::vector<uint32_t>* words;
-  int64_t a = program_->host_address(ids_[0], index, words);
-  DataType dt = dtype();
-  ir::store_element(*words, a, dt, host_to_bits(as, value, compute_type(dt)));
+  std::vector<int64_t> idx = program_->check_index(ids_[0], index);
+  program_->host_write(ids_[0], idx.data(), host_to_bits(as, value, compute_type(dtype())));
 }
 
-// Visits every element row-major: f(component id, element number, address, words).
+// Visits every element row-major: f(component number, element number, index).
 template <typename F>
 static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids, F&& f) {
   for (int id : ids) p->materialize_field(id, "the host");
   const ir::FieldDecl& d0 = p->field_decl(ids[0]);
   int64_t total = 1;
   for (int64_t e : d0.shape) total *= e;
-  std::vector<int64_t> idx(d0.shape.size(), 0);
+  std::vector<int64_t> idx(ir::kMaxAxes, 0);
   for (int64_t n = 0; n < total; ++n) {
-    int64_t index[ir::kMaxAxes] = {};
-    for (size_t a = 0; a < idx.size(); ++a) index[a] = idx[a];
-    for (size_t c = 0; c < ids.size(); ++c) {
-      int place = p->forest.place_of(ids[c]);
-      auto& words = p->tree_buffers[static_cast<size_t>(p->forest.snode(place).tree)];
-      f(c, n, p->forest.dense_address(ids[c], index), words);
-    }
-    for (size_t a = idx.size(); a-- > 0;) {
+    for (size_t c = 0; c < ids.size(); ++c) f(c, n, idx.data());
+    for (size_t a = d0.shape.size(); a-- > 0;) {
       if (++idx[a] < d0.shape[a]) break;
       idx[a] = 0;
     }
@@ -122,8 +115,11 @@ void Field::copy_out(DataType as, void* out) const {
   auto* bytes = static_cast<unsigned char*>(out);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
-  for_all_elements(program_, ids_, [&](size_t c, int64_t n, int64_t addr, std::vector<uint32_t>& w) {
-    bits_to_host(compute_type(dt), ir::load_element(w, addr, dt), as,
+  for_all_elements(program_, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
+    int id = ids_[c];
+    auto& words = program_->buffer_of(id);
+    int64_t a = program_->forest.find_element(id, idx, words);
+    bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(words, a, dt), as,
                  bytes + (static_cast<size_t>(n) * comps + c) * sz);
   });
 }
@@ -138,18 +134,17 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
   const auto* bytes = static_cast<const unsigned char*>(values);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
-  for_all_elements(program_, ids_, [&](size_t c, int64_t n, int64_t addr, std::vector<uint32_t>& w) {
-    ir::store_element(w, addr, dt,
-                      host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
+  for_all_elements(program_, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
+    program_->host_write(ids_[c], idx,
+                         host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
   });
 }
 
 void Field::fill_raw(DataType as, const void* value) const {
   check_usable(program_);
-  DataType dt = dtype();
-  uint64_t bits = host_to_bits(as, value, compute_type(dt));
-  for_all_elements(program_, ids_, [&](size_t, int64_t, int64_t addr, std::vector<uint32_t>& w) {
-    ir::store_element(w, addr, dt, bits);
+  uint64_t bits = host_to_bits(as, value, compute_type(dtype()));
+  for_all_elements(program_, ids_, [&](size_t c, int64_t, const int64_t* idx) {
+    program_->host_write(ids_[c], idx, bits);
   });
 }
 

@@ -52,6 +52,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   std::vector<ir::KernelArg> args;
   for (const ArgSpec& a : rec.args) args.push_back({a.name, a.type});
   auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields);
+  kernel->forest = &forest;
   KernelContext ctx{this, &rec, kernel.get(), ir::Builder(kernel->body()), {}, -1};
   {
     ContextGuard guard(&ctx);
@@ -81,7 +82,15 @@ void ProgramImpl::compile(KernelRecord& rec) {
     }
     stages.emplace_back(std::string(stage), std::move(text));
   };
+  ir::OffloadResult offloaded;
+  options.offload.scratch_tree = scratch_tree;
+  options.offload.scratch_base = scratch_used;
+  options.offload.scratch_words = kScratchWords - scratch_used;
+  options.offload_result = &offloaded;
+  options.lower.debug = config.debug;
   ir::run_pipeline(*kernel, options);
+  scratch_used += offloaded.scratch_words_used;
+  rec.tasks = std::move(offloaded.tasks);
   rec.interpreter = std::make_unique<ir::Interpreter>(*kernel);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);
@@ -105,8 +114,132 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   env.trees = &tree_buffers;
   env.debug = config.debug;
   env.print = print_sink ? print_sink : [](std::string_view s) { std::cout << s << std::flush; };
+  env.run_task = [&](size_t index) { return schedule_task(rec, index); };
+  if (!rec.internal) ++launches;
   rec.interpreter->run(bits, env);
-  ++launches;
+  check_pools();
+}
+
+bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
+  const ir::TaskInfo& t = rec.tasks.at(index);
+  ListSchedule& s = schedule;
+  s.grow(static_cast<size_t>(forest.num_snodes()));
+  for (int n : t.modifies) s.modified[static_cast<size_t>(n)] = ++s.epoch;
+  auto u = static_cast<size_t>(t.snode);
+  switch (t.kind) {
+    case ir::TaskKind::clear_list: {
+      // A list is up to date when it was generated after the last change of
+      // every SNode on its path.
+      bool fresh = s.generated[u] > 0;
+      for (int n = t.snode; n >= 0 && fresh; n = forest.snode(n).parent)
+        if (s.modified[static_cast<size_t>(n)] >= s.generated[u]) fresh = false;
+      s.skip[u] = fresh;
+      return !fresh;
+    }
+    case ir::TaskKind::listgen:
+      if (s.skip[u]) return false;
+      s.generated[u] = ++s.epoch;
+      ++s.runs[u];
+      return true;
+    default:
+      return true;
+  }
+}
+
+void ProgramImpl::check_pools() {
+  std::string problems;
+  for (int t = 0; t < forest.num_trees(); ++t) {
+    const ir::TreeDecl& tree = forest.tree(t);
+    if (!tree.laid_out || tree.root < 0) continue;
+    auto& w = tree_buffers[static_cast<size_t>(t)];
+    for (int p : tree.pools) {
+      const ir::SNodeDecl& s = forest.snode(p);
+      uint32_t& alloc = w[static_cast<size_t>(s.state_offset + ir::kAllocFailures)];
+      uint32_t& append = w[static_cast<size_t>(s.state_offset + ir::kAppendFailures)];
+      if (alloc != 0) {
+        problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
+                    std::to_string(alloc) + " allocation(s) failed, capacity " + std::to_string(s.capacity) +
+                    (s.type == ir::SNodeType::dynamic ? " chunks" : " cells") +
+                    "): raise it with SNode::capacity(...) or Config::device_memory";
+        allocation_failures += alloc;
+        alloc = 0;
+      }
+      if (append != 0) {
+        problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "': " +
+                    std::to_string(append) + " append(s) past the maximum length " +
+                    std::to_string(s.num_cells) + " were dropped";
+        allocation_failures += append;
+        append = 0;
+      }
+    }
+  }
+  if (!problems.empty())
+    throw Error(problems + " (everything stored before is intact)");
+}
+
+KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> args,
+                                      std::function<void(Args)> body, bool internal) {
+  auto rec = std::make_unique<KernelRecord>();
+  rec->name = std::move(name);
+  rec->args = std::move(args);
+  rec->body = std::move(body);
+  rec->internal = internal;
+  kernels.push_back(std::move(rec));
+  return *kernels.back();
+}
+
+void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
+  materialize_field(field, "the host");
+  const ir::FieldDecl& d = fields.get(field);
+  int place = forest.place_of(field);
+  if (!forest.is_sparse_path(forest.snode(place).parent)) {
+    auto& words = buffer_of(field);
+    ir::store_element(words, forest.find_element(field, index, words), d.dtype, bits);
+    return;
+  }
+  // Sparse: a write activates, which only the runtime (a kernel) may do.
+  if (writer_kernels.size() <= static_cast<size_t>(field)) writer_kernels.resize(static_cast<size_t>(field) + 1, -1);
+  int& id = writer_kernels[static_cast<size_t>(field)];
+  if (id < 0) {
+    std::vector<ArgSpec> args;
+    for (int a = 0; a < d.ndim(); ++a) args.push_back(arg(DataType::i32, "i" + std::to_string(a)));
+    args.push_back(arg(compute_type(d.dtype), "value"));
+    Field f(this, {field}, 1, 1);
+    int n = d.ndim();
+    add_kernel("__write_" + d.name, std::move(args), [f, n](Args a) {
+      Indices I;
+      for (int k = 0; k < n; ++k) I.push_back(a[k]);
+      f(I) = a[n];
+    }, true);
+    id = static_cast<int>(kernels.size()) - 1;
+  }
+  std::vector<ArgValue> values;
+  for (int a = 0; a < d.ndim(); ++a) values.emplace_back(static_cast<int32_t>(index[a]));
+  ArgValue v(uint64_t{0});
+  v.type = compute_type(d.dtype);
+  v.bits = bits;
+  values.push_back(v);
+  launch(*kernels[static_cast<size_t>(id)], values);
+}
+
+void ProgramImpl::deactivate_all(int snode) {
+  const ir::SNodeDecl& s = forest.snode(snode);
+  if (!s.is_sparse())
+    throw Error("deactivate_all on SNode '" + s.name() + "': it is " + ir::snode_type_name(s.type) +
+                "; only pointer, bitmasked and dynamic SNodes can be deactivated");
+  if (clear_kernels.size() <= static_cast<size_t>(snode)) clear_kernels.resize(static_cast<size_t>(snode) + 1, -1);
+  int& id = clear_kernels[static_cast<size_t>(snode)];
+  if (id < 0) {
+    SNode& handle = snode_handles[static_cast<size_t>(snode)];
+    bool dynamic = s.type == ir::SNodeType::dynamic;
+    SNode& over = dynamic ? *handle.parent() : handle;
+    add_kernel("__deactivate_all_" + s.name(), {}, [&handle, &over](Args) {
+      for_each(over, [&](Indices I) { deactivate(handle, I); });
+    }, true);
+    id = static_cast<int>(kernels.size()) - 1;
+  }
+  materialize_tree(s.tree);
+  launch(*kernels[static_cast<size_t>(id)], {});
 }
 
 }  // namespace detail
@@ -119,6 +252,7 @@ Kernel Program::kernel(std::string_view name, std::function<void()> body) {
 
 Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body) {
   if (name.empty()) throw Error("a kernel needs a name");
+  if (name.substr(0, 2) == "__") throw Error("kernel names starting with '__' are Grove's own; choose another for '" + std::string(name) + "'");
   for (const auto& k : impl_->kernels)
     if (k->name == name) throw Error("a kernel named '" + std::string(name) + "' already exists");
   if (!body) throw Error("kernel '" + std::string(name) + "' has no body");
@@ -128,11 +262,7 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
                   " needs a numeric type (i8..u64, f16, f32, f64)");
     if (args[n].name.empty()) args[n].name = "arg" + std::to_string(n);
   }
-  auto rec = std::make_unique<detail::KernelRecord>();
-  rec->name = std::string(name);
-  rec->args = std::move(args);
-  rec->body = std::move(body);
-  impl_->kernels.push_back(std::move(rec));
+  impl_->add_kernel(std::string(name), std::move(args), std::move(body), false);
   return Kernel(impl_.get(), static_cast<int>(impl_->kernels.size()) - 1);
 }
 

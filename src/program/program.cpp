@@ -77,6 +77,12 @@ ProgramImpl::ProgramImpl(Config c) : config(c) {
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
+  if (config.device_memory < (int64_t{1} << 20))
+    throw Error("Config::device_memory is " + std::to_string(config.device_memory) +
+                " bytes; give Grove at least 1 MiB");
+  scratch_tree = forest.add_scratch_tree(kScratchWords);
+  tree_buffers.resize(static_cast<size_t>(scratch_tree) + 1);
+  tree_buffers[static_cast<size_t>(scratch_tree)].assign(kScratchWords, 0u);
 }
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
@@ -128,12 +134,6 @@ static ir::SNodeType to_ir(SNodeKind k) {
 
 SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<int64_t> extents,
                               int64_t chunk) {
-  if (kind != SNodeKind::dense) {
-    throw Error("SNode kind '" + std::string(snode_kind_name(kind)) +
-                "' (under '" + forest.snode(parent).name() +
-                "') is not implemented yet: this build supports dense SNodes only; sparse "
-                "pointer, bitmasked and dynamic nodes are the next milestone");
-  }
   std::vector<int> axis_list(ax.axis, ax.axis + ax.count);
   if (extents.size() == 1 && axis_list.size() > 1) extents.assign(axis_list.size(), extents[0]);
   int id = forest.add_child(parent, to_ir(kind), axis_list, extents, chunk);
@@ -158,9 +158,15 @@ void ProgramImpl::place(int parent, const Field& f) {
 
 void ProgramImpl::materialize_tree(int tree) {
   if (forest.tree(tree).laid_out) return;
-  forest.lay_out(tree);
+  int64_t budget = std::max<int64_t>(config.device_memory - budget_used, int64_t{1} << 20);
+  forest.lay_out(tree, budget);
+  for (int p : forest.tree(tree).pools) {
+    const ir::SNodeDecl& s = forest.snode(p);
+    budget_used += s.capacity * (s.pool_entry_words + 3) * 4;
+  }
   if (static_cast<int>(tree_buffers.size()) <= tree) tree_buffers.resize(static_cast<size_t>(tree) + 1);
-  tree_buffers[static_cast<size_t>(tree)].assign(static_cast<size_t>(forest.tree(tree).total_words), 0u);
+  tree_buffers[static_cast<size_t>(tree)] = forest.initial_buffer(tree);
+  schedule.grow(static_cast<size_t>(forest.num_snodes()));
 }
 
 void ProgramImpl::materialize_field(int field, std::string_view user) {
@@ -172,8 +178,7 @@ void ProgramImpl::materialize_field(int field, std::string_view user) {
   materialize_tree(forest.snode(place).tree);
 }
 
-int64_t ProgramImpl::host_address(int field, std::initializer_list<int64_t> index,
-                                  std::vector<uint32_t>*& words) {
+std::vector<int64_t> ProgramImpl::check_index(int field, std::initializer_list<int64_t> index) {
   materialize_field(field, "the host");
   const ir::FieldDecl& d = fields.get(field);
   auto fail = [&](const std::string& why) {
@@ -187,15 +192,18 @@ int64_t ProgramImpl::host_address(int field, std::initializer_list<int64_t> inde
   if (static_cast<int>(index.size()) != d.ndim())
     fail("has " + std::to_string(index.size()) + " indices; give exactly " +
          std::to_string(d.ndim()));
-  int64_t idx[ir::kMaxAxes] = {};
+  std::vector<int64_t> idx(ir::kMaxAxes, 0);
   int a = 0;
   for (int64_t v : index) {
     if (v < 0 || v >= d.shape[static_cast<size_t>(a)])
       fail("is out of bounds on axis " + std::to_string(a));
-    idx[a++] = v;
+    idx[static_cast<size_t>(a++)] = v;
   }
-  words = &tree_buffers[static_cast<size_t>(forest.snode(forest.place_of(field)).tree)];
-  return forest.dense_address(field, idx);
+  return idx;
+}
+
+std::vector<uint32_t>& ProgramImpl::buffer_of(int field) {
+  return tree_buffers[static_cast<size_t>(forest.snode(forest.place_of(field)).tree)];
 }
 
 }  // namespace detail
@@ -217,6 +225,15 @@ SNode& SNode::place(std::initializer_list<Field> fs) {
   for (const Field& f : fs) program_->place(id_, f);
   return *this;
 }
+
+SNode& SNode::capacity(int64_t cells) {
+  program_->forest.set_capacity(id_, cells);
+  return *this;
+}
+
+void SNode::deactivate_all() { program_->deactivate_all(id_); }
+
+int SNode::ndim() const { return program_->forest.snode(id_).ndim(); }
 
 SNodeKind SNode::kind() const {
   switch (program_->forest.snode(id_).type) {
@@ -309,13 +326,33 @@ Stats Program::stats() const {
     ss.id = id;
     ss.name = s.name();
     ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
-    ss.active_cells = s.total_cells;  // dense: every cell exists
-    ss.capacity = s.total_cells;
+    const ir::TreeDecl& t = forest.tree(s.tree);
+    if (t.laid_out) {
+      const auto& w = impl_->tree_buffers[static_cast<size_t>(s.tree)];
+      ss.active_cells = forest.count_active(id, w);
+      ss.capacity = s.max_cells;
+      if (s.has_pool()) {
+        auto word = [&](int64_t which) { return int64_t{w[static_cast<size_t>(s.state_offset + which)]}; };
+        ss.pool_capacity = s.capacity;
+        int64_t bump = std::min(word(ir::kBump), s.capacity);
+        int64_t free_left = word(ir::kFreeTop) - std::min(word(ir::kFreeTaken), word(ir::kFreeTop));
+        ss.pool_used = bump - free_left - word(ir::kSpareCount) - word(ir::kQueueCount);
+        ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);
+      }
+      if (s.has_list()) {
+        ss.list_length = std::min<int64_t>(w[static_cast<size_t>(s.list_offset)], s.list_capacity);
+        ss.listgen_runs = impl_->schedule.runs.size() > static_cast<size_t>(id)
+                              ? impl_->schedule.runs[static_cast<size_t>(id)] : 0;
+      }
+    }
     st.snodes.push_back(ss);
   }
-  for (const auto& k : impl_->kernels) st.kernels_compiled += k->compile_count;
+  for (const auto& k : impl_->kernels)
+    if (!k->internal) st.kernels_compiled += k->compile_count;
   st.kernel_launches = impl_->launches;
-  for (int t = 0; t < forest.num_trees(); ++t) st.tree_words += forest.tree(t).total_words;
+  for (int t = 0; t < forest.num_trees(); ++t)
+    if (t != impl_->scratch_tree) st.tree_words += forest.tree(t).total_words;
+  st.allocation_failures = impl_->allocation_failures;
   return st;
 }
 

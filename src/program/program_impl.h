@@ -14,6 +14,7 @@
 #include "ir/builder.h"
 #include "ir/interpreter.h"
 #include "ir/ir.h"
+#include "ir/passes/offload.h"
 #include "ir/snode.h"
 
 namespace grove::detail {
@@ -30,7 +31,27 @@ struct KernelRecord {
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
   std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
   std::unique_ptr<ir::Interpreter> interpreter;
+  std::vector<ir::TaskInfo> tasks;                   // from offload, for the scheduler
   int compile_count = 0;
+  bool internal = false;                             // made by Grove (host writes, deactivate_all)
+};
+
+// The list scheduler's memory (DESIGN.md, "List generation"): an epoch
+// counter, when each SNode's activity last may have changed, and when each
+// list was last generated.
+struct ListSchedule {
+  int64_t epoch = 0;
+  std::vector<int64_t> modified;   // by SNode id
+  std::vector<int64_t> generated;  // by SNode id; 0 = never
+  std::vector<int64_t> runs;       // listgen runs by SNode id
+  std::vector<bool> skip;          // decided at clear_list, applied to its listgen
+  void grow(size_t n) {
+    if (modified.size() >= n) return;
+    modified.resize(n, 0);
+    generated.resize(n, 0);
+    runs.resize(n, 0);
+    skip.resize(n, false);
+  }
 };
 
 // The recording state while a kernel body runs.
@@ -44,6 +65,8 @@ struct KernelContext {
   std::vector<ir::StmtKind> loops;
   int depth_of_parallel_loop = -1;
 };
+
+inline constexpr int64_t kScratchWords = 1 << 14;
 
 class ProgramImpl {
  public:
@@ -59,7 +82,14 @@ class ProgramImpl {
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
   int open_tree = -1;
+  int scratch_tree = -1;           // values kernels keep across tasks
+  int64_t scratch_used = 0;
   int64_t launches = 0;
+  int64_t allocation_failures = 0;
+  int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
+  ListSchedule schedule;
+  std::vector<int> writer_kernels;  // by field id: the internal kernel writing one element, or -1
+  std::vector<int> clear_kernels;   // by SNode id: the internal deactivate_all kernel, or -1
 
   // Fields and SNodes
   Field make_field(DataType type, std::string_view name, int n, int m);
@@ -73,11 +103,23 @@ class ProgramImpl {
   void materialize_tree(int tree);
 
   // Kernels
+  KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
+                           bool internal);
   void compile(KernelRecord& k);
   void launch(KernelRecord& k, const std::vector<ArgValue>& args);
+  // The scheduler's answer for task `index` of `k` (and its bookkeeping).
+  bool schedule_task(const KernelRecord& k, size_t index);
+  // Raises the pool errors the last launch left in the tree headers.
+  void check_pools();
 
-  // Host access to one element: word address in its tree, checked.
-  int64_t host_address(int field, std::initializer_list<int64_t> index, std::vector<uint32_t>*& words);
+  // Host writes of one element (activating for sparse paths).
+  void host_write(int field, const int64_t* index, uint64_t bits);
+  void deactivate_all(int snode);
+
+  // Host access: checks an index against the field's shape (raising a
+  // grove::Error that names the field) and returns it padded to 8 axes.
+  std::vector<int64_t> check_index(int field, std::initializer_list<int64_t> index);
+  std::vector<uint32_t>& buffer_of(int field);
 };
 
 // The context of the kernel being recorded on this thread; raises

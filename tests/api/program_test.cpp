@@ -24,9 +24,13 @@ TEST_P(ProgramTest, KernelIrAtEachStage) {
   EXPECT_THAT(frontend, HasSubstr("kernel @scale(s: f32)"));
   EXPECT_THAT(frontend, HasSubstr("field @x : f32[8]"));
   EXPECT_THAT(frontend, HasSubstr("range_for"));
+  EXPECT_THAT(k.ir("simplify"), HasSubstr("stage typed"));
+  EXPECT_THAT(k.ir("offload"), HasSubstr("task range_for"));
   std::string final_ir = k.ir();
-  EXPECT_THAT(final_ir, HasSubstr("stage typed"));
-  EXPECT_THAT(final_ir, ::testing::Not(HasSubstr("binary mul f32 %1 %1")));
+  EXPECT_THAT(final_ir, HasSubstr("stage lowered"));
+  EXPECT_THAT(final_ir, HasSubstr("tree_load f32"));
+  EXPECT_THAT(final_ir, ::testing::Not(HasSubstr("task serial")));  // nothing left to run serially
+  EXPECT_THAT(final_ir, ::testing::Not(HasSubstr("const f32 2")));   // 0.0f * 2.0f folded
   EXPECT_THROW(k.ir("nonsense"), Error);
 }
 
@@ -94,20 +98,10 @@ TEST_P(ProgramTest, StatsDescribeEverySNode) {
   EXPECT_EQ(b->active_cells, 16);
   EXPECT_EQ(s.kernels_compiled, 1);
   EXPECT_EQ(s.kernel_launches, 1);
-  EXPECT_EQ(s.tree_words, 32 * 32);
+  EXPECT_GE(s.tree_words, 32 * 32);  // the values, plus header and lists
+  EXPECT_LT(s.tree_words, 32 * 32 + 256);
   EXPECT_EQ(blocks.shape(), (Shape{4, 4}));
   EXPECT_EQ(blocks.parent()->kind(), SNodeKind::root);
-}
-
-TEST_P(ProgramTest, SparseKindsSayTheyAreNotImplementedYet) {
-  Program prog(config());
-  try {
-    prog.root().pointer(i, 4);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_THAT(std::string(e.what()), HasSubstr("'pointer'"));
-    EXPECT_THAT(std::string(e.what()), HasSubstr("not implemented yet"));
-  }
 }
 
 TEST_P(ProgramTest, ArchIsNeverAuto) {

@@ -515,5 +515,76 @@ kernel @k(a: f32, i: i32) stage typed {
 )"));
 }
 
+TEST(ConstantFold, RunsAtTheLoweredAndOffloadedStagesAndLeavesTreeStatements) {
+  EXPECT_EQ(folded(R"(
+kernel @k() stage lowered {
+  task serial $-1 "main" {
+    %0 = const u32 4
+    %1 = const u32 8
+    %2 = binary add u32 %0 %1
+    %3 = tree_load i32 @t0[%2]
+    %4 = const i32 0
+    %5 = binary add i32 %3 %4
+    tree_store @t0[%2] %5 as i32
+    %6 = tree_atomic add i32 @t0[%2] %5
+    %7 = tree_cas u32 @t0[%2] %0 %1
+  }
+}
+)"),
+            text(R"(
+kernel @k() stage lowered {
+  task serial $-1 "main" {
+    %0 = const u32 4
+    %1 = const u32 8
+    %2 = const u32 12
+    %3 = tree_load i32 @t0[%2]
+    %4 = const i32 0
+    tree_store @t0[%2] %3 as i32
+    %5 = tree_atomic add i32 @t0[%2] %3
+    %6 = tree_cas u32 @t0[%2] %0 %1
+  }
+}
+)"));
+  EXPECT_EQ(folded(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "s" {
+    %0 = const u1 1
+    if %0 {
+      %1 = const i32 0
+      %2 = range_for %1 %1 {
+        break
+      }
+    } else {
+    }
+  }
+  task range_for $-1 "r" {
+    %3 = const i32 2
+    %4 = const i32 3
+    %5 = binary mul i32 %3 %4
+    %6 = range_for %3 %5 {
+    }
+  }
+}
+)"),
+            text(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "s" {
+    %0 = const u1 1
+    %1 = const i32 0
+    %2 = range_for %1 %1 {
+      break
+    }
+  }
+  task range_for $-1 "r" {
+    %3 = const i32 2
+    %4 = const i32 3
+    %5 = const i32 6
+    %6 = range_for %3 %5 {
+    }
+  }
+}
+)"));
+}
+
 }  // namespace
 }  // namespace grove::ir

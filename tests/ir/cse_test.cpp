@@ -325,5 +325,82 @@ kernel @k(a: i32) stage typed {
 )"));
 }
 
+TEST(Cse, TreeAndSNodeStatementsAreNeverMerged) {
+  const std::string module = text(R"(
+kernel @k(a: i32) stage lowered {
+  task serial $-1 "main" {
+    %0 = arg i32 0
+    %1 = const u32 4
+    %2 = tree_load i32 @t0[%1]
+    %3 = tree_load i32 @t0[%1]
+    tree_store @t0[%1] %0 as i32
+    tree_store @t0[%1] %0 as i32
+    %4 = tree_atomic add i32 @t0[%1] %0
+    %5 = tree_atomic add i32 @t0[%1] %0
+    %6 = tree_cas u32 @t0[%1] %1 %1
+    %7 = tree_cas u32 @t0[%1] %1 %1
+    print "{} {} {} {} {} {}" %2 %3 %4 %5 %6 %7
+  }
+}
+)");
+  EXPECT_EQ(cse(module, false), module);
+  const std::string snode = text(R"(
+kernel @k(a: i32) stage typed {
+  %0 = arg i32 0
+  %1 = snode_op is_active u1 $S1[%0]
+  snode_op activate $S1[%0]
+  %2 = snode_op is_active u1 $S1[%0]
+  %3 = snode_op length i32 $S2[]
+  %4 = snode_op length i32 $S2[]
+  print "{} {} {} {}" %1 %2 %3 %4
+}
+)");
+  EXPECT_EQ(cse(snode, false), snode);
+}
+
+TEST(Cse, TasksAreBlocksThatDoNotShareValues) {
+  EXPECT_EQ(cse(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "a" {
+    %0 = const u32 4
+    %1 = const u32 4
+    %2 = tree_load i32 @t0[%1]
+    print "{}" %2
+  }
+  task range_for $-1 "b" {
+    %3 = const u32 4
+    %4 = tree_load i32 @t0[%3]
+    %5 = const i32 0
+    %6 = range_for %5 %4 {
+      %7 = const u32 4
+      %8 = const i32 0
+      %9 = tree_load i32 @t0[%7]
+      %10 = binary add i32 %9 %8
+      print "{}" %10
+    }
+  }
+}
+)"),
+            text(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "a" {
+    %0 = const u32 4
+    %1 = tree_load i32 @t0[%0]
+    print "{}" %1
+  }
+  task range_for $-1 "b" {
+    %2 = const u32 4
+    %3 = tree_load i32 @t0[%2]
+    %4 = const i32 0
+    %5 = range_for %4 %3 {
+      %6 = tree_load i32 @t0[%2]
+      %7 = binary add i32 %6 %4
+      print "{}" %7
+    }
+  }
+}
+)"));
+}
+
 }  // namespace
 }  // namespace grove::ir

@@ -279,5 +279,86 @@ kernel @k(a: f32) stage frontend {
 )"));
 }
 
+TEST(Dce, UnusedTreeLoadsGoButTreeWritesAndSNodeChangesStay) {
+  EXPECT_EQ(dce(R"(
+kernel @k(a: i32) stage lowered {
+  task serial $-1 "main" {
+    %0 = arg i32 0
+    %1 = const u32 4
+    %2 = tree_load f32 @t0[%1] as f16
+    %3 = tree_load i32 @t0[%1]
+    %4 = binary add i32 %3 %0
+    tree_store @t0[%1] %0 as i32
+    %5 = tree_atomic add i32 @t0[%1] %0
+    %6 = tree_cas u32 @t0[%1] %1 %1
+    %7 = tree_load i32 @t1[%1]
+    print "{}" %7
+  }
+}
+)"),
+            text(R"(
+kernel @k(a: i32) stage lowered {
+  task serial $-1 "main" {
+    %0 = arg i32 0
+    %1 = const u32 4
+    tree_store @t0[%1] %0 as i32
+    %2 = tree_atomic add i32 @t0[%1] %0
+    %3 = tree_cas u32 @t0[%1] %1 %1
+    %4 = tree_load i32 @t1[%1]
+    print "{}" %4
+  }
+}
+)"));
+  // Unused is_active/length go; activate, deactivate and append change the tree.
+  EXPECT_EQ(dce(R"(
+kernel @k(a: i32) stage typed {
+  %0 = arg i32 0
+  %1 = snode_op is_active u1 $S1[%0]
+  %2 = snode_op length i32 $S2[]
+  snode_op activate $S1[%0]
+  snode_op deactivate $S1[%0]
+  %3 = snode_op append i32 $S2[] %0
+}
+)"),
+            text(R"(
+kernel @k(a: i32) stage typed {
+  %0 = arg i32 0
+  snode_op activate $S1[%0]
+  snode_op deactivate $S1[%0]
+  %1 = snode_op append i32 $S2[] %0
+}
+)"));
+}
+
+TEST(Dce, TasksStayEvenWhenEmptyAndTheirDeadStatementsGo) {
+  EXPECT_EQ(dce(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "empty" {
+  }
+  task range_for $-1 "r" {
+    %0 = const u32 0
+    %1 = tree_load i32 @t0[%0]
+    %2 = const i32 0
+    %3 = const i32 8
+    %4 = range_for %2 %3 {
+      %5 = tree_load i32 @t0[%0]
+    }
+  }
+}
+)"),
+            text(R"(
+kernel @k() stage offloaded {
+  task serial $-1 "empty" {
+  }
+  task range_for $-1 "r" {
+    %0 = const i32 0
+    %1 = const i32 8
+    %2 = range_for %0 %1 {
+    }
+  }
+}
+)"));
+}
+
 }  // namespace
 }  // namespace grove::ir

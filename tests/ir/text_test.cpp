@@ -166,13 +166,144 @@ kernel @all(x: f32, k: i32) stage frontend {
 }
 )";
 
+// The sparse statements at each stage where they are allowed (docs/ir.md,
+// "Sparse SNodes, the lowered and the offloaded stages").
+constexpr std::string_view kSparseKinds = R"(field @a : f32[16, 16]
+
+kernel @front(v: f32) stage frontend {
+  %0 = const i32 1
+  %1 = const i32 2
+  %2 = arg f32 0
+  %3 = snode_op is_active u1 $S2[%0, %1]
+  snode_op activate $S2[%0, %1]
+  snode_op deactivate $S12[%0]
+  %4 = snode_op append i32 $S5[%0] %2
+  %5 = snode_op length i32 $S5[]
+  assert %3 "cell ({}, {}) is \"active\"\n" %0 %1
+  %6 = struct_for $S2 {
+    %7 = loop_index i32 %6 0
+    %8 = loop_index i32 %6 7
+    %9 = field_load f32 @a[%7, %0]
+    %10 = snode_op is_active u1 $S0[%7, %8]
+  }
+}
+
+kernel @typed(v: f32) stage typed {
+  %0 = const i32 1
+  %1 = snode_op is_active u1 $S2[%0, %0]
+  snode_op activate $S2[%0, %0]
+  %2 = arg f32 0
+  %3 = snode_op append i32 $S5[%0] %2
+  %4 = struct_for $S3 {
+  }
+}
+
+kernel @lowered(v: f32) stage lowered {
+  task serial $-1 "main" {
+    %0 = const u32 16
+    %1 = arg f32 0
+    %2 = tree_load f32 @t0[%0]
+    %3 = tree_load f32 @t0[%0] as f16
+    tree_store @t0[%0] %1 as f16
+    tree_store @t0[%0] %2 as f32
+    %4 = const i32 -1
+    tree_store @t1[%0] %4 as i32
+    %5 = tree_load i8 @t1[%0]
+    %6 = tree_atomic add i32 @t1[%0] %4
+    %7 = const f64 2.5
+    %8 = tree_atomic exchange f64 @t10[%0] %7
+    %9 = tree_cas u32 @t1[%0] %0 %0
+    %10 = const i32 0
+    %11 = range_for %10 %4 {
+      %12 = loop_index i32 %11 0
+      %13 = cast u32 %12
+      %14 = tree_atomic max i32 @t1[%13] %12
+    }
+  }
+}
+
+kernel @offloaded() stage offloaded {
+  task serial $-1 "init" {
+    %0 = const u32 0
+    %1 = tree_load u32 @t0[%0]
+    tree_store @t0[%0] %1 as u32
+    %2 = const i32 0
+    %3 = range_for %2 %2 {
+      break
+    }
+  }
+  task listgen $S2 "listgen S1->S2" {
+    %4 = const u32 4
+    %5 = tree_load i32 @t0[%4]
+    %6 = const i32 0
+    %7 = range_for %6 %5 {
+      %8 = loop_index i32 %7 0
+      %9 = cast u32 %8
+      %10 = tree_cas u32 @t0[%9] %4 %4
+    }
+  }
+  task clear_list $S2 "" {
+  }
+  task range_for $-1 "range\t\"for\"\n\x01" {
+    %11 = const i32 0
+    %12 = range_for %11 %11 {
+      while {
+        break
+      }
+    }
+  }
+  task struct_for $S3 "s" {
+    %13 = const i32 0
+    %14 = range_for %13 %13 {
+    }
+  }
+  task gc $S4 "gc" {
+    %15 = const i32 0
+    %16 = range_for %15 %15 {
+    }
+  }
+  task gc_finish $S4 "gc_finish" {
+  }
+}
+
+kernel @unlowered() stage offloaded {
+  task range_for $-1 "r" {
+    %0 = const i32 0
+    %1 = const i32 16
+    %2 = snode_op length i32 $S5[]
+    %3 = field_load f32 @a[%0, %0]
+    %4 = range_for %0 %1 {
+      %5 = loop_index i32 %4 0
+      %6 = field_load f32 @a[%5, %5]
+      field_store @a[%5, %0] %6
+      %7 = field_atomic max f32 @a[%0, %5] %6
+      snode_op activate $S2[%5, %5]
+    }
+  }
+  task struct_for $S2 "struct_for S2" {
+    %8 = const i32 1
+    %9 = struct_for $S2 {
+      %10 = loop_index i32 %9 1
+      %11 = field_load f32 @a[%10, %8]
+    }
+  }
+}
+)";
+
 TEST(TextTest, RoundTripsEveryStatementKind) {
   ParsedModule m = parse_module(kEveryKind, "every.ir");
   ASSERT_EQ(m.kernels.size(), 1u);
   EXPECT_EQ(print(m), kEveryKind);
+  ParsedModule sparse = parse_module(kSparseKinds, "sparse.ir");
+  ASSERT_EQ(sparse.kernels.size(), 5u);
+  EXPECT_EQ(print(sparse), kSparseKinds);
 
   std::set<StmtKind> seen;
   walk(m.kernels[0]->body(), [&](Stmt* s) { seen.insert(s->kind()); });
+  for (const auto& k : sparse.kernels) {
+    walk(k->body(), [&](Stmt* s) { seen.insert(s->kind()); });
+    EXPECT_NO_THROW(verify(*k, "parse")) << k->name();
+  }
   constexpr StmtKind kAll[] = {
 #define GROVE_STMT(Kind, mnemonic, operands, blocks) StmtKind::Kind,
 #include "ir/statements.def"
@@ -523,12 +654,13 @@ TEST(TextTest, SyntaxErrorsNameTheLineAndWhatWasExpected) {
       {"kernel @k() {\n  %0 = const i32 1\n  if %0 [\n  }\n}\n", "test.ir:3:9: expected '{' but found '['"},
       {"kernel @k() {\n  %0 = const i32 1\n  %1 = local_load i32 %0\n}\n",
        "test.ir:3:23: expected an alloca but found %0"},
-      {"kernel @k() {\n  %0 = const i32 1 $\n}\n", "test.ir:2:20: unexpected character '$'"},
+      {"kernel @k() {\n  %0 = const i32 1 ?\n}\n", "test.ir:2:20: unexpected character '?'"},
+      {"kernel @k() {\n  %0 = const i32 1 $\n}\n", "test.ir:2:20: expected an SNode ($S<n> or $-1) after '$'"},
       {"kernel @k() {\n  %0 = const f32 1.5.2\n}\n",
        "test.ir:2:18: expected a constant of type f32 but found '1.5.2'"},
       {"kernel @k() {\n  %0 = field_store\n}\n", "test.ir:2:8: 'field_store' does not define a value"},
       {"kernel @k() {\n  const i32 1\n}\n", "test.ir:2:3: expected '%N = ' before 'const'"},
-      {"kernel @k() stage lowered {\n}\n", "test.ir:1:19: unknown stage 'lowered'"},
+      {"kernel @k() stage lowest {\n}\n", "test.ir:1:19: unknown stage 'lowest'"},
   };
   for (const Case& c : cases) {
     std::string msg = parse_error(c.text);
@@ -575,6 +707,146 @@ TEST(TextTest, SemanticErrorsNameTheProblem) {
   // Values are per kernel: the second kernel cannot see the first one's %0.
   EXPECT_TRUE(contains(parse_error("kernel @a() {\n  %0 = const i32 1\n}\nkernel @b() {\n  print \"{}\" %0\n}\n"),
                        "test.ir:5:14: unknown value %0"));
+}
+
+// The attributes of the sparse statements read back as printed.
+TEST(TextTest, SparseStatementsKeepTheirAttributes) {
+  ParsedModule m = parse_module(kSparseKinds, "sparse.ir");
+  const Block* front = m.kernels[0]->body();
+  EXPECT_EQ(m.kernels[2]->stage, Stage::lowered);
+  EXPECT_EQ(m.kernels[3]->stage, Stage::offloaded);
+  const Stmt* active = front->at(3);
+  ASSERT_EQ(active->kind(), StmtKind::SNodeOp);
+  EXPECT_EQ(active->snode_op(), SNodeOpKind::is_active);
+  EXPECT_EQ(active->snode(), 2);
+  EXPECT_EQ(active->type(), u1);
+  EXPECT_EQ(active->indices().size(), 2u);
+  const Stmt* append = front->at(6);
+  EXPECT_EQ(append->snode_op(), SNodeOpKind::append);
+  EXPECT_EQ(append->indices().size(), 1u);
+  EXPECT_EQ(append->value(), front->at(2));
+  EXPECT_EQ(front->at(5)->snode(), 12);
+  EXPECT_EQ(front->at(5)->type(), DataType::unknown);
+  const Stmt* check = front->at(8);
+  ASSERT_EQ(check->kind(), StmtKind::Assert);
+  EXPECT_EQ(check->cond(), active);
+  EXPECT_EQ(check->text(), "cell ({}, {}) is \"active\"\n");
+  EXPECT_EQ(check->operands().size(), 3u);
+  const Stmt* sf = front->at(9);
+  EXPECT_EQ(sf->field(), -1);
+  EXPECT_EQ(sf->snode(), 2);
+
+  const Block* low = m.kernels[2]->body()->at(0)->body();
+  EXPECT_EQ(low->at(2)->storage(), f32);
+  EXPECT_EQ(low->at(3)->storage(), f16);
+  EXPECT_EQ(low->at(3)->type(), f32);
+  EXPECT_EQ(low->at(4)->storage(), f16);
+  EXPECT_EQ(low->at(7)->tree(), 1);
+  EXPECT_EQ(low->at(8)->storage(), i8);
+  EXPECT_EQ(low->at(8)->type(), i8);
+  const Stmt* xchg = low->at(11);
+  EXPECT_EQ(xchg->atomic_op(), AtomicOp::exchange);
+  EXPECT_EQ(xchg->tree(), 10);
+  const Stmt* cas = low->at(12);
+  EXPECT_EQ(cas->expected(), low->at(0));
+  EXPECT_EQ(cas->desired(), low->at(0));
+
+  const Block* off = m.kernels[3]->body();
+  ASSERT_EQ(off->size(), 7u);
+  EXPECT_EQ(off->at(0)->task_kind(), TaskKind::serial);
+  EXPECT_EQ(off->at(0)->snode(), -1);
+  EXPECT_EQ(off->at(0)->text(), "init");
+  EXPECT_EQ(off->at(1)->task_kind(), TaskKind::listgen);
+  EXPECT_EQ(off->at(1)->snode(), 2);
+  EXPECT_EQ(off->at(3)->text(), "range\t\"for\"\n\x01");
+  EXPECT_EQ(off->at(6)->task_kind(), TaskKind::gc_finish);
+  // print_stmt elides a task's block like a loop's.
+  EXPECT_EQ(print_stmt(*m.kernels[3], off->at(1)), "task listgen $S2 \"listgen S1->S2\" { ... }");
+  EXPECT_EQ(print_stmt(*m.kernels[3], off->at(1)->body()->at(3)), "%7 = range_for %6 %5 { ... }");
+}
+
+// The builder's sparse statements print in the documented form.
+TEST(TextTest, PrintsBuiltSparseStatements) {
+  FieldTable fields;
+  Kernel k("built", {}, &fields);
+  k.stage = Stage::lowered;
+  Stmt* serial = Builder(k.body()).task(TaskKind::serial, -1, "main");
+  Builder b(serial->body());
+  Stmt* addr = b.const_int(u32, 8);
+  Stmt* v = b.tree_load(3, f16, addr);
+  b.tree_store(3, f16, addr, v);
+  Stmt* i = b.const_int(i64, 5);
+  b.tree_atomic(AtomicOp::bit_or, 0, i64, addr, i);
+  Stmt* expected_value = b.const_int(u64, 0);
+  Stmt* desired = b.const_int(u64, 1);
+  b.tree_cas(1, u64, addr, expected_value, desired);
+  const std::string expected = R"(kernel @built() stage lowered {
+  task serial $-1 "main" {
+    %0 = const u32 8
+    %1 = tree_load f32 @t3[%0] as f16
+    tree_store @t3[%0] %1 as f16
+    %2 = const i64 5
+    %3 = tree_atomic bit_or i64 @t0[%0] %2
+    %4 = const u64 0
+    %5 = const u64 1
+    %6 = tree_cas u64 @t1[%0] %4 %5
+  }
+}
+)";
+  EXPECT_EQ(print_kernel(k), expected);
+  EXPECT_NO_THROW(verify(k, "built"));
+
+  Kernel front("front", {}, &fields);
+  Builder f(front.body());
+  Stmt* zero = f.const_int(i32, 0);
+  f.snode_op(SNodeOpKind::activate, 7, {zero, zero});
+  f.snode_op(SNodeOpKind::length, 7, {zero});
+  f.struct_for_snode(7);
+  Stmt* task = f.task(TaskKind::serial, -1, "a\tb");  // invalid at frontend, but prints
+  EXPECT_EQ(print_kernel(front), R"(kernel @front() stage frontend {
+  %0 = const i32 0
+  snode_op activate $S7[%0, %0]
+  %1 = snode_op length i32 $S7[%0]
+  %2 = struct_for $S7 {
+  }
+  task serial $-1 "a\tb" {
+  }
+}
+)");
+  EXPECT_EQ(reprint(print_kernel(front)), print_kernel(front));
+  EXPECT_EQ(print_stmt(front, task), "task serial $-1 \"a\\tb\" { ... }");
+}
+
+TEST(TextTest, SparseSyntaxErrors) {
+  const char* head = "kernel @k() stage lowered {\n  %0 = const u32 1\n";
+  struct Case {
+    const char* body;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"  snode_op is_active u1 $S2[%0]\n", "test.ir:3:12: expected '%N = ' before 'snode_op is_active'"},
+      {"  %1 = snode_op activate $S2[%0]\n", "test.ir:3:17: 'snode_op activate' does not define a value"},
+      {"  %1 = snode_op grow i32 $S2[%0]\n", "test.ir:3:17: unknown snode op 'grow'"},
+      {"  %1 = snode_op length i32 @x[%0]\n", "test.ir:3:28: expected an SNode ($S<n> or $-1) but found '@x'"},
+      {"  %1 = snode_op length i32 $X[%0]\n", "test.ir:3:28: expected an SNode ($S<n> or $-1) after '$'"},
+      {"  %1 = snode_op length i32 $S[%0]\n", "test.ir:3:28: expected an SNode number"},
+      {"  %1 = tree_load f32 @x[%0]\n", "test.ir:3:22: expected a tree (@t<n>) but found '@x'"},
+      {"  %1 = tree_load f32 @t[%0]\n", "test.ir:3:22: expected a tree (@t<n>) but found '@t'"},
+      {"  %1 = tree_load f32 @t0 %0\n", "test.ir:3:26: expected '[' but found '%0'"},
+      {"  %1 = tree_load f32 @t0[%0] as f33\n", "test.ir:3:33: unknown type 'f33'"},
+      {"  tree_store @t0[%0] %0\n}\n", "test.ir:4:1: expected 'as' but found '}'"},
+      {"  %1 = tree_atomic mul u32 @t0[%0] %0\n", "test.ir:3:20: unknown atomic op 'mul'"},
+      {"  %1 = tree_cas u32 @t0[%0] %0\n", "test.ir:4:1: expected a value (%N) but found '}'"},
+      {"  task parallel $-1 \"x\" {\n  }\n", "test.ir:3:8: unknown task op 'parallel'"},
+      {"  task serial $-1 {\n  }\n", "test.ir:3:19: expected a task label (a string) but found '{'"},
+      {"  task serial \"x\" {\n  }\n", "test.ir:3:15: expected an SNode ($S<n> or $-1) but found a string"},
+      {"  %1 = task serial $-1 \"x\" {\n  }\n", "test.ir:3:8: 'task' does not define a value"},
+      {"  %1 = struct_for $S99999999999 {\n  }\n", "test.ir:3:19: SNode number 99999999999 is out of range"},
+  };
+  for (const Case& c : cases) {
+    std::string msg = parse_error(std::string(head) + c.body + "}\n");
+    EXPECT_TRUE(contains(msg, c.message)) << "got: " << msg << "\nwanted: " << c.message;
+  }
 }
 
 // Types the builder would not pick are kept as printed (the verifier, not the

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "grove/error.h"
+#include "ir/assert.h"
 #include "pass_test_util.h"
 
 namespace grove::ir {
@@ -428,6 +429,61 @@ kernel @k(n: f32) stage frontend {
 )"),
             "kernel 'k': the end bound of a range_for is f32, but it must be an integer; cast "
             "it with cast(i32, ...)");
+}
+
+TEST(TypeCheck, SNodeOpIndicesBecomeI32AndAppendValuesStay) {
+  EXPECT_EQ(type_checked(R"(
+kernel @k(a: i64, b: f64) stage frontend {
+  %0 = arg i64 0
+  %1 = arg f64 1
+  %2 = snode_op is_active u1 $S1[%0, %0]
+  snode_op activate $S1[%0, %0]
+  %3 = snode_op append i32 $S2[%0] %1
+  %4 = snode_op length i32 $S2[%0]
+  %5 = struct_for $S1 {
+    %6 = loop_index i32 %5 1
+    snode_op deactivate $S1[%6, %6]
+  }
+  print "{} {} {}" %2 %3 %4
+}
+)"),
+            text(R"(
+kernel @k(a: i64, b: f64) stage typed {
+  %0 = arg i64 0
+  %1 = arg f64 1
+  %2 = cast i32 %0
+  %3 = cast i32 %0
+  %4 = snode_op is_active u1 $S1[%2, %3]
+  %5 = cast i32 %0
+  %6 = cast i32 %0
+  snode_op activate $S1[%5, %6]
+  %7 = cast i32 %0
+  %8 = snode_op append i32 $S2[%7] %1
+  %9 = cast i32 %0
+  %10 = snode_op length i32 $S2[%9]
+  %11 = struct_for $S1 {
+    %12 = loop_index i32 %11 1
+    snode_op deactivate $S1[%12, %12]
+  }
+  print "{} {} {}" %4 %8 %10
+}
+)"));
+  EXPECT_TRUE(type_error(R"(
+kernel @k(b: f32) stage frontend {
+  %0 = arg f32 0
+  snode_op activate $S1[%0]
+}
+)").find("index 0 of SNode 1 (in snode_op activate) is f32, but it must be an integer") != std::string::npos);
+}
+
+TEST(TypeCheck, TreeStatementsAtTheFrontendAreInternalErrors) {
+  ParsedModule m = parse_module(text(R"(
+kernel @k() stage frontend {
+  %0 = const u32 0
+  %1 = tree_load i32 @t0[%0]
+}
+)"));
+  EXPECT_THROW(type_check(*m.kernels[0]), InternalError);
 }
 
 }  // namespace

@@ -323,5 +323,321 @@ TEST(VerifierTest, RejectsOperandsFromOutsideTheKernel) {
                   "%1 = binary add i32 %0 %?");
 }
 
+TEST(VerifierTest, AcceptsAValidOffloadedKernel) {
+  EXPECT_EQ(verify_text(R"(kernel @off(n: i32) stage offloaded {
+  task serial $-1 "init" {
+    %0 = const u32 0
+    %1 = arg i32 0
+    tree_store @t0[%0] %1 as i32
+    %2 = tree_atomic add i32 @t0[%0] %1
+    %3 = tree_cas u32 @t1[%0] %0 %0
+    %4 = const i32 0
+    %5 = range_for %4 %1 {
+      break
+    }
+  }
+  task listgen $S2 "listgen" {
+    %6 = const u32 0
+    %7 = tree_load i32 @t0[%6]
+    %8 = alloca i32
+    %9 = const i32 0
+    %10 = range_for %9 %7 {
+      %11 = loop_index i32 %10 0
+      %12 = cast u32 %11
+      tree_store @t0[%12] %11 as i32
+      while {
+        break
+      }
+      %13 = range_for %9 %11 {
+        continue
+      }
+    }
+  }
+  task clear_list $S2 "" {
+  }
+}
+)"),
+            "(valid)");
+  // Before lowering, a struct_for task's parallel loop is still its struct_for.
+  const char* struct_for_task = R"(field @x : f32[8]
+
+kernel @sft() stage offloaded {
+  task struct_for $S1 "sf" {
+    %0 = const u32 0
+    %1 = tree_load i32 @t0[%0]
+    %2 = struct_for @x {
+      %3 = loop_index i32 %2 0
+      %4 = field_load f32 @x[%3]
+      field_store @x[%1] %4
+    }
+  }
+}
+)";
+  EXPECT_EQ(verify_text(struct_for_task), "(valid)");
+  std::string lowered = struct_for_task;
+  lowered.replace(lowered.find("stage offloaded"), 15, "stage lowered");
+  expect_rejected(verify_text(lowered), "sft", "a parallel 'struct_for' task must end with its range_for",
+                  "task struct_for $S1 \"sf\" { ... }");
+  std::string in_range_task = struct_for_task;
+  in_range_task.replace(in_range_task.find("task struct_for"), 15, "task range_for");
+  expect_rejected(verify_text(in_range_task), "sft", "a parallel 'range_for' task must end with its range_for",
+                  "task range_for $S1 \"sf\" { ... }");
+  expect_rejected(verify_text(R"(field @x : f32[8]
+
+kernel @sfs() stage offloaded {
+  task serial $-1 "s" {
+    %0 = struct_for @x {
+    }
+  }
+}
+)"),
+                  "sfs", "a 'struct_for' at stage offloaded (allowed only at stages frontend and typed, and at "
+                  "offloaded as the loop of a struct_for task)",
+                  "%0 = struct_for @x { ... }");
+  // A struct_for over an SNode has up to 8 axes (no forest is consulted).
+  EXPECT_EQ(verify_text(R"(kernel @sf() stage typed {
+  %0 = struct_for $S3 {
+    %1 = loop_index i32 %0 7
+    %2 = snode_op is_active u1 $S3[%1]
+    %3 = snode_op append i32 $S4[%1] %1
+    snode_op deactivate $S4[]
+  }
+}
+)"),
+            "(valid)");
+  expect_rejected(verify_text("kernel @sf() stage frontend {\n  %0 = struct_for $S3 {\n"
+                              "    %1 = loop_index i32 %0 8\n  }\n}\n"),
+                  "sf", "axis 8 but the loop has 8 dimension(s)", "%1 = loop_index i32 %0 8");
+}
+
+TEST(VerifierTest, RejectsStatementsOutsideTheirStages) {
+  expect_rejected(verify_text(R"(kernel @early() stage frontend {
+  %0 = const u32 0
+  %1 = tree_load f32 @t0[%0]
+}
+)"),
+                  "early", "a 'tree_load' at stage frontend (allowed only at stages offloaded and lowered)",
+                  "%1 = tree_load f32 @t0[%0]");
+  expect_rejected(verify_text(R"(kernel @early() stage typed {
+  %0 = const u32 0
+  %1 = tree_cas u32 @t0[%0] %0 %0
+}
+)"),
+                  "early", "a 'tree_cas' at stage typed", "%1 = tree_cas u32 @t0[%0] %0 %0");
+  expect_rejected(verify_text(R"(field @x : f32[4]
+
+kernel @late() stage lowered {
+  task serial $-1 "t" {
+    %0 = const i32 0
+    %1 = field_load f32 @x[%0]
+  }
+}
+)"),
+                  "late", "a 'field_load' at stage lowered (allowed only at stages frontend, typed and offloaded)",
+                  "%1 = field_load f32 @x[%0]");
+  expect_rejected(verify_text(R"(kernel @late() stage offloaded {
+  task serial $-1 "t" {
+    %0 = struct_for $S1 {
+    }
+  }
+}
+)"),
+                  "late", "a 'struct_for' at stage offloaded (allowed only at stages frontend and typed,",
+                  "%0 = struct_for $S1 { ... }");
+  expect_rejected(verify_text(R"(kernel @late() stage lowered {
+  task serial $-1 "t" {
+    %0 = const i32 0
+    snode_op activate $S1[%0]
+  }
+}
+)"),
+                  "late", "a 'snode_op' at stage lowered", "snode_op activate $S1[%0]");
+  expect_rejected(verify_text("kernel @t() stage typed {\n  task serial $-1 \"t\" {\n  }\n}\n"), "t",
+                  "a 'task' at stage typed (allowed only at stages offloaded and lowered)",
+                  "task serial $-1 \"t\" { ... }");
+  // Offloading comes before lowering: field accesses and SNode operations
+  // are still there in the tasks of an offloaded kernel.
+  EXPECT_EQ(verify_text(R"(field @x : f32[4]
+
+kernel @mid() stage offloaded {
+  task range_for $-1 "r" {
+    %0 = const i32 0
+    %1 = field_load f32 @x[%0]
+    %2 = snode_op is_active u1 $S1[%0]
+    %3 = range_for %0 %0 {
+      field_store @x[%0] %1
+      snode_op activate $S1[%0]
+    }
+  }
+}
+)"),
+            "(valid)");
+}
+
+TEST(VerifierTest, RejectsMisplacedTasksAtTheOffloadedStage) {
+  expect_rejected(verify_text(R"(kernel @top() stage offloaded {
+  task serial $-1 "a" {
+  }
+  %0 = const i32 0
+}
+)"),
+                  "top", "a 'const' in the kernel's body at stage offloaded (the body holds only tasks)",
+                  "%0 = const i32 0");
+  expect_rejected(verify_text("kernel @top() stage lowered {\n  while {\n    break\n  }\n}\n"), "top",
+                  "a 'while' in the kernel's body at stage lowered (the body holds only tasks)",
+                  "while { ... }");
+  expect_rejected(verify_text(R"(kernel @nest() stage offloaded {
+  task serial $-1 "a" {
+    task serial $-1 "b" {
+    }
+  }
+}
+)"),
+                  "nest", "a 'task' nested in another statement", "task serial $-1 \"b\" { ... }");
+  // Tasks do not share values: each task is its own block.
+  expect_rejected(verify_text(R"(kernel @share() stage offloaded {
+  task serial $-1 "a" {
+    %0 = const u32 0
+  }
+  task serial $-1 "b" {
+    %1 = tree_load u32 @t0[%0]
+  }
+}
+)"),
+                  "share", "address operand %0 is defined in a block that does not enclose this use",
+                  "%1 = tree_load u32 @t0[%0]");
+}
+
+TEST(VerifierTest, RejectsMalformedParallelTasks) {
+  expect_rejected(verify_text(R"(kernel @store() stage offloaded {
+  task range_for $-1 "r" {
+    %0 = const u32 0
+    %1 = const i32 0
+    tree_store @t0[%0] %1 as i32
+    %2 = range_for %1 %1 {
+    }
+  }
+}
+)"),
+                  "store",
+                  "a parallel 'range_for' task holds only side-effect-free statements before its range_for, "
+                  "not a 'tree_store'",
+                  "tree_store @t0[%0] %1 as i32");
+  expect_rejected(verify_text(R"(kernel @atomic() stage offloaded {
+  task gc $S1 "r" {
+    %0 = const u32 0
+    %1 = const i32 0
+    %2 = tree_atomic add i32 @t0[%0] %1
+    %3 = range_for %1 %1 {
+    }
+  }
+}
+)"),
+                  "atomic", "not a 'tree_atomic'", "%2 = tree_atomic add i32 @t0[%0] %1");
+  expect_rejected(verify_text(R"(kernel @trailing() stage offloaded {
+  task struct_for $S1 "r" {
+    %0 = const i32 0
+    %1 = range_for %0 %0 {
+    }
+    %2 = const i32 1
+  }
+}
+)"),
+                  "trailing", "a parallel 'struct_for' task must end with its range_for (the parallel loop)",
+                  "task struct_for $S1 \"r\" { ... }");
+  expect_rejected(verify_text("kernel @empty() stage offloaded {\n  task listgen $S1 \"l\" {\n  }\n}\n"),
+                  "empty", "a parallel 'listgen' task must end with its range_for",
+                  "task listgen $S1 \"l\" { ... }");
+  expect_rejected(verify_text(R"(kernel @two() stage offloaded {
+  task range_for $-1 "r" {
+    %0 = const i32 0
+    %1 = range_for %0 %0 {
+    }
+    %2 = range_for %0 %0 {
+    }
+  }
+}
+)"),
+                  "two", "not a 'range_for'", "%1 = range_for %0 %0 { ... }");
+  expect_rejected(verify_text(R"(kernel @jump() stage offloaded {
+  task range_for $-1 "r" {
+    %0 = const i32 0
+    %1 = range_for %0 %0 {
+      break
+    }
+  }
+}
+)"),
+                  "jump", "'break' directly inside the range_for of a parallel 'range_for' task", "break");
+}
+
+TEST(VerifierTest, RejectsSparseTypeMismatches) {
+  const char* head = "kernel @tree(a: f32, k: i32) stage lowered {\n  task serial $-1 \"t\" {\n"
+                     "  %0 = arg f32 0\n  %1 = arg i32 1\n  %2 = const u32 0\n  %3 = const u64 0\n";
+  struct Case {
+    const char* body;
+    const char* problem;
+    const char* stmt;
+  };
+  const Case cases[] = {
+      {"  %4 = tree_cas u32 @t0[%2] %1 %2\n", "expected operand %1 has type i32 but must be u32",
+       "%4 = tree_cas u32 @t0[%2] %1 %2"},
+      {"  %4 = tree_cas u64 @t0[%2] %3 %2\n", "desired operand %2 has type u32 but must be u64",
+       "%4 = tree_cas u64 @t0[%2] %3 %2"},
+      {"  %4 = tree_cas f32 @t0[%2] %0 %0\n", "a tree_cas of type f32 (it must be i32, u32, i64 or u64)",
+       "%4 = tree_cas f32 @t0[%2] %0 %0"},
+      {"  %4 = tree_load f32 @t0[%1]\n", "address operand %1 has type i32 but must be u32",
+       "%4 = tree_load f32 @t0[%1]"},
+      {"  %4 = tree_load f64 @t0[%2] as f16\n", "its type is f64 but must be f32",
+       "%4 = tree_load f64 @t0[%2] as f16"},
+      {"  tree_store @t0[%2] %1 as f16\n", "value operand %1 has type i32 but must be f32",
+       "tree_store @t0[%2] %1 as f16"},
+      {"  %4 = tree_atomic add i32 @t0[%2] %0\n", "value operand %0 has type f32 but must be i32",
+       "%4 = tree_atomic add i32 @t0[%2] %0"},
+      {"  %4 = cast i8 %1\n  %5 = tree_atomic add i8 @t0[%2] %4\n",
+       "a tree_atomic of type i8 (it must be i32, u32, i64, u64, f32 or f64)",
+       "%5 = tree_atomic add i8 @t0[%2] %4"},
+      {"  %4 = tree_atomic bit_xor f32 @t0[%2] %0\n", "atomic 'bit_xor' needs an integer type",
+       "%4 = tree_atomic bit_xor f32 @t0[%2] %0"},
+      {"  %4 = binary add f32 %0 %1\n", "rhs operand %1 has type i32 but must be f32",
+       "%4 = binary add f32 %0 %1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    expect_rejected(verify_text(std::string(head) + c.body + "  }\n}\n"), "tree", c.problem, c.stmt);
+  }
+  // SNode indices are i32 from the typed stage on, and the results have fixed types.
+  const char* snode_head = "kernel @sn() stage typed {\n  %0 = const i64 0\n  %1 = const i32 0\n";
+  const Case snode_cases[] = {
+      {"  %2 = snode_op is_active u1 $S1[%0]\n", "index operand %0 has type i64 but must be i32",
+       "%2 = snode_op is_active u1 $S1[%0]"},
+      {"  %2 = snode_op length i64 $S1[%1]\n", "its type is i64 but must be i32",
+       "%2 = snode_op length i64 $S1[%1]"},
+      {"  %2 = snode_op is_active i32 $S1[%1]\n", "its type is i32 but must be u1",
+       "%2 = snode_op is_active i32 $S1[%1]"},
+      {"  snode_op activate $-1[%1]\n", "SNode id -1 is not an SNode", "snode_op activate $-1[%1]"},
+  };
+  for (const Case& c : snode_cases) {
+    SCOPED_TRACE(c.body);
+    expect_rejected(verify_text(std::string(snode_head) + c.body + "}\n"), "sn", c.problem, c.stmt);
+  }
+  // assert: a u1 condition from the typed stage on, one value per '{}'.
+  const char* assert_head = "kernel @as(k: i32) stage typed {\n  %0 = arg i32 0\n  %1 = const u1 1\n";
+  const Case assert_cases[] = {
+      {"  assert %0 \"k = {}\" %0\n", "cond operand %0 has type i32 but must be u1",
+       "assert %0 \"k = {}\" %0"},
+      {"  assert %1 \"k = {}\"\n", "the message has 1 '{}' but there are 0 value(s)", "assert %1 \"k = {}\""},
+  };
+  for (const Case& c : assert_cases) {
+    SCOPED_TRACE(c.body);
+    expect_rejected(verify_text(std::string(assert_head) + c.body + "}\n"), "as", c.problem, c.stmt);
+  }
+  EXPECT_EQ(verify_text(std::string(assert_head) + "  assert %1 \"k = {}\" %0\n}\n"), "(valid)");
+  // At the frontend stage SNode indices may be of any type.
+  EXPECT_EQ(verify_text("kernel @sn() stage frontend {\n  %0 = const i64 0\n"
+                        "  %1 = snode_op is_active u1 $S1[%0]\n}\n"),
+            "(valid)");
+}
+
 }  // namespace
 }  // namespace grove::ir

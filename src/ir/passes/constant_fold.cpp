@@ -33,7 +33,9 @@ bool has_own_jump(const Stmt* loop) {
   auto visit = [&](auto& self, const Block* b) -> void {
     for (const auto& s : b->stmts()) {
       if (s->kind() == StmtKind::Break || s->kind() == StmtKind::Continue) found = true;
-      if (s->kind() == StmtKind::While || s->kind() == StmtKind::RangeFor) continue;
+      if (s->kind() == StmtKind::While || s->kind() == StmtKind::RangeFor ||
+          s->kind() == StmtKind::Task)
+        continue;
       for (const auto& inner : s->blocks()) self(self, inner.get());
     }
   };
@@ -78,6 +80,9 @@ class Folder {
   // if's place. An if at the kernel's top level whose taken block holds a
   // range_for with its own break/continue is kept: the loop would become a
   // top-level (parallel) loop, where break and continue are not allowed.
+  // (At the offloaded stage the top level holds only tasks, so no if is
+  // there; an if inside a task is inside its range_for or in a serial task,
+  // where inlining changes nothing about parallelism.)
   // Returns whether the if was inlined.
   bool inline_taken_branch(Block* block, size_t pos) {
     Stmt* s = block->at(pos);
@@ -86,6 +91,10 @@ class Folder {
       for (const auto& t : taken->stmts())
         if (t->kind() == StmtKind::RangeFor && has_own_jump(t.get())) return false;
     }
+    // A parallel task's body is uniform statements and its one range_for:
+    // an if never belongs there (the verifier rejects it); leave it alone.
+    const Stmt* task = block->owner();
+    if (task && task->kind() == StmtKind::Task && is_parallel(task->task_kind())) return false;
     std::unique_ptr<Stmt> owner = block->take(pos);
     while (!taken->empty()) block->insert(pos, taken->take(taken->size() - 1));  // last first
     dead_.push_back(std::move(owner));
@@ -105,7 +114,9 @@ class Folder {
       case StmtKind::LocalStore: case StmtKind::FieldLoad: case StmtKind::FieldStore:
       case StmtKind::FieldAtomic: case StmtKind::RangeFor: case StmtKind::StructFor:
       case StmtKind::LoopIndex: case StmtKind::If: case StmtKind::While: case StmtKind::Break:
-      case StmtKind::Continue: case StmtKind::Print:
+      case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert: case StmtKind::SNodeOp:
+      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic:
+      case StmtKind::TreeCas: case StmtKind::Task:
         return nullptr;
     }
     return nullptr;
@@ -216,7 +227,7 @@ class Folder {
 }  // namespace
 
 bool constant_fold(Kernel& kernel) {
-  GROVE_ASSERT(kernel.stage == Stage::typed,
+  GROVE_ASSERT(kernel.stage != Stage::frontend,
                "constant_fold needs a typed kernel; '" + kernel.name() + "' is not");
   return Folder(kernel).run();
 }

@@ -94,7 +94,11 @@ bool make_key(const Stmt* s, Key* key) {
     case StmtKind::Alloca: case StmtKind::LocalLoad: case StmtKind::LocalStore:
     case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:
     case StmtKind::RangeFor: case StmtKind::StructFor: case StmtKind::If: case StmtKind::While:
-    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print:
+    case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert:
+    // SNode operations and tree memory read or change state that other
+    // statements (and other threads) change; a task is a block like any other.
+    case StmtKind::SNodeOp: case StmtKind::TreeLoad: case StmtKind::TreeStore:
+    case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::Task:
       return false;
   }
   return false;

@@ -10,7 +10,10 @@
 //   * ifs whose then and else blocks are both empty.
 // Reverse order means a removed statement's operands are visited after it, so
 // a dead chain goes in one sweep. Loops, field stores, atomics, prints and
-// break/continue are never removed by (3).
+// break/continue are never removed by (3), nor are tree stores, tree atomics
+// and compare-and-swaps, tasks (even empty ones) and the SNode operations
+// that change state (activate, deactivate, append); unused tree_loads and
+// is_active/length snode_ops have no side effects and go.
 #include "ir/passes/dce.h"
 
 #include <unordered_map>

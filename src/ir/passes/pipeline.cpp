@@ -1,6 +1,8 @@
-// src/ir/passes/pipeline.cpp — frontend -> type_check -> simplify, verified after each step.
+// src/ir/passes/pipeline.cpp — the flat pass list, verified after each step.
 #include "ir/passes/pipeline.h"
 
+#include "ir/passes/lower_access.h"
+#include "ir/passes/offload.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/type_check.h"
 #include "ir/verifier.h"
@@ -12,17 +14,45 @@ namespace {
 struct Pass {
   std::string name;
   void (*run)(Kernel&, const PipelineOptions&);
+  bool needs_forest;  // runs only when the kernel knows its SNode trees
 };
+
+// Serial tasks left empty (their values were recomputed where used) cost a
+// launch each; they go, together with their scheduler entries.
+void drop_empty_tasks(Kernel& k, OffloadResult* result) {
+  Block* body = k.body();
+  for (size_t n = body->size(); n-- > 0;) {
+    Stmt* t = body->at(n);
+    if (t->task_kind() != TaskKind::serial || !t->body()->empty()) continue;
+    body->take(n);
+    if (result && n < result->tasks.size())
+      result->tasks.erase(result->tasks.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+void run_simplify(Kernel& k, const PipelineOptions& o) {
+  SimplifyOptions so;
+  so.verify = o.verify;
+  simplify(k, so);
+}
 
 const std::vector<Pass>& passes() {
   static const std::vector<Pass> kPasses = {
-      {"type_check", [](Kernel& k, const PipelineOptions&) { type_check(k); }},
-      {"simplify",
+      {"type_check", [](Kernel& k, const PipelineOptions&) { type_check(k); }, false},
+      {"simplify", run_simplify, false},
+      {"offload",
        [](Kernel& k, const PipelineOptions& o) {
-         SimplifyOptions so;
-         so.verify = o.verify;
-         simplify(k, so);
-       }},
+         OffloadResult r = offload(k, o.offload);
+         if (o.offload_result) *o.offload_result = std::move(r);
+       },
+       true},
+      {"lower_access", [](Kernel& k, const PipelineOptions& o) { lower_access(k, o.lower); }, true},
+      {"simplify_lowered",
+       [](Kernel& k, const PipelineOptions& o) {
+         run_simplify(k, o);
+         drop_empty_tasks(k, o.offload_result);
+       },
+       true},
   };
   return kPasses;
 }
@@ -44,6 +74,7 @@ void run_pipeline(Kernel& kernel, const PipelineOptions& options) {
   if (options.on_stage) options.on_stage("frontend", kernel);
   if (options.verify) verify(kernel, "frontend");
   for (const Pass& p : passes()) {
+    if (p.needs_forest && kernel.forest == nullptr) continue;
     p.run(kernel, options);
     if (options.on_stage) options.on_stage(p.name, kernel);
     if (options.verify) verify(kernel, p.name);

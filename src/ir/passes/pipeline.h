@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/passes/lower_access.h"
+#include "ir/passes/offload.h"
 
 namespace grove::ir {
 
@@ -15,12 +17,17 @@ struct PipelineOptions {
   // Called with the stage name ("frontend", "type_check", "simplify", ...)
   // and the kernel after each step: print_ir and GROVE_DUMP_DIR hook in here.
   std::function<void(std::string_view stage, const Kernel&)> on_stage;
+  OffloadOptions offload;
+  OffloadResult* offload_result = nullptr;  // where offload's task list goes
+  LowerAccessOptions lower;
 };
 
 // The pass names, in order (printable, see `grove help`).
 const std::vector<std::string>& pipeline_pass_names();
 
-// frontend -> type_check -> simplify.
+// frontend -> type_check -> simplify -> offload -> lower_access ->
+// simplify_lowered. The last three run only when kernel.forest is set (the
+// passes' own tests stop at the typed stage).
 void run_pipeline(Kernel& kernel, const PipelineOptions& options = {});
 
 }  // namespace grove::ir

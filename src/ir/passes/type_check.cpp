@@ -139,10 +139,50 @@ class TypeChecker {
       case StmtKind::Print:
         for (size_t k = 0; k < s->operands().size(); ++k) value_operand(s, k);
         return;
+      case StmtKind::Assert:
+        to_condition(b, s, 0);
+        for (size_t k = 1; k < s->operands().size(); ++k) value_operand(s, k);
+        return;
+      case StmtKind::SNodeOp:
+        return snode_op(b, s);
       case StmtKind::StructFor:
       case StmtKind::While:
       case StmtKind::Break:
       case StmtKind::Continue:
+        return;
+      case StmtKind::TreeLoad:
+      case StmtKind::TreeStore:
+      case StmtKind::TreeAtomic:
+      case StmtKind::TreeCas:
+      case StmtKind::Task:
+        GROVE_ASSERT(false, std::string("a '") + kind_name(s->kind()) + "' in kernel '" +
+                                kernel_.name() + "' at the frontend stage (made only by lowering)");
+        return;
+    }
+  }
+
+  // SNode indices are i32 like field indices; append's value is left as is
+  // (the field it goes to is decided by lowering).
+  void snode_op(Builder& b, Stmt* s) {
+    size_t n = s->indices().size();
+    for (size_t i = 0; i < n; ++i) {
+      to_index(b, s, i,
+               "index " + std::to_string(i) + " of SNode " + std::to_string(s->snode()) + " (in snode_op " +
+                   op_name(s->snode_op()) + ")");
+    }
+    switch (s->snode_op()) {
+      case SNodeOpKind::is_active:
+        s->set_type(DataType::u1);
+        return;
+      case SNodeOpKind::append:
+        value_operand(s, s->operands().size() - 1);
+        s->set_type(DataType::i32);
+        return;
+      case SNodeOpKind::length:
+        s->set_type(DataType::i32);
+        return;
+      case SNodeOpKind::activate:
+      case SNodeOpKind::deactivate:
         return;
     }
   }

@@ -1,0 +1,166 @@
+// src/ir/passes/lower_access.cpp — fields and SNode operations become tree memory.
+#include "ir/passes/lower_access.h"
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/builder.h"
+#include "ir/snode.h"
+#include "ir/sparse_runtime.h"
+
+namespace grove::ir {
+
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(Kernel& k, const LowerAccessOptions& o) : kernel_(k), forest_(*k.forest), options_(o) {}
+
+  void run() {
+    // Struct-fors first: their bodies move into the list loops and are then
+    // lowered like any other statements.
+    for (size_t n = 0; n < kernel_.body()->size(); ++n) {
+      Stmt* task = kernel_.body()->at(n);
+      if (task->task_kind() != TaskKind::struct_for) continue;
+      Block* b = task->body();
+      Stmt* loop = b->at(b->size() - 1);
+      GROVE_ASSERT(loop->kind() == StmtKind::StructFor, "a struct_for task must end with its struct_for");
+      lower_struct_for(loop);
+    }
+    lower_block(kernel_.body());
+    kernel_.stage = Stage::lowered;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& m) { throw Error("kernel '" + kernel_.name() + "': " + m); }
+
+  int node_of_struct_for(const Stmt* s) const {
+    return s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
+  }
+
+  void lower_struct_for(Stmt* loop) {
+    Block* block = loop->parent();
+    size_t pos = block->position_of(loop);
+    std::unique_ptr<Stmt> owned = block->take(pos);
+    Builder b(block, pos);
+    SparseRuntime rt(forest_, b);
+    rt.emit_struct_for(node_of_struct_for(loop), [&](const std::vector<Stmt*>& indices) {
+      // Move the old body here; its loop indices become the cell's indices.
+      Block* old = loop->body();
+      while (!old->empty()) {
+        std::unique_ptr<Stmt> s = old->take(0);
+        if (s->kind() == StmtKind::LoopIndex && s->loop() == loop) {
+          replace_all_uses(kernel_.body(), s.get(), indices.at(static_cast<size_t>(s->index())));
+          replace_all_uses(old, s.get(), indices.at(static_cast<size_t>(s->index())));
+          continue;
+        }
+        b.block()->insert(b.position(), std::move(s));
+        b.set_insert_point(b.block(), b.position() + 1);
+      }
+    });
+  }
+
+  void check_bounds(Builder& b, const FieldDecl& f, std::span<Stmt* const> indices) {
+    if (!options_.debug) return;
+    std::string shape, fmt;
+    for (size_t a = 0; a < f.shape.size(); ++a) {
+      shape += (a ? ", " : "") + std::to_string(f.shape[a]);
+      fmt += a ? ", {}" : "{}";
+    }
+    std::vector<Stmt*> values(indices.begin(), indices.end());
+    for (size_t a = 0; a < indices.size(); ++a) {
+      Stmt* i = indices[a];
+      Stmt* ok = b.binary(BinaryOp::logic_and, b.binary(BinaryOp::cmp_ge, i, b.const_int(DataType::i32, 0)),
+                          b.binary(BinaryOp::cmp_lt, i, b.const_int(DataType::i32, f.shape[a])));
+      b.assert_stmt(ok, "field '" + f.name + "' has shape (" + shape + "); index (" + fmt +
+                            ") is out of bounds on axis " + std::to_string(a) + " (debug mode)",
+                    values);
+    }
+  }
+
+  // Lowers one statement in place; returns the position after its replacement.
+  size_t lower(Block* block, size_t pos) {
+    Stmt* s = block->at(pos);
+    std::unique_ptr<Stmt> owned = block->take(pos);
+    Builder b(block, pos);
+    SparseRuntime rt(forest_, b);
+    Stmt* replacement = nullptr;
+    auto idx = [&](std::span<Stmt* const> in) { return std::vector<Stmt*>(in.begin(), in.end()); };
+    switch (s->kind()) {
+      case StmtKind::FieldLoad: {
+        const FieldDecl& f = kernel_.fields().get(s->field());
+        check_bounds(b, f, s->indices());
+        replacement = rt.load_field(f.id, f.dtype, idx(s->indices()));
+        break;
+      }
+      case StmtKind::FieldStore: {
+        const FieldDecl& f = kernel_.fields().get(s->field());
+        check_bounds(b, f, s->indices());
+        rt.store_field(f.id, f.dtype, idx(s->indices()), s->value());
+        break;
+      }
+      case StmtKind::FieldAtomic: {
+        const FieldDecl& f = kernel_.fields().get(s->field());
+        if (f.dtype == DataType::f16)
+          fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
+               "' is not supported; use an f32 field");
+        check_bounds(b, f, s->indices());
+        replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, idx(s->indices()), s->value());
+        break;
+      }
+      case StmtKind::SNodeOp: {
+        int node = s->snode();
+        std::vector<Stmt*> in = idx(s->indices());
+        switch (s->snode_op()) {
+          case SNodeOpKind::activate: rt.op_activate(node, in); break;
+          case SNodeOpKind::deactivate: rt.op_deactivate(node, in); break;
+          case SNodeOpKind::is_active: replacement = rt.op_is_active(node, in); break;
+          case SNodeOpKind::length: replacement = rt.op_length(node, in); break;
+          case SNodeOpKind::append: {
+            const SNodeDecl& dyn = forest_.snode(node);
+            DataType ct = compute_type(forest_.field_dtype(forest_.snode(dyn.children.at(0)).field));
+            Stmt* v = s->value();
+            if (v->type() != ct) v = b.cast(ct, v);
+            replacement = rt.op_append(node, in, v);
+            break;
+          }
+        }
+        break;
+      }
+      default:
+        GROVE_ASSERT(false, "lower() of a statement that needs no lowering");
+    }
+    if (replacement != nullptr) replace_all_uses(kernel_.body(), s, replacement);
+    return b.position();
+  }
+
+  void lower_block(Block* block) {
+    for (size_t pos = 0; pos < block->size();) {
+      Stmt* s = block->at(pos);
+      switch (s->kind()) {
+        case StmtKind::FieldLoad:
+        case StmtKind::FieldStore:
+        case StmtKind::FieldAtomic:
+        case StmtKind::SNodeOp:
+          pos = lower(block, pos);
+          break;
+        default:
+          for (const auto& child : s->blocks()) lower_block(child.get());
+          ++pos;
+      }
+    }
+  }
+
+  Kernel& kernel_;
+  const SNodeForest& forest_;
+  LowerAccessOptions options_;
+};
+
+}  // namespace
+
+void lower_access(Kernel& kernel, const LowerAccessOptions& options) {
+  GROVE_ASSERT(kernel.forest != nullptr, "lower_access needs the kernel's SNode forest");
+  GROVE_ASSERT(kernel.stage == Stage::offloaded, "lower_access needs an offloaded kernel");
+  Lowerer(kernel, options).run();
+}
+
+}  // namespace grove::ir

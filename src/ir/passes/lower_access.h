@@ -1,0 +1,18 @@
+// src/ir/passes/lower_access.h — field and SNode operations become the sparse runtime.
+#pragma once
+
+#include "ir/ir.h"
+
+namespace grove::ir {
+
+struct LowerAccessOptions {
+  bool debug = false;  // check every field index against the field's shape
+};
+
+// Offloaded -> lowered: every field load/store/atomic becomes a lookup chain
+// over the tree's words (activating on writes), every SNode operation the
+// runtime's code for it (sparse_runtime.h), and the struct_for inside each
+// struct_for task a loop over the list of its SNode. Needs kernel.forest.
+void lower_access(Kernel& kernel, const LowerAccessOptions& options = {});
+
+}  // namespace grove::ir

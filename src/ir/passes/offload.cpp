@@ -1,0 +1,291 @@
+// src/ir/passes/offload.cpp — tasks, list generation and gc (see offload.h).
+#include "ir/passes/offload.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/assert.h"
+#include "ir/builder.h"
+#include "ir/snode.h"
+#include "ir/sparse_runtime.h"
+
+namespace grove::ir {
+
+namespace {
+
+// Sparse SNodes on the path root..node (inclusive).
+void add_sparse_path(const SNodeForest& f, int node, std::set<int>& out) {
+  for (int n = node; n >= 0; n = f.snode(n).parent)
+    if (f.snode(n).is_sparse()) out.insert(n);
+}
+
+// The SNodes whose activity `block` may change.
+void collect_modifies(const SNodeForest& f, Block* block, std::set<int>& out) {
+  walk(block, [&](Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::FieldStore:
+      case StmtKind::FieldAtomic:
+        add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
+        break;
+      case StmtKind::SNodeOp:
+        switch (s->snode_op()) {
+          case SNodeOpKind::activate:
+          case SNodeOpKind::append:
+            add_sparse_path(f, s->snode(), out);
+            break;
+          case SNodeOpKind::deactivate:
+            out.insert(s->snode());
+            break;
+          case SNodeOpKind::is_active:
+          case SNodeOpKind::length:
+            break;
+        }
+        break;
+      default:
+        break;
+    }
+  });
+}
+
+bool rematerializable(const Stmt* s) {
+  switch (s->kind()) {
+    case StmtKind::Const:
+    case StmtKind::Arg:
+      return true;
+    case StmtKind::Unary:
+    case StmtKind::Cast:
+    case StmtKind::Binary:
+    case StmtKind::Select:
+      for (const Stmt* op : s->operands())
+        if (!rematerializable(op)) return false;
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Offloader {
+ public:
+  Offloader(Kernel& k, const OffloadOptions& o) : kernel_(k), forest_(*k.forest), options_(o) {}
+
+  OffloadResult run() {
+    // 1. Take the top-level statements out and group them into tasks.
+    Block* body = kernel_.body();
+    std::vector<std::unique_ptr<Stmt>> top;
+    while (!body->empty()) top.push_back(body->take(0));
+    std::vector<std::unique_ptr<Stmt>> serial;
+    auto flush_serial = [&] {
+      if (serial.empty()) return;
+      Stmt* t = new_task(TaskKind::serial, -1, "serial");
+      for (auto& s : serial) t->body()->append(std::move(s));
+      serial.clear();
+    };
+    for (auto& s : top) {
+      if (s->kind() == StmtKind::RangeFor) {
+        flush_serial();
+        Stmt* t = new_task(TaskKind::range_for, -1, "range_for");
+        t->body()->append(std::move(s));
+      } else if (s->kind() == StmtKind::StructFor) {
+        flush_serial();
+        int node = s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
+        std::vector<int> path = forest_.path(node);
+        for (size_t n = 1; n < path.size(); ++n) {
+          const SNodeDecl& level = forest_.snode(path[n]);
+          emit_runtime_task(TaskKind::clear_list, path[n], "clear_list " + level.name(),
+                            [&](SparseRuntime& rt) { rt.emit_clear_list(path[n]); });
+          emit_runtime_task(TaskKind::listgen, path[n],
+                            "listgen " + forest_.snode(level.parent).name() + "->" + level.name(),
+                            [&](SparseRuntime& rt) { rt.emit_listgen(path[n]); });
+        }
+        Stmt* t = new_task(TaskKind::struct_for, node, "struct_for " + forest_.snode(node).name());
+        t->body()->append(std::move(s));
+      } else {
+        serial.push_back(std::move(s));
+      }
+    }
+    flush_serial();
+
+    // 2. What each user task may change; the pools to collect afterwards.
+    std::set<int> touched_trees;
+    for (size_t n = 0; n < body->size(); ++n) {
+      Stmt* t = body->at(n);
+      std::set<int> m;
+      if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
+          t->task_kind() == TaskKind::struct_for)
+        collect_modifies(forest_, t->body(), m);
+      result_.tasks[n].modifies.assign(m.begin(), m.end());
+      for (int s : m) touched_trees.insert(forest_.snode(s).tree);
+    }
+
+    // 3. Values that cross tasks: recompute pure ones, keep the rest in scratch.
+    localize();
+
+    // 4. gc for every pool of the trees the kernel may change.
+    for (int tree : touched_trees) {
+      for (int pool : forest_.tree(tree).pools) {
+        const std::string name = forest_.snode(pool).name();
+        emit_runtime_task(TaskKind::gc, pool, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
+        emit_runtime_task(TaskKind::gc_finish, pool, "gc_finish " + name,
+                          [&](SparseRuntime& rt) { rt.emit_gc_finish(pool); });
+        // Freeing cells of a pool changes the activity of everything below it.
+        result_.tasks[result_.tasks.size() - 2].modifies = {};
+      }
+    }
+    kernel_.stage = Stage::offloaded;
+    result_.scratch_words_used = used_;
+    return std::move(result_);
+  }
+
+ private:
+  Stmt* new_task(TaskKind kind, int snode, std::string label) {
+    Builder b(kernel_.body());
+    Stmt* t = b.task(kind, snode, std::move(label));
+    TaskInfo info;
+    info.kind = kind;
+    info.snode = snode;
+    result_.tasks.push_back(info);
+    return t;
+  }
+
+  template <typename F>
+  void emit_runtime_task(TaskKind kind, int snode, std::string label, F&& emit) {
+    Stmt* t = new_task(kind, snode, std::move(label));
+    Builder b(t->body());
+    SparseRuntime rt(forest_, b);
+    emit(rt);
+  }
+
+  // The task (a top-level Task statement) that holds `s`.
+  Stmt* task_of(const Stmt* s) const {
+    const Stmt* cur = s;
+    while (cur->parent()->owner() != nullptr) cur = cur->parent()->owner();
+    return const_cast<Stmt*>(cur);
+  }
+
+  int64_t scratch_slot() {
+    int64_t slot = options_.scratch_base + used_;
+    used_ += 2;
+    if (options_.scratch_tree < 0 || used_ > options_.scratch_words)
+      throw InternalError("kernel '" + kernel_.name() + "' keeps more values across tasks than the "
+                          "scratch buffer holds");
+    return slot;
+  }
+
+  void localize() {
+    Block* body = kernel_.body();
+    // Uses of every statement by task.
+    std::unordered_map<const Stmt*, std::vector<std::pair<Stmt*, Stmt*>>> uses;  // def -> (user, task)
+    walk(body, [&](Stmt* s) {
+      if (s->kind() == StmtKind::Task) return;
+      for (Stmt* op : s->operands()) uses[op].push_back({s, task_of(s)});
+    });
+    // Defined at a task's top level, used in another task.
+    std::vector<Stmt*> defs;
+    walk(body, [&](Stmt* s) {
+      if (s->kind() == StmtKind::Task || s->parent()->owner() == nullptr) return;
+      if (s->parent()->owner()->kind() != StmtKind::Task) return;
+      Stmt* home = s->parent()->owner();
+      auto it = uses.find(s);
+      if (it == uses.end()) return;
+      for (auto& [user, task] : it->second)
+        if (task != home) {
+          defs.push_back(s);
+          break;
+        }
+    });
+    // Variables last: spilling one rewrites its loads, which may be in `defs`.
+    std::stable_partition(defs.begin(), defs.end(), [](Stmt* d) { return d->kind() != StmtKind::Alloca; });
+    for (Stmt* def : defs) {
+      Stmt* home = def->parent()->owner();
+      // Tasks using it, in order.
+      std::vector<Stmt*> users;
+      for (auto& [user, task] : uses[def])
+        if (task != home && std::find(users.begin(), users.end(), task) == users.end()) users.push_back(task);
+      if (def->kind() == StmtKind::Alloca) {
+        spill_alloca(def, uses[def]);
+      } else if (rematerializable(def)) {
+        for (Stmt* task : users) {
+          Builder b(task->body(), 0);
+          Builder::CloneMap map;
+          Stmt* copy = clone_tree(b, def, map);
+          for (auto& [user, t] : uses[def])
+            if (t == task) user->replace_operand(def, copy);
+        }
+      } else {
+        int64_t slot = scratch_slot();
+        DataType t = def->type();
+        Builder after(def->parent(), def->parent()->position_of(def) + 1);
+        after.tree_store(options_.scratch_tree, t, after.const_int(DataType::u32, slot), def);
+        for (Stmt* task : users) {
+          Builder b(task->body(), 0);
+          Stmt* v = b.tree_load(options_.scratch_tree, t, b.const_int(DataType::u32, slot));
+          for (auto& [user, tk] : uses[def])
+            if (tk == task) user->replace_operand(def, v);
+        }
+      }
+    }
+  }
+
+  // Clones `s` and the pure statements it depends on at the builder.
+  Stmt* clone_tree(Builder& b, const Stmt* s, Builder::CloneMap& map) {
+    auto it = map.find(s);
+    if (it != map.end()) return it->second;
+    for (Stmt* op : s->operands()) clone_tree(b, op, map);
+    return b.clone(s, map);
+  }
+
+  // A variable shared by several tasks lives in two scratch words.
+  void spill_alloca(Stmt* alloca, const std::vector<std::pair<Stmt*, Stmt*>>& all_uses) {
+    int64_t slot = scratch_slot();
+    DataType t = alloca->type();
+    int tree = options_.scratch_tree;
+    {
+      Builder b(alloca->parent(), alloca->parent()->position_of(alloca) + 1);
+      Stmt* zero = is_float(t) ? b.const_float(t, 0.0) : b.const_int(t, 0);
+      b.tree_store(tree, t, b.const_int(DataType::u32, slot), zero);
+    }
+    // Every use (in any task) becomes scratch memory.
+    std::vector<Stmt*> users;
+    for (auto& [user, task] : all_uses) users.push_back(user);
+    walk(alloca->parent(), [&](Stmt* s) {
+      for (Stmt* op : s->operands())
+        if (op == alloca && std::find(users.begin(), users.end(), s) == users.end()) users.push_back(s);
+    });
+    for (Stmt* user : users) {
+      Block* block = user->parent();
+      size_t pos = block->position_of(user);
+      Builder b(block, pos);
+      Stmt* address = b.const_int(DataType::u32, slot);
+      if (user->kind() == StmtKind::LocalLoad) {
+        Stmt* v = b.tree_load(tree, t, address);
+        replace_all_uses(kernel_.body(), user, v);
+      } else if (user->kind() == StmtKind::LocalStore) {
+        b.tree_store(tree, t, address, user->value());
+      } else {
+        GROVE_ASSERT(false, "an alloca used by something other than local_load/local_store");
+      }
+      block->take(block->position_of(user));
+    }
+    alloca->parent()->take(alloca->parent()->position_of(alloca));
+  }
+
+  Kernel& kernel_;
+  const SNodeForest& forest_;
+  OffloadOptions options_;
+  OffloadResult result_;
+  int64_t used_ = 0;
+};
+
+}  // namespace
+
+OffloadResult offload(Kernel& kernel, const OffloadOptions& options) {
+  GROVE_ASSERT(kernel.forest != nullptr, "offload needs the kernel's SNode forest");
+  GROVE_ASSERT(kernel.stage == Stage::typed, "offload needs a typed kernel");
+  Offloader o(kernel, options);
+  OffloadResult r = o.run();
+  return r;
+}
+
+}  // namespace grove::ir

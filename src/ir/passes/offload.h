@@ -1,0 +1,39 @@
+// src/ir/passes/offload.h — splits a typed kernel into tasks and schedules list generation and gc.
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace grove::ir {
+
+// What the launcher needs to know of each task (the scheduler's input).
+struct TaskInfo {
+  TaskKind kind = TaskKind::serial;
+  int snode = -1;             // listgen/clear_list: the list's SNode; gc/gc_finish: the pool's
+  std::vector<int> modifies;  // SNodes whose activity the task may change
+};
+
+struct OffloadOptions {
+  // Where values that live across tasks are kept (a scratch buffer that is
+  // not an SNode tree): tree id, first free word and words available.
+  int scratch_tree = -1;
+  int64_t scratch_base = 0;
+  int64_t scratch_words = 0;
+};
+
+struct OffloadResult {
+  std::vector<TaskInfo> tasks;  // one per task, in order
+  int64_t scratch_words_used = 0;
+};
+
+// Typed -> offloaded. Top-level range_for and struct_for become parallel
+// tasks, the statements between them serial tasks; each struct_for over an
+// SNode is preceded by clear_list + listgen for every level of its path, and
+// a kernel that may activate or deactivate sparse cells ends with gc and
+// gc_finish tasks for the pools of the trees it touches. Values used across
+// tasks are recomputed when pure, kept in the scratch buffer otherwise.
+// Needs kernel.forest.
+OffloadResult offload(Kernel& kernel, const OffloadOptions& options);
+
+}  // namespace grove::ir

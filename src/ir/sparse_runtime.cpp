@@ -1,0 +1,688 @@
+// src/ir/sparse_runtime.cpp — the sparse runtime as IR (see sparse_runtime.h).
+//
+// Everything here is straight-line word arithmetic, atomics and structured
+// control flow on u32 words; no statement is backend-specific. Conventions:
+// a pointer slot or chunk slot holds 0 (inactive) or entry + 1; pool entries
+// come from the free list first, then from the bump head; a CAS loser puts
+// its candidate on the spare list; deactivated entries wait in the queue
+// until the gc tasks zero them and return them (with the spares) to the free
+// list. No thread ever waits for another.
+#include "ir/sparse_runtime.h"
+
+#include "ir/assert.h"
+
+namespace grove::ir {
+
+namespace {
+constexpr DataType U32 = DataType::u32;
+constexpr DataType I32 = DataType::i32;
+constexpr DataType U1 = DataType::u1;
+}  // namespace
+
+// ---- helpers -----------------------------------------------------------------
+
+Stmt* SparseRuntime::u32(uint64_t v) { return b_.const_int(U32, static_cast<int64_t>(v)); }
+Stmt* SparseRuntime::i32(int64_t v) { return b_.const_int(I32, v); }
+
+Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
+  GROVE_ASSERT(a->type() == c->type() || op == BinaryOp::logic_and || op == BinaryOp::logic_or,
+               "sparse runtime emitted a binary op on mixed types");
+  return b_.binary(op, a, c);
+}
+
+Stmt* SparseRuntime::load(int tree, Stmt* address) { return b_.tree_load(tree, U32, address); }
+void SparseRuntime::store(int tree, Stmt* address, Stmt* value) { b_.tree_store(tree, U32, address, value); }
+Stmt* SparseRuntime::atomic(AtomicOp op, int tree, Stmt* address, Stmt* value) {
+  return b_.tree_atomic(op, tree, U32, address, value);
+}
+
+Stmt* SparseRuntime::var(DataType t, Stmt* init) {
+  Stmt* v = b_.alloca_var(t);
+  b_.local_store(v, init);
+  return v;
+}
+Stmt* SparseRuntime::get(Stmt* v) { return b_.local_load(v); }
+void SparseRuntime::set(Stmt* v, Stmt* value) { b_.local_store(v, value); }
+
+void SparseRuntime::if_then(Stmt* cond, const std::function<void()>& then_body,
+                            const std::function<void()>& else_body) {
+  Stmt* s = b_.if_stmt(cond);
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(s->then_block());
+  then_body();
+  if (else_body) {
+    b_.set_insert_point_to_end(s->else_block());
+    else_body();
+  }
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::serial_loop(Stmt* begin, Stmt* end, const std::function<void(Stmt*)>& body) {
+  Stmt* loop = b_.range_for(begin, end);
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  body(b_.loop_index(loop, 0));
+  b_.set_insert_point(saved, pos);
+}
+
+Stmt* SparseRuntime::state(int pool, int64_t which) {
+  return u32(static_cast<uint64_t>(forest_.snode(pool).state_offset + which));
+}
+
+bool SparseRuntime::subtree_has_pool(int node) const {
+  for (int c : forest_.snode(node).children)
+    if (forest_.snode(c).has_pool() || subtree_has_pool(c)) return true;
+  return false;
+}
+
+// Local cell number (u32) of `node` for u32 indices in `leaf`'s index space.
+Stmt* SparseRuntime::local_cell(int node, int leaf, const std::vector<Stmt*>& idx) {
+  const SNodeDecl& s = forest_.snode(node);
+  const SNodeDecl& last = forest_.snode(leaf);
+  Stmt* cell = nullptr;
+  for (int a = 0; a < kMaxAxes; ++a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    int64_t stride = last.shape[ua] / s.shape[ua];
+    Stmt* v = idx.at(ua);
+    if (stride != 1) v = bin(BinaryOp::div, v, u32(static_cast<uint64_t>(stride)));
+    v = bin(BinaryOp::mod, v, u32(static_cast<uint64_t>(s.extent[ua])));
+    cell = cell ? bin(BinaryOp::add, bin(BinaryOp::mul, cell, u32(static_cast<uint64_t>(s.extent[ua]))), v) : v;
+  }
+  return cell ? cell : u32(0);
+}
+
+std::vector<Stmt*> SparseRuntime::full_indices(int node, const std::vector<Stmt*>& indices) {
+  const SNodeDecl& s = forest_.snode(node);
+  if (s.type != SNodeType::dynamic) return indices;
+  std::vector<Stmt*> out;
+  size_t next = 0;
+  for (int a = 0; a < s.ndim(); ++a) {
+    if ((s.axis_mask >> a) & 1) {
+      out.push_back(i32(0));
+    } else {
+      GROVE_ASSERT(next < indices.size(), "too few indices for a dynamic list");
+      out.push_back(indices[next++]);
+    }
+  }
+  return out;
+}
+
+// ---- allocation --------------------------------------------------------------
+
+Stmt* SparseRuntime::allocate(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* result = var(U32, u32(0));
+  Stmt* taken = atomic(AtomicOp::add, t, state(pool, kFreeTaken), u32(1));
+  Stmt* top = load(t, state(pool, kFreeTop));
+  if_then(
+      bin(BinaryOp::cmp_lt, taken, top),
+      [&] {
+        Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, top, u32(1)), taken);
+        Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at));
+        set(result, bin(BinaryOp::add, entry, u32(1)));
+      },
+      [&] {
+        Stmt* bump = atomic(AtomicOp::add, t, state(pool, kBump), u32(1));
+        if_then(
+            bin(BinaryOp::cmp_lt, bump, u32(static_cast<uint64_t>(s.capacity))),
+            [&] { set(result, bin(BinaryOp::add, bump, u32(1))); },
+            [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
+      });
+  return get(result);
+}
+
+Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* value = var(U32, load(t, slot));
+  if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
+    Stmt* candidate = allocate(pool);
+    if_then(bin(BinaryOp::cmp_ne, candidate, u32(0)), [&] {
+      Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
+      if_then(
+          bin(BinaryOp::cmp_eq, old, u32(0)), [&] { set(value, candidate); },
+          [&] {
+            // Lost the race: the winner's entry is used, ours goes to the spares.
+            Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
+            store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
+                  bin(BinaryOp::sub, candidate, u32(1)));
+            set(value, old);
+          });
+    });
+  });
+  return get(value);
+}
+
+void SparseRuntime::enqueue(int pool, Stmt* entry) {
+  const SNodeDecl& s = forest_.snode(pool);
+  Stmt* at = atomic(AtomicOp::add, s.tree, state(pool, kQueueCount), u32(1));
+  store(s.tree, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)), at), entry);
+}
+
+// ---- walking the tree ----------------------------------------------------------
+
+SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indices, bool activate, int space) {
+  if (space < 0) space = node;
+  const SNodeDecl& target = forest_.snode(node);
+  int t = target.tree;
+  std::vector<Stmt*> idx;
+  for (Stmt* i : indices) idx.push_back(i->type() == U32 ? i : b_.cast(U32, i));
+  while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
+  Stmt* address = u32(static_cast<uint64_t>(forest_.tree(t).root_offset));
+  Stmt* ok = b_.const_int(U1, 1);
+  std::vector<int> path = forest_.path(node);
+  for (size_t n = 1; n < path.size(); ++n) {
+    const SNodeDecl& s = forest_.snode(path[n]);
+    Stmt* c = local_cell(path[n], space, idx);
+    Stmt* container = bin(BinaryOp::add, address, u32(static_cast<uint64_t>(s.component_offset)));
+    Stmt* cw = u32(static_cast<uint64_t>(s.cell_words));
+    switch (s.type) {
+      case SNodeType::root:
+      case SNodeType::place:
+        GROVE_ASSERT(false, "walk through a root or place");
+        break;
+      case SNodeType::dense:
+        address = bin(BinaryOp::add, container, bin(BinaryOp::mul, c, cw));
+        break;
+      case SNodeType::bitmasked: {
+        Stmt* word = bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32)));
+        Stmt* bit = bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32)));
+        Stmt* bits = load(t, word);
+        Stmt* set_now = bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, bits, bit), u32(0));
+        if (activate) {
+          if_then(b_.unary(UnaryOp::logic_not, set_now), [&] { atomic(AtomicOp::bit_or, t, word, bit); });
+        } else {
+          ok = bin(BinaryOp::logic_and, ok, set_now);
+        }
+        address = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+                      bin(BinaryOp::mul, c, cw));
+        break;
+      }
+      case SNodeType::pointer: {
+        Stmt* slot = bin(BinaryOp::add, container, c);
+        Stmt* v = activate ? activate_slot(path[n], slot) : load(t, slot);
+        Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
+        ok = bin(BinaryOp::logic_and, ok, nz);
+        Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
+        address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                      bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+        break;
+      }
+      case SNodeType::dynamic: {
+        Stmt* max_len = u32(static_cast<uint64_t>(s.num_cells));
+        if (activate) {
+          atomic(AtomicOp::max, t, container, bin(BinaryOp::add, c, u32(1)));
+        } else {
+          Stmt* length = bin(BinaryOp::min, load(t, container), max_len);
+          ok = bin(BinaryOp::logic_and, ok, bin(BinaryOp::cmp_lt, c, length));
+        }
+        Stmt* chunk = bin(BinaryOp::div, c, u32(static_cast<uint64_t>(s.chunk_size)));
+        Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), chunk);
+        Stmt* v = activate ? activate_slot(path[n], slot) : load(t, slot);
+        Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
+        ok = bin(BinaryOp::logic_and, ok, nz);
+        Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
+        Stmt* in_chunk = bin(BinaryOp::mod, c, u32(static_cast<uint64_t>(s.chunk_size)));
+        address = bin(BinaryOp::add,
+                      bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                          bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
+                      bin(BinaryOp::mul, in_chunk, cw));
+        break;
+      }
+    }
+  }
+  return {address, ok};
+}
+
+SparseRuntime::Cell SparseRuntime::lookup(int node, const std::vector<Stmt*>& indices) {
+  return walk(node, indices, false);
+}
+
+SparseRuntime::Cell SparseRuntime::activate(int node, const std::vector<Stmt*>& indices) {
+  return walk(node, indices, true);
+}
+
+// ---- fields ------------------------------------------------------------------
+
+namespace {
+Stmt* zero_of(Builder& b, DataType t) {
+  return is_float(t) ? b.const_float(compute_type(t), 0.0) : b.const_int(t, 0);
+}
+}  // namespace
+
+Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stmt*>& indices) {
+  const SNodeDecl& place = forest_.snode(forest_.place_of(field));
+  Cell cell = walk(place.parent, indices, false);
+  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  Stmt* v = b_.tree_load(place.tree, dtype, addr);
+  if (cell.ok->is_const() && cell.ok->const_int() == 1) return v;
+  return b_.select(cell.ok, v, zero_of(b_, compute_type(dtype)));
+}
+
+void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stmt*>& indices, Stmt* value) {
+  const SNodeDecl& place = forest_.snode(forest_.place_of(field));
+  Cell cell = walk(place.parent, indices, true);
+  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  if (cell.ok->is_const() && cell.ok->const_int() == 1) {
+    b_.tree_store(place.tree, dtype, addr, value);
+    return;
+  }
+  if_then(cell.ok, [&] { b_.tree_store(place.tree, dtype, addr, value); });
+}
+
+Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
+                                  const std::vector<Stmt*>& indices, Stmt* value) {
+  const SNodeDecl& place = forest_.snode(forest_.place_of(field));
+  int t = place.tree;
+  DataType ct = compute_type(dtype);
+  Cell cell = walk(place.parent, indices, true);
+  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  Stmt* result = var(ct, zero_of(b_, ct));
+  if_then(cell.ok, [&] {
+    if (bit_width(dtype) >= 32) {
+      set(result, b_.tree_atomic(op, t, ct, addr, value));
+      return;
+    }
+    // Narrow integers share no atomic instruction with 32-bit words: a
+    // compare-and-swap loop on the word that holds the value.
+    GROVE_ASSERT(is_integral(dtype), "atomic on a narrow float must be rejected before lowering");
+    Stmt* w = b_.while_loop();
+    Block* saved = b_.block();
+    size_t pos = b_.position();
+    b_.set_insert_point_to_end(w->body());
+    Stmt* old_word = load(t, addr);
+    Stmt* old = b_.cast(ct, old_word);
+    Stmt* updated = nullptr;
+    switch (op) {
+      case AtomicOp::add: updated = bin(BinaryOp::add, old, value); break;
+      case AtomicOp::sub: updated = bin(BinaryOp::sub, old, value); break;
+      case AtomicOp::min: updated = bin(BinaryOp::min, old, value); break;
+      case AtomicOp::max: updated = bin(BinaryOp::max, old, value); break;
+      case AtomicOp::bit_and: updated = bin(BinaryOp::bit_and, old, value); break;
+      case AtomicOp::bit_or: updated = bin(BinaryOp::bit_or, old, value); break;
+      case AtomicOp::bit_xor: updated = bin(BinaryOp::bit_xor, old, value); break;
+      case AtomicOp::exchange: updated = value; break;
+    }
+    uint64_t mask = (uint64_t{1} << bit_width(dtype)) - 1;
+    Stmt* new_word = bin(BinaryOp::bit_and, b_.cast(U32, updated), u32(mask));
+    Stmt* prev = b_.tree_cas(t, U32, addr, old_word, new_word);
+    if_then(bin(BinaryOp::cmp_eq, prev, old_word), [&] {
+      set(result, old);
+      b_.break_stmt();
+    });
+    b_.set_insert_point(saved, pos);
+  });
+  return get(result);
+}
+
+// ---- SNode operations ------------------------------------------------------------
+
+void SparseRuntime::op_activate(int node, const std::vector<Stmt*>& indices) { walk(node, indices, true); }
+
+Stmt* SparseRuntime::op_is_active(int node, const std::vector<Stmt*>& indices) {
+  return walk(node, indices, false).ok;
+}
+
+void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
+  const SNodeDecl& s = forest_.snode(node);
+  int t = s.tree;
+  std::vector<Stmt*> full = full_indices(node, indices);
+  Cell parent = walk(s.parent, full, false, node);
+  std::vector<Stmt*> idx;
+  for (Stmt* i : full) idx.push_back(b_.cast(U32, i));
+  while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
+  Stmt* c = local_cell(node, node, idx);
+  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  if_then(parent.ok, [&] {
+    switch (s.type) {
+      case SNodeType::pointer: {
+        Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, container, c), u32(0));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+        break;
+      }
+      case SNodeType::bitmasked: {
+        Stmt* word = bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32)));
+        Stmt* bit = bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32)));
+        Stmt* old = atomic(AtomicOp::bit_and, t, word, b_.unary(UnaryOp::bit_not, bit));
+        if_then(bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, old, bit), u32(0)), [&] {
+          Stmt* cell = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+                           bin(BinaryOp::mul, c, u32(static_cast<uint64_t>(s.cell_words))));
+          release_cell(node, cell);
+        });
+        break;
+      }
+      case SNodeType::dynamic:
+        release_container(node, container);
+        break;
+      case SNodeType::root:
+      case SNodeType::dense:
+      case SNodeType::place:
+        GROVE_ASSERT(false, "deactivate of a dense SNode must be rejected before lowering");
+    }
+  });
+}
+
+Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt* value) {
+  const SNodeDecl& s = forest_.snode(node);
+  GROVE_ASSERT(s.type == SNodeType::dynamic && s.children.size() == 1, "append needs a dynamic node with one field");
+  const SNodeDecl& place = forest_.snode(s.children[0]);
+  int t = s.tree;
+  std::vector<Stmt*> full = full_indices(node, indices);
+  Cell parent = walk(s.parent, full, true, node);
+  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  Stmt* result = var(I32, i32(-1));
+  if_then(parent.ok, [&] {
+    Stmt* k = atomic(AtomicOp::add, t, container, u32(1));
+    if_then(
+        bin(BinaryOp::cmp_lt, k, u32(static_cast<uint64_t>(s.num_cells))),
+        [&] {
+          Stmt* chunk = bin(BinaryOp::div, k, u32(static_cast<uint64_t>(s.chunk_size)));
+          Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), chunk);
+          Stmt* v = activate_slot(node, slot);
+          if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
+            Stmt* entry = bin(BinaryOp::sub, v, u32(1));
+            Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
+            Stmt* addr = bin(
+                BinaryOp::add,
+                bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                    bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
+                bin(BinaryOp::add, bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
+                    u32(static_cast<uint64_t>(place.component_offset))));
+            b_.tree_store(t, forest_.field_dtype(place.field), addr, value);
+            set(result, b_.cast(I32, k));
+          });
+        },
+        [&] {
+          // Full: undo the increment (readers clamp to the maximum meanwhile).
+          atomic(AtomicOp::sub, t, container, u32(1));
+          atomic(AtomicOp::add, t, state(node, kAppendFailures), u32(1));
+        });
+  });
+  return get(result);
+}
+
+Stmt* SparseRuntime::op_length(int node, const std::vector<Stmt*>& indices) {
+  const SNodeDecl& s = forest_.snode(node);
+  std::vector<Stmt*> full = full_indices(node, indices);
+  Cell parent = walk(s.parent, full, false, node);
+  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  Stmt* length = bin(BinaryOp::min, load(s.tree, container), u32(static_cast<uint64_t>(s.num_cells)));
+  return b_.select(parent.ok, b_.cast(I32, length), i32(0));
+}
+
+// ---- releasing -----------------------------------------------------------------
+
+void SparseRuntime::zero_words(int tree, Stmt* address, int64_t count) {
+  if (count <= 8) {
+    for (int64_t w = 0; w < count; ++w)
+      store(tree, bin(BinaryOp::add, address, u32(static_cast<uint64_t>(w))), u32(0));
+    return;
+  }
+  serial_loop(i32(0), i32(count), [&](Stmt* w) {
+    store(tree, bin(BinaryOp::add, address, b_.cast(U32, w)), u32(0));
+  });
+}
+
+void SparseRuntime::release_cell(int node, Stmt* address) {
+  const SNodeDecl& s = forest_.snode(node);
+  if (!subtree_has_pool(node)) {
+    zero_words(s.tree, address, s.cell_words);
+    return;
+  }
+  for (int c : s.children)
+    release_container(c, bin(BinaryOp::add, address, u32(static_cast<uint64_t>(forest_.snode(c).component_offset))));
+}
+
+void SparseRuntime::release_container(int node, Stmt* container) {
+  const SNodeDecl& s = forest_.snode(node);
+  int t = s.tree;
+  switch (s.type) {
+    case SNodeType::place:
+      zero_words(t, container, s.container_words);
+      return;
+    case SNodeType::dense:
+    case SNodeType::bitmasked:
+      if (!subtree_has_pool(node)) {
+        zero_words(t, container, s.container_words);
+        return;
+      }
+      zero_words(t, container, s.mask_words);
+      serial_loop(i32(0), i32(s.num_cells), [&](Stmt* i) {
+        release_cell(node, bin(BinaryOp::add,
+                               bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+                               bin(BinaryOp::mul, b_.cast(U32, i), u32(static_cast<uint64_t>(s.cell_words)))));
+      });
+      return;
+    case SNodeType::pointer:
+      serial_loop(i32(0), i32(s.num_cells), [&](Stmt* i) {
+        Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, container, b_.cast(U32, i)), u32(0));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+      });
+      return;
+    case SNodeType::dynamic:
+      atomic(AtomicOp::exchange, t, container, u32(0));
+      serial_loop(i32(0), i32(s.num_chunks), [&](Stmt* i) {
+        Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), b_.cast(U32, i));
+        Stmt* v = atomic(AtomicOp::exchange, t, slot, u32(0));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+      });
+      return;
+    case SNodeType::root:
+      GROVE_ASSERT(false, "release of a root container");
+  }
+}
+
+// ---- tasks ---------------------------------------------------------------------
+
+void SparseRuntime::emit_clear_list(int node) {
+  const SNodeDecl& s = forest_.snode(node);
+  store(s.tree, u32(static_cast<uint64_t>(s.list_offset)), u32(0));
+}
+
+void SparseRuntime::emit_listgen(int node) {
+  const SNodeDecl& s = forest_.snode(node);
+  const SNodeDecl& p = forest_.snode(s.parent);
+  int t = s.tree;
+  auto append_entry = [&](Stmt* container, const std::vector<Stmt*>& coords) {
+    Stmt* at = atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(s.list_offset)), u32(1));
+    if_then(bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(s.list_capacity))), [&] {
+      Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
+                        bin(BinaryOp::mul, at, u32(static_cast<uint64_t>(s.list_entry_words))));
+      store(t, entry, container);
+      for (size_t a = 0; a < coords.size(); ++a)
+        store(t, bin(BinaryOp::add, entry, u32(1 + a)), coords[a]);
+    });
+  };
+  int ncoords = static_cast<int>(s.list_entry_words) - 1;
+  if (p.type == SNodeType::root) {
+    Stmt* loop = b_.range_for(i32(0), i32(1));
+    Block* saved = b_.block();
+    size_t pos = b_.position();
+    b_.set_insert_point_to_end(loop->body());
+    b_.loop_index(loop, 0);
+    std::vector<Stmt*> coords(static_cast<size_t>(ncoords), nullptr);
+    for (auto& c : coords) c = u32(0);
+    append_entry(u32(static_cast<uint64_t>(forest_.tree(t).root_offset + s.component_offset)), coords);
+    b_.set_insert_point(saved, pos);
+    return;
+  }
+  Stmt* count = load(t, u32(static_cast<uint64_t>(p.list_offset)));
+  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(p.num_cells)));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(p.num_cells)));
+  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(p.num_cells)));
+  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.list_offset + 1)),
+                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(p.list_entry_words))));
+  Stmt* container = load(t, entry);
+  // The parent cell's global index per axis: its container's coordinates
+  // scaled by the parent's extents, plus the local cell's coordinates.
+  std::vector<Stmt*> coords;
+  Stmt* rest = c;
+  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
+  for (int a = kMaxAxes - 1; a >= 0; --a) {
+    if (!((p.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    Stmt* ext = u32(static_cast<uint64_t>(p.extent[ua]));
+    local[ua] = bin(BinaryOp::mod, rest, ext);
+    rest = bin(BinaryOp::div, rest, ext);
+  }
+  int pcoords = static_cast<int>(p.list_entry_words) - 1;
+  for (int a = 0; a < ncoords; ++a) {
+    auto ua = static_cast<size_t>(a);
+    Stmt* base = a < pcoords ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(p.extent[ua])));
+    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
+    coords.push_back(g);
+  }
+  Stmt* cw = u32(static_cast<uint64_t>(p.cell_words));
+  Stmt* comp = u32(static_cast<uint64_t>(s.component_offset));
+  switch (p.type) {
+    case SNodeType::dense:
+      append_entry(bin(BinaryOp::add, bin(BinaryOp::add, container, bin(BinaryOp::mul, c, cw)), comp), coords);
+      break;
+    case SNodeType::bitmasked: {
+      Stmt* bits = load(t, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
+      Stmt* on = bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1));
+      if_then(bin(BinaryOp::cmp_ne, on, u32(0)), [&] {
+        Stmt* cell = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(p.mask_words))),
+                         bin(BinaryOp::mul, c, cw));
+        append_entry(bin(BinaryOp::add, cell, comp), coords);
+      });
+      break;
+    }
+    case SNodeType::pointer: {
+      Stmt* v = load(t, bin(BinaryOp::add, container, c));
+      if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
+        Stmt* cell = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.pool_offset)),
+                         bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
+                             u32(static_cast<uint64_t>(p.pool_entry_words))));
+        append_entry(bin(BinaryOp::add, cell, comp), coords);
+      });
+      break;
+    }
+    case SNodeType::root:
+    case SNodeType::dynamic:
+    case SNodeType::place:
+      GROVE_ASSERT(false, "listgen below a root, dynamic or place node");
+  }
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::emit_struct_for(int node, const std::function<void(const std::vector<Stmt*>&)>& body) {
+  const SNodeDecl& s = forest_.snode(node);
+  int t = s.tree;
+  Stmt* count = load(t, u32(static_cast<uint64_t>(s.list_offset)));
+  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
+                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
+  Stmt* container = load(t, entry);
+  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
+  Stmt* rest = c;
+  for (int a = kMaxAxes - 1; a >= 0; --a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
+    local[ua] = bin(BinaryOp::mod, rest, ext);
+    rest = bin(BinaryOp::div, rest, ext);
+  }
+  int ncoords = static_cast<int>(s.list_entry_words) - 1;
+  std::vector<Stmt*> indices;
+  for (int a = 0; a < s.ndim(); ++a) {
+    auto ua = static_cast<size_t>(a);
+    Stmt* base = a < ncoords ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[ua])));
+    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
+    indices.push_back(b_.cast(I32, g));
+  }
+  Stmt* active = nullptr;
+  switch (s.type) {
+    case SNodeType::dense:
+      break;
+    case SNodeType::bitmasked: {
+      Stmt* bits = load(t, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
+      active = bin(BinaryOp::cmp_ne,
+                   bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1)), u32(0));
+      break;
+    }
+    case SNodeType::pointer:
+      active = bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0));
+      break;
+    case SNodeType::dynamic:
+      active = bin(BinaryOp::cmp_lt, c,
+                   bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells))));
+      break;
+    case SNodeType::root:
+    case SNodeType::place:
+      GROVE_ASSERT(false, "struct_for over a root or place");
+  }
+  if (active) {
+    if_then(active, [&] { body(indices); });
+  } else {
+    body(indices);
+  }
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::emit_gc(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* count = load(t, state(pool, kQueueCount));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, count));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)), i));
+  Stmt* address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                      bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+  if (s.type == SNodeType::pointer) {
+    release_cell(pool, address);
+  } else {
+    zero_words(t, address, s.pool_entry_words);  // a dynamic chunk holds only places
+  }
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::emit_gc_finish(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* top = load(t, state(pool, kFreeTop));
+  Stmt* taken = bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top);
+  Stmt* count = var(U32, bin(BinaryOp::sub, top, taken));  // free[0, top - taken) were not taken
+  auto move_all = [&](int64_t which, int64_t from) {
+    Stmt* n = load(t, state(pool, which));
+    serial_loop(i32(0), b_.cast(I32, n), [&](Stmt* i) {
+      Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(from)), b_.cast(U32, i)));
+      store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), get(count)), entry);
+      set(count, bin(BinaryOp::add, get(count), u32(1)));
+    });
+  };
+  move_all(kSpareCount, s.spare_offset);
+  move_all(kQueueCount, s.queue_offset);
+  Stmt* n = get(count);
+  store(t, state(pool, kFreeTop), n);
+  store(t, state(pool, kFreeTaken), u32(0));
+  store(t, state(pool, kSpareCount), u32(0));
+  store(t, state(pool, kQueueCount), u32(0));
+  Stmt* bump = bin(BinaryOp::min, load(t, state(pool, kBump)), u32(static_cast<uint64_t>(s.capacity)));
+  store(t, state(pool, kBump), bump);
+  Stmt* in_use = bin(BinaryOp::sub, bump, n);
+  store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), in_use));
+}
+
+}  // namespace grove::ir

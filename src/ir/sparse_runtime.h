@@ -1,0 +1,92 @@
+// src/ir/sparse_runtime.h — the sparse runtime, written once as IR: lookups,
+// activation by compare-and-swap, lock-free pool allocation, deactivation,
+// list generation and garbage collection, emitted over a tree's word buffer
+// (DESIGN.md, "Memory contract"). Every backend runs exactly this code.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/ir.h"
+#include "ir/snode.h"
+
+namespace grove::ir {
+
+// Emits sparse-runtime IR at a builder's insertion point. Indices are i32
+// statements in the index space of the SNode named; addresses are u32 word
+// offsets into the SNode's tree.
+class SparseRuntime {
+ public:
+  SparseRuntime(const SNodeForest& forest, Builder& builder) : forest_(forest), b_(builder) {}
+
+  struct Cell {
+    Stmt* address;  // u32: first word of the cell (safe to read even when !ok)
+    Stmt* ok;       // u1: the cell exists (active path; allocation succeeded)
+  };
+  // The cell of `node`, activating nothing.
+  Cell lookup(int node, const std::vector<Stmt*>& indices);
+  // The cell of `node`, activating every sparse level on the way.
+  Cell activate(int node, const std::vector<Stmt*>& indices);
+
+  // Field element access (value of compute_type(dtype)); reads give 0 when
+  // inactive, writes activate, atomics activate and yield the old value.
+  Stmt* load_field(int field, DataType dtype, const std::vector<Stmt*>& indices);
+  void store_field(int field, DataType dtype, const std::vector<Stmt*>& indices, Stmt* value);
+  Stmt* atomic_field(AtomicOp op, int field, DataType dtype, const std::vector<Stmt*>& indices,
+                     Stmt* value);
+
+  // SNode operations (docs/ir.md). For a dynamic node, deactivate/append/
+  // length take the indices without the dynamic node's own axis.
+  void op_activate(int node, const std::vector<Stmt*>& indices);
+  void op_deactivate(int node, const std::vector<Stmt*>& indices);
+  Stmt* op_is_active(int node, const std::vector<Stmt*>& indices);
+  Stmt* op_append(int node, const std::vector<Stmt*>& indices, Stmt* value);
+  Stmt* op_length(int node, const std::vector<Stmt*>& indices);
+
+  // Task bodies (the builder points into an empty task block).
+  void emit_clear_list(int node);
+  void emit_listgen(int node);
+  // The struct-for over `node`'s active cells: prologue and parallel loop;
+  // `body` is called inside the loop, under the activity test, with the
+  // cell's global indices (i32, one per axis of the node).
+  void emit_struct_for(int node, const std::function<void(const std::vector<Stmt*>&)>& body);
+  void emit_gc(int pool_node);
+  void emit_gc_finish(int pool_node);
+
+ private:
+  // Small emission helpers.
+  Stmt* u32(uint64_t v);
+  Stmt* i32(int64_t v);
+  Stmt* bin(BinaryOp op, Stmt* a, Stmt* c);
+  Stmt* load(int tree, Stmt* address);           // u32 word
+  void store(int tree, Stmt* address, Stmt* value);  // u32 word
+  Stmt* atomic(AtomicOp op, int tree, Stmt* address, Stmt* value);  // u32
+  Stmt* var(DataType t, Stmt* init);
+  Stmt* get(Stmt* var);
+  void set(Stmt* var, Stmt* value);
+  void if_then(Stmt* cond, const std::function<void()>& then_body,
+               const std::function<void()>& else_body = nullptr);
+  void serial_loop(Stmt* begin, Stmt* end, const std::function<void(Stmt*)>& body);
+  Stmt* state(int pool, int64_t which);  // address of a pool state word
+
+  Stmt* local_cell(int node, int leaf, const std::vector<Stmt*>& u32_indices);
+  // `space`: the SNode whose index space `indices` are in (default: node).
+  Cell walk(int node, const std::vector<Stmt*>& indices, bool activate, int space = -1);
+  // Returns the slot value (entry + 1) after activation; 0 if the pool is full.
+  Stmt* activate_slot(int pool, Stmt* slot_address);
+  Stmt* allocate(int pool);  // u32 entry + 1, or 0
+  void enqueue(int pool, Stmt* entry);  // queue a deactivated entry for gc
+  // Zeroes the data of one cell of `node` at `address` and deactivates
+  // everything below it (queueing pool entries for their gc).
+  void release_cell(int node, Stmt* address);
+  void release_container(int node, Stmt* container);
+  void zero_words(int tree, Stmt* address, int64_t count);
+  bool subtree_has_pool(int node) const;
+  std::vector<Stmt*> full_indices(int node, const std::vector<Stmt*>& indices);
+
+  const SNodeForest& forest_;
+  Builder& b_;
+};
+
+}  // namespace grove::ir
