@@ -251,7 +251,8 @@ struct Frame {
         }
       fail(os.str() + " (debug mode)");
     }
-    return env->snodes->find_element(in.field->id, index, *words);
+    const std::vector<uint32_t>& w = *words;
+    return env->snodes->find_element(in.field->id, index, [&w](int64_t a) { return w[static_cast<size_t>(a)]; });
   }
 
   std::vector<uint32_t>& tree(const Stmt* s, int64_t address, int words) {

@@ -360,7 +360,7 @@ int64_t SNodeForest::local_cell(int n, int leaf, const int64_t* index) const {
   return cell;
 }
 
-int64_t SNodeForest::find_cell(int target, const int64_t* index, const std::vector<uint32_t>& w) const {
+int64_t SNodeForest::find_cell(int target, const int64_t* index, const WordReader& w) const {
   std::vector<int> p = path(target);
   int64_t addr = tree(snode(target).tree).root_offset;
   for (size_t n = 1; n < p.size(); ++n) {
@@ -375,19 +375,19 @@ int64_t SNodeForest::find_cell(int target, const int64_t* index, const std::vect
         addr = container + c * s.cell_words;
         break;
       case SNodeType::bitmasked:
-        if (((w[static_cast<size_t>(container + c / 32)] >> (c % 32)) & 1u) == 0) return -1;
+        if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) return -1;
         addr = container + s.mask_words + c * s.cell_words;
         break;
       case SNodeType::pointer: {
-        uint32_t v = w[static_cast<size_t>(container + c)];
+        uint32_t v = w(container + c);
         if (v == 0) return -1;
         addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
         break;
       }
       case SNodeType::dynamic: {
-        int64_t length = std::min<int64_t>(w[static_cast<size_t>(container)], s.num_cells);
+        int64_t length = std::min<int64_t>(w(container), s.num_cells);
         if (c >= length) return -1;
-        uint32_t v = w[static_cast<size_t>(container + 1 + c / s.chunk_size)];
+        uint32_t v = w(container + 1 + c / s.chunk_size);
         if (v == 0) return -1;
         addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
         break;
@@ -397,7 +397,7 @@ int64_t SNodeForest::find_cell(int target, const int64_t* index, const std::vect
   return addr;
 }
 
-int64_t SNodeForest::find_element(int field, const int64_t* index, const std::vector<uint32_t>& w) const {
+int64_t SNodeForest::find_element(int field, const int64_t* index, const WordReader& w) const {
   int place = place_of(field);
   GROVE_ASSERT(place >= 0, "find_element of an unplaced field");
   int64_t cell = find_cell(snode(place).parent, index, w);
@@ -410,7 +410,7 @@ bool SNodeForest::is_sparse_path(int n) const {
   return false;
 }
 
-int64_t SNodeForest::count_active(int target, const std::vector<uint32_t>& w) const {
+int64_t SNodeForest::count_active(int target, const WordReader& w) const {
   std::vector<int> p = path(target);
   // Visits every active cell of p[depth] inside the container at `container`.
   auto visit = [&](auto&& self, size_t depth, int64_t container) -> int64_t {
@@ -426,17 +426,17 @@ int64_t SNodeForest::count_active(int target, const std::vector<uint32_t>& w) co
           cell = container + c * s.cell_words;
           break;
         case SNodeType::bitmasked:
-          if (((w[static_cast<size_t>(container + c / 32)] >> (c % 32)) & 1u) == 0) continue;
+          if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) continue;
           cell = container + s.mask_words + c * s.cell_words;
           break;
         case SNodeType::pointer: {
-          uint32_t v = w[static_cast<size_t>(container + c)];
+          uint32_t v = w(container + c);
           if (v == 0) continue;
           cell = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
           break;
         }
         case SNodeType::dynamic: {
-          int64_t length = std::min<int64_t>(w[static_cast<size_t>(container)], s.num_cells);
+          int64_t length = std::min<int64_t>(w(container), s.num_cells);
           if (last) return length;
           cell = -1;  // a dynamic node's children are places
           break;

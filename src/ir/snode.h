@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -139,11 +140,13 @@ class SNodeForest {
   // space, following the memory contract without activating anything (the
   // host reader). Returns -1 when a sparse ancestor of the element is
   // inactive. Out-of-bounds indices wrap (debug mode checks bounds first).
-  int64_t find_element(int field, const int64_t* indices, const std::vector<uint32_t>& words) const;
+  // `word(a)` reads word a of the field's tree.
+  using WordReader = std::function<uint32_t(int64_t)>;
+  int64_t find_element(int field, const int64_t* indices, const WordReader& word) const;
   // Same for a cell of any SNode (its base address), in that node's index space.
-  int64_t find_cell(int node, const int64_t* indices, const std::vector<uint32_t>& words) const;
+  int64_t find_cell(int node, const int64_t* indices, const WordReader& word) const;
   // Counts the active cells of `node` in a tree buffer (host walk).
-  int64_t count_active(int node, const std::vector<uint32_t>& words) const;
+  int64_t count_active(int node, const WordReader& word) const;
   // Whether any node on the path root..field is sparse.
   bool is_sparse_path(int node) const;
 

@@ -79,10 +79,18 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   check_usable(program_);
   require_scalar(*this, "read");
   std::vector<int64_t> idx = program_->check_index(ids_[0], index);
-  auto& words = program_->buffer_of(ids_[0]);
-  int64_t a = program_->forest.find_element(ids_[0], idx.data(), words);
+  int tree = program_->tree_of_field(ids_[0]);
+  int64_t a = program_->forest.find_element(ids_[0], idx.data(),
+                                            [&](int64_t w) { return program_->read_word(tree, w); });
+  program_->check_pools();
   DataType dt = dtype();
-  bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(words, a, dt), as, out);
+  uint64_t bits = 0;
+  if (a >= 0) {
+    uint32_t words[2] = {0, 0};
+    program_->backend->read_words(tree, a, storage_words(dt), words);
+    bits = ir::load_element(std::vector<uint32_t>(words, words + 2), 0, dt);
+  }
+  bits_to_host(compute_type(dt), bits, as, out);
 }
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
@@ -115,11 +123,14 @@ void Field::copy_out(DataType as, void* out) const {
   auto* bytes = static_cast<unsigned char*>(out);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
+  for (int id : ids_) program_->materialize_field(id, "the host");
+  std::vector<uint32_t> copy;
+  int tree = program_->tree_of_field(ids_[0]);  // components share one SNode, so one tree
+  auto word = program_->snapshot(tree, copy);
+  program_->check_pools();
   for_all_elements(program_, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    int id = ids_[c];
-    auto& words = program_->buffer_of(id);
-    int64_t a = program_->forest.find_element(id, idx, words);
-    bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(words, a, dt), as,
+    int64_t a = program_->forest.find_element(ids_[c], idx, word);
+    bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(copy, a, dt), as,
                  bytes + (static_cast<size_t>(n) * comps + c) * sz);
   });
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/eval.h"
+#include "ir/interpreter.h"
 #include "ir/passes/pipeline.h"
 #include "ir/printer.h"
 #include "program/program_impl.h"
@@ -91,7 +92,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   ir::run_pipeline(*kernel, options);
   scratch_used += offloaded.scratch_words_used;
   rec.tasks = std::move(offloaded.tasks);
-  rec.interpreter = std::make_unique<ir::Interpreter>(*kernel);
+  rec.compiled = backend->compile(*kernel, forest);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);
   ++rec.compile_count;
@@ -109,15 +110,14 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   std::vector<uint64_t> bits;
   for (size_t n = 0; n < values.size(); ++n)
     bits.push_back(ir::eval_cast(values[n].type, compute_type(rec.args[n].type), values[n].bits));
-  ir::InterpreterEnv env;
-  env.snodes = &forest;
-  env.trees = &tree_buffers;
-  env.debug = config.debug;
-  env.print = print_sink ? print_sink : [](std::string_view s) { std::cout << s << std::flush; };
-  env.run_task = [&](size_t index) { return schedule_task(rec, index); };
+  // The scheduler decides on the host, before anything is queued, which
+  // list generations this launch can skip (nothing it reads is on a device).
+  std::vector<bool> run(rec.tasks.size());
+  for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
   if (!rec.internal) ++launches;
-  rec.interpreter->run(bits, env);
-  check_pools();
+  backend->launch(*rec.compiled, bits, run);
+  pools_dirty = true;
+  if (backend->synchronous()) check_pools();
 }
 
 bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
@@ -147,30 +147,33 @@ bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
 }
 
 void ProgramImpl::check_pools() {
+  if (!pools_dirty) return;
+  pools_dirty = false;
   std::string problems;
   for (int t = 0; t < forest.num_trees(); ++t) {
     const ir::TreeDecl& tree = forest.tree(t);
     if (!tree.laid_out || tree.root < 0) continue;
-    auto& w = tree_buffers[static_cast<size_t>(t)];
     for (int p : tree.pools) {
       const ir::SNodeDecl& s = forest.snode(p);
-      uint32_t& alloc = w[static_cast<size_t>(s.state_offset + ir::kAllocFailures)];
-      uint32_t& append = w[static_cast<size_t>(s.state_offset + ir::kAppendFailures)];
+      uint32_t counters[2];
+      backend->read_words(t, s.state_offset + ir::kAllocFailures, 2, counters);
+      static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
+      uint32_t alloc = counters[0], append = counters[1];
+      if (alloc == 0 && append == 0) continue;
       if (alloc != 0) {
         problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
                     std::to_string(alloc) + " allocation(s) failed, capacity " + std::to_string(s.capacity) +
                     (s.type == ir::SNodeType::dynamic ? " chunks" : " cells") +
                     "): raise it with SNode::capacity(...) or Config::device_memory";
-        allocation_failures += alloc;
-        alloc = 0;
       }
       if (append != 0) {
         problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "': " +
                     std::to_string(append) + " append(s) past the maximum length " +
                     std::to_string(s.num_cells) + " were dropped";
-        allocation_failures += append;
-        append = 0;
       }
+      allocation_failures += alloc + append;
+      const uint32_t zero[2] = {0, 0};
+      backend->write_words(t, s.state_offset + ir::kAllocFailures, 2, zero);
     }
   }
   if (!problems.empty())
@@ -193,8 +196,11 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
   const ir::FieldDecl& d = fields.get(field);
   int place = forest.place_of(field);
   if (!forest.is_sparse_path(forest.snode(place).parent)) {
-    auto& words = buffer_of(field);
-    ir::store_element(words, forest.find_element(field, index, words), d.dtype, bits);
+    int tree = tree_of_field(field);
+    int64_t a = forest.find_element(field, index, [](int64_t) { return 0u; });  // dense: reads nothing
+    std::vector<uint32_t> words(2, 0u);
+    ir::store_element(words, 0, d.dtype, bits);
+    backend->write_words(tree, a, storage_words(d.dtype), words.data());
     return;
   }
   // Sparse: a write activates, which only the runtime (a kernel) may do.

@@ -1,5 +1,6 @@
 // src/program/program.cpp — Program, SNode and the choice of backend.
 #include <algorithm>
+#include <iostream>
 
 #include "grove/program.h"
 #include "program/program_impl.h"
@@ -80,9 +81,15 @@ ProgramImpl::ProgramImpl(Config c) : config(c) {
   if (config.device_memory < (int64_t{1} << 20))
     throw Error("Config::device_memory is " + std::to_string(config.device_memory) +
                 " bytes; give Grove at least 1 MiB");
+  BackendOptions bo;
+  bo.debug = config.debug;
+  bo.print = [this](std::string_view text) {
+    if (print_sink) print_sink(text);
+    else std::cout << text << std::flush;
+  };
+  backend = make_interp_backend(bo);
   scratch_tree = forest.add_scratch_tree(kScratchWords);
-  tree_buffers.resize(static_cast<size_t>(scratch_tree) + 1);
-  tree_buffers[static_cast<size_t>(scratch_tree)].assign(kScratchWords, 0u);
+  backend->create_buffer(scratch_tree, std::vector<uint32_t>(kScratchWords, 0u));
 }
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
@@ -164,8 +171,7 @@ void ProgramImpl::materialize_tree(int tree) {
     const ir::SNodeDecl& s = forest.snode(p);
     budget_used += s.capacity * (s.pool_entry_words + 3) * 4;
   }
-  if (static_cast<int>(tree_buffers.size()) <= tree) tree_buffers.resize(static_cast<size_t>(tree) + 1);
-  tree_buffers[static_cast<size_t>(tree)] = forest.initial_buffer(tree);
+  backend->create_buffer(tree, forest.initial_buffer(tree));
   schedule.grow(static_cast<size_t>(forest.num_snodes()));
 }
 
@@ -202,8 +208,16 @@ std::vector<int64_t> ProgramImpl::check_index(int field, std::initializer_list<i
   return idx;
 }
 
-std::vector<uint32_t>& ProgramImpl::buffer_of(int field) {
-  return tree_buffers[static_cast<size_t>(forest.snode(forest.place_of(field)).tree)];
+uint32_t ProgramImpl::read_word(int tree, int64_t address) {
+  uint32_t w = 0;
+  backend->read_words(tree, address, 1, &w);
+  return w;
+}
+
+ir::SNodeForest::WordReader ProgramImpl::snapshot(int tree, std::vector<uint32_t>& copy) {
+  copy.resize(static_cast<size_t>(forest.tree(tree).total_words));
+  backend->read_words(tree, 0, static_cast<int64_t>(copy.size()), copy.data());
+  return [&copy](int64_t a) { return copy[static_cast<size_t>(a)]; };
 }
 
 }  // namespace detail
@@ -310,13 +324,17 @@ Field Program::matrix_field(int n, int m, DataType type, std::string_view name, 
 
 SNode& Program::root() { return impl_->root(); }
 
-void Program::sync() {}  // the interpreter runs each launch to completion
+void Program::sync() {
+  impl_->backend->sync();
+  impl_->check_pools();
+}
 
-Arch Program::arch() const { return impl_->arch; }
+Arch Program::arch() const { return impl_->backend->arch(); }
 const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
 
 Stats Program::stats() const {
+  impl_->backend->sync();
   Stats st;
   const auto& forest = impl_->forest;
   for (int id = 0; id < forest.num_snodes(); ++id) {
@@ -328,11 +346,12 @@ Stats Program::stats() const {
     ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
     const ir::TreeDecl& t = forest.tree(s.tree);
     if (t.laid_out) {
-      const auto& w = impl_->tree_buffers[static_cast<size_t>(s.tree)];
+      std::vector<uint32_t> copy;
+      auto w = impl_->snapshot(s.tree, copy);
       ss.active_cells = forest.count_active(id, w);
       ss.capacity = s.max_cells;
       if (s.has_pool()) {
-        auto word = [&](int64_t which) { return int64_t{w[static_cast<size_t>(s.state_offset + which)]}; };
+        auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
         ss.pool_capacity = s.capacity;
         int64_t bump = std::min(word(ir::kBump), s.capacity);
         int64_t free_left = word(ir::kFreeTop) - std::min(word(ir::kFreeTaken), word(ir::kFreeTop));
@@ -340,7 +359,7 @@ Stats Program::stats() const {
         ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);
       }
       if (s.has_list()) {
-        ss.list_length = std::min<int64_t>(w[static_cast<size_t>(s.list_offset)], s.list_capacity);
+        ss.list_length = std::min<int64_t>(w(s.list_offset), s.list_capacity);
         ss.listgen_runs = impl_->schedule.runs.size() > static_cast<size_t>(id)
                               ? impl_->schedule.runs[static_cast<size_t>(id)] : 0;
       }

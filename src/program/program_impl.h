@@ -12,10 +12,10 @@
 #include "grove/dsl.h"
 #include "grove/program.h"
 #include "ir/builder.h"
-#include "ir/interpreter.h"
 #include "ir/ir.h"
 #include "ir/passes/offload.h"
 #include "ir/snode.h"
+#include "program/backend.h"
 
 namespace grove::detail {
 
@@ -30,7 +30,7 @@ struct KernelRecord {
   std::function<void(Args)> body;
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
   std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
-  std::unique_ptr<ir::Interpreter> interpreter;
+  std::unique_ptr<CompiledKernel> compiled;
   std::vector<ir::TaskInfo> tasks;                   // from offload, for the scheduler
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
@@ -78,7 +78,7 @@ class ProgramImpl {
   ir::SNodeForest forest;
   std::vector<FieldRecord> field_records;        // per user-visible Field
   std::deque<SNode> snode_handles;               // by SNode id
-  std::vector<std::vector<uint32_t>> tree_buffers;  // by tree id
+  std::unique_ptr<Backend> backend;
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
   int open_tree = -1;
@@ -119,7 +119,13 @@ class ProgramImpl {
   // Host access: checks an index against the field's shape (raising a
   // grove::Error that names the field) and returns it padded to 8 axes.
   std::vector<int64_t> check_index(int field, std::initializer_list<int64_t> index);
-  std::vector<uint32_t>& buffer_of(int field);
+  // Reads one word of a tree (through the backend; waits for queued work).
+  uint32_t read_word(int tree, int64_t address);
+  // A reader for a tree, backed by a host copy of the whole buffer (for
+  // walks that touch many words: to_vector, stats).
+  ir::SNodeForest::WordReader snapshot(int tree, std::vector<uint32_t>& copy);
+  int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
+  bool pools_dirty = false;  // a launch may have left pool errors in a tree header
 };
 
 // The context of the kernel being recorded on this thread; raises

@@ -1,0 +1,58 @@
+// src/program/backend.h — what the Program asks of a backend: tree buffers,
+// compiled kernels, launches. The interpreter, Vulkan, CPU and CUDA each
+// implement it once; nothing above this line knows which one runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "grove/program.h"
+#include "ir/ir.h"
+#include "ir/snode.h"
+
+namespace grove::detail {
+
+// What a backend made of one kernel's lowered IR.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+};
+
+struct BackendOptions {
+  bool debug = false;
+  std::function<void(std::string_view)> print;  // where `print` output goes
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Arch arch() const = 0;
+  virtual std::string device_name() const = 0;
+  // True when launch() finishes the work before returning (errors surface
+  // at once); false when work is queued until read_words() or sync().
+  virtual bool synchronous() const = 0;
+
+  // One buffer per tree id (SNode trees and the scratch buffer).
+  virtual void create_buffer(int tree, const std::vector<uint32_t>& initial) = 0;
+  // Reads and writes are ordered after every launch queued before them.
+  virtual void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) = 0;
+  virtual void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) = 0;
+
+  // `kernel` (at Stage::lowered) outlives the result.
+  virtual std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) = 0;
+  // Runs task i of the kernel when run[i] is true, in order. `args` are the
+  // bit patterns of the kernel's arguments.
+  virtual void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) = 0;
+  // Waits for everything launched; raises the first kernel error (assertion)
+  // a queued launch reported.
+  virtual void sync() = 0;
+};
+
+std::unique_ptr<Backend> make_interp_backend(const BackendOptions& options);
+
+}  // namespace grove::detail

@@ -1,0 +1,63 @@
+// src/program/interp_backend.cpp — the reference interpreter as a backend.
+#include <iostream>
+
+#include "ir/interpreter.h"
+#include "program/backend.h"
+
+namespace grove::detail {
+
+namespace {
+
+class InterpKernel : public CompiledKernel {
+ public:
+  explicit InterpKernel(const ir::Kernel& k) : interpreter(k) {}
+  ir::Interpreter interpreter;
+};
+
+class InterpBackend : public Backend {
+ public:
+  explicit InterpBackend(const BackendOptions& o) : options_(o) {}
+  Arch arch() const override { return Arch::Interp; }
+  std::string device_name() const override { return "reference interpreter on the host CPU"; }
+  bool synchronous() const override { return true; }
+
+  void create_buffer(int tree, const std::vector<uint32_t>& initial) override {
+    if (buffers_.size() <= static_cast<size_t>(tree)) buffers_.resize(static_cast<size_t>(tree) + 1);
+    buffers_[static_cast<size_t>(tree)] = initial;
+  }
+  void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) override {
+    const auto& b = buffers_.at(static_cast<size_t>(tree));
+    std::copy(b.begin() + offset, b.begin() + offset + count, out);
+  }
+  void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) override {
+    auto& b = buffers_.at(static_cast<size_t>(tree));
+    std::copy(in, in + count, b.begin() + offset);
+  }
+  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) override {
+    forest_ = &forest;
+    return std::make_unique<InterpKernel>(kernel);
+  }
+  void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) override {
+    ir::InterpreterEnv env;
+    env.snodes = forest_;
+    env.trees = &buffers_;
+    env.debug = options_.debug;
+    env.print = options_.print ? options_.print : [](std::string_view s) { std::cout << s << std::flush; };
+    env.run_task = [&](size_t i) { return i < run.size() ? bool(run[i]) : true; };
+    static_cast<InterpKernel&>(kernel).interpreter.run(args, env);
+  }
+  void sync() override {}
+
+ private:
+  BackendOptions options_;
+  const ir::SNodeForest* forest_ = nullptr;
+  std::vector<std::vector<uint32_t>> buffers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_interp_backend(const BackendOptions& options) {
+  return std::make_unique<InterpBackend>(options);
+}
+
+}  // namespace grove::detail
