@@ -59,11 +59,14 @@ void ProgramImpl::compile(KernelRecord& rec) {
     ContextGuard guard(&ctx);
     rec.body(Args(static_cast<int>(rec.args.size())));
   }
-  std::set<int> used;
+  std::set<int> used, trees;
   ir::walk(kernel->body(), [&](ir::Stmt* s) {
     if (s->field() >= 0) used.insert(s->field());
+    if (s->kind() == ir::StmtKind::SNodeOp || (s->kind() == ir::StmtKind::StructFor && s->field() < 0))
+      trees.insert(forest.snode(s->snode()).tree);
   });
   for (int f : used) materialize_field(f, "kernel '" + rec.name + "'");
+  for (int t : trees) materialize_tree(t);
 
   std::vector<std::pair<std::string, std::string>> stages;
   const char* dump_dir = std::getenv("GROVE_DUMP_DIR");

@@ -1,0 +1,651 @@
+// Sparse SNodes: pointer, bitmasked and dynamic under every parent kind,
+// activation on write, reads that never activate, struct-fors over active
+// cells only, deactivation and reuse.
+#include <algorithm>
+#include <set>
+
+#include "backend_fixture.h"
+
+using namespace grove;
+using ::testing::HasSubstr;
+
+namespace {
+
+class Sparse : public grove::testing::BackendTest {};
+GROVE_ALL_BACKENDS(Sparse);
+
+// Counts the cells a struct-for over `f` visits, and sums i*1000+j (or i).
+struct Visit {
+  int32_t count;
+  int64_t sum;
+};
+
+Visit visit_1d(Program& prog, Field f, const char* name) {
+  Field count = prog.field(i32, std::string(name) + "_count", {});
+  Field sum = prog.field(i64, std::string(name) + "_sum", {});
+  Kernel k = prog.kernel(std::string(name) + "_visit", [&] {
+    for_each(f, [&](Expr i) {
+      atomic_add(count(), 1);
+      atomic_add(sum(), cast(i64, i));
+    });
+  });
+  k();
+  return {count.read<int32_t>(), sum.read<int64_t>()};
+}
+
+TEST_P(Sparse, SeedPointerExampleActivatesOnWrite) {
+  // The seed's tree: root.pointer(i, 4) with two dense children.
+  Program prog(config());
+  Field x = prog.field(i32, "x"), y = prog.field(i32, "y"), z = prog.field(i32, "z");
+  SNode& S1 = prog.root().pointer(i, 4);
+  S1.dense(i, 2).place(x, y);
+  S1.dense(i, 2).place(z);
+  Kernel k = prog.kernel("k", [&] {
+    x(3) = 30;
+    z(6) = 60;
+  });
+  k();
+  EXPECT_EQ(x.read<int32_t>({3}), 30);
+  EXPECT_EQ(y.read<int32_t>({3}), 0);
+  EXPECT_EQ(z.read<int32_t>({6}), 60);
+  EXPECT_EQ(x.read<int32_t>({0}), 0);
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(S1.name())->active_cells, 2);  // cells 1 (x[3]) and 3 (z[6])
+  EXPECT_EQ(s.find(S1.name())->pool_used, 2);
+}
+
+TEST_P(Sparse, ReadingAnInactiveCellGivesZeroAndActivatesNothing) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(i, 16);
+  blocks.dense(i, 4).place(x);
+  Field out = prog.field(f32, "out", {});
+  Kernel k = prog.kernel("k", [&] { for_range(0, 64, [&](Expr n) { out() += x(n); }); });
+  k();
+  EXPECT_EQ(out.read<float>(), 0.0f);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 0);
+  EXPECT_EQ(prog.stats().find(blocks.name())->pool_used, 0);
+}
+
+TEST_P(Sparse, StructForVisitsExactlyTheActiveCells) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 32);
+  blocks.dense(i, 8).place(x);
+  Kernel w = prog.kernel("w", [&] {
+    x(3) = 1;     // block 0
+    x(100) = 1;   // block 12
+    x(101) = 1;   // block 12
+  });
+  w();
+  Visit v = visit_1d(prog, x, "v");
+  // Active blocks 0 and 12: 16 cells, indices 0..7 and 96..103.
+  EXPECT_EQ(v.count, 16);
+  EXPECT_EQ(v.sum, (0 + 7) * 8 / 2 + (96 + 103) * 8 / 2);
+}
+
+TEST_P(Sparse, PointerOverPointerNested) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& outer = prog.root().pointer(i, 8);
+  SNode& inner = outer.pointer(i, 8);
+  inner.dense(i, 4).place(x);
+  EXPECT_EQ(x.shape(), (Shape{256}));
+  Kernel w = prog.kernel("w", {arg(i32, "n")}, [&](Args a) { x(a[0]) = a[0] + 1; });
+  for (int n : {0, 5, 37, 255, 254}) w(n);
+  EXPECT_EQ(x.read<int32_t>({37}), 38);
+  EXPECT_EQ(x.read<int32_t>({255}), 256);
+  EXPECT_EQ(x.read<int32_t>({36}), 0);
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(outer.name())->active_cells, 3);  // 0-31, 32-63, 224-255
+  EXPECT_EQ(s.find(inner.name())->active_cells, 4);  // blocks of 4: {0..3}, {4..7}, {36..39}, {252..255}
+  Visit v = visit_1d(prog, x, "v");
+  EXPECT_EQ(v.count, 4 * s.find(inner.name())->active_cells);
+}
+
+TEST_P(Sparse, TwoDimensionalPointerBlocks) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(ij, {64, 64});
+  blocks.dense(ij, {8, 8}).place(x);
+  Kernel w = prog.kernel("w", [&] {
+    for_range(0, 100, [&](Expr n) { x(n * 5, n * 3) = cast(f32, n); });
+  });
+  w();
+  EXPECT_EQ(x.read<float>({50, 30}), 10.0f);
+  EXPECT_EQ(x.read<float>({51, 30}), 0.0f);
+  std::set<std::pair<int, int>> blocks_touched;
+  for (int n = 0; n < 100; ++n) blocks_touched.insert({n * 5 / 8, n * 3 / 8});
+  Stats st = prog.stats();
+  EXPECT_EQ(st.find(blocks.name())->active_cells, static_cast<int64_t>(blocks_touched.size()));
+  Field count = prog.field(i32, "count", {});
+  Field sum = prog.field(f32, "sum", {});
+  Kernel r = prog.kernel("r", [&] {
+    for_each(x, [&](Expr i, Expr j) {
+      atomic_add(count(), 1);
+      atomic_add(sum(), x(i, j));
+    });
+  });
+  r();
+  EXPECT_EQ(count.read<int32_t>(), 64 * static_cast<int32_t>(blocks_touched.size()));
+  EXPECT_EQ(sum.read<float>(), 4950.0f);
+}
+
+TEST_P(Sparse, BitmaskedUnderDense) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& bm = prog.root().dense(i, 4).bitmasked(i, 4);
+  bm.place(x);
+  Kernel w = prog.kernel("w", [&] {
+    x(1) = 10;
+    x(6) = 60;
+    x(15) = 150;
+  });
+  w();
+  Visit v = visit_1d(prog, x, "v");
+  EXPECT_EQ(v.count, 3);
+  EXPECT_EQ(v.sum, 1 + 6 + 15);
+  EXPECT_EQ(prog.stats().find(bm.name())->active_cells, 3);
+  EXPECT_EQ(x.read<int32_t>({6}), 60);
+  EXPECT_EQ(x.read<int32_t>({7}), 0);
+}
+
+TEST_P(Sparse, BitmaskedUnderPointer) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& ptr = prog.root().pointer(i, 8);
+  SNode& bm = ptr.bitmasked(i, 8);
+  bm.place(x);
+  Kernel w = prog.kernel("w", [&] { for_range(0, 64, [&](Expr n) { if_(n % 9 == 0, [&] { x(n) = n; }); }); });
+  w();
+  Visit v = visit_1d(prog, x, "v");
+  EXPECT_EQ(v.count, 8);  // 0, 9, ..., 63
+  EXPECT_EQ(v.sum, 9 * (0 + 1 + 2 + 3 + 4 + 5 + 6 + 7));
+  EXPECT_EQ(prog.stats().find(ptr.name())->active_cells, 8);
+}
+
+TEST_P(Sparse, PointerUnderBitmasked) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& bm = prog.root().bitmasked(i, 6);
+  SNode& ptr = bm.pointer(i, 5);
+  ptr.dense(i, 3).place(x);  // non-power-of-two extents everywhere
+  EXPECT_EQ(x.shape(), (Shape{90}));
+  Kernel w = prog.kernel("w", [&] {
+    x(0) = 1;
+    x(44) = 2;
+    x(89) = 3;
+  });
+  w();
+  EXPECT_EQ(x.read<int32_t>({44}), 2);
+  EXPECT_EQ(x.read<int32_t>({89}), 3);
+  Visit v = visit_1d(prog, x, "v");
+  EXPECT_EQ(v.count, 9);  // three pointer cells of 3
+  EXPECT_EQ(v.sum, (0 + 1 + 2) + (42 + 43 + 44) + (87 + 88 + 89));
+  EXPECT_EQ(prog.stats().find(bm.name())->active_cells, 3);
+}
+
+TEST_P(Sparse, DynamicUnderDenseAppendAndLength) {
+  Program prog(config());
+  Field pid = prog.field(i32, "pid");
+  SNode& bucket = prog.root().dense(i, 16).dynamic(j, 1024, 32);
+  bucket.place(pid);
+  Field len = prog.field(i32, "len", {16});
+  Field first = prog.field(i32, "first", {});
+  Kernel fill = prog.kernel("fill", [&] {
+    for_range(0, 500, [&](Expr n) {
+      Expr at = append(bucket, {n % 16}, n);
+      if_(n == 37, [&] { first() = at; });
+    });
+    for_range(0, 16, [&](Expr b) { len(b) = length(bucket, {b}); });
+  });
+  fill();
+  std::vector<int32_t> lens = len.to_vector<int32_t>();
+  for (int b = 0; b < 16; ++b) EXPECT_EQ(lens[static_cast<size_t>(b)], b < 500 % 16 ? 32 : 31) << b;
+  EXPECT_EQ(first.read<int32_t>(), 2);  // 37 = 5 + 2*16: the third append to list 5
+  EXPECT_EQ(pid.read<int32_t>({5, 2}), 37);
+  EXPECT_EQ(pid.read<int32_t>({5, 30}), 5 + 30 * 16);
+  EXPECT_EQ(pid.read<int32_t>({5, 31}), 0);  // list 5 holds 31 values
+  EXPECT_EQ(pid.read<int32_t>({5, 40}), 0);  // past the length: reads 0
+}
+
+TEST_P(Sparse, DynamicElementsSumInAStructFor) {
+  Program prog(config());
+  Field v = prog.field(i32, "v");
+  SNode& list = prog.root().dense(i, 4).dynamic(j, 100, 8);
+  list.place(v);
+  Field total = prog.field(i64, "total", {});
+  Field visited = prog.field(i32, "visited", {});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 4, [&](Expr b) { for_range(0, b * 10 + 3, [&](Expr n) { append(list, {b}, n); }); });
+  });
+  Kernel s = prog.kernel("s", [&] {
+    for_each(v, [&](Expr b, Expr n) {
+      atomic_add(total(), cast(i64, v(b, n)));
+      atomic_add(visited(), 1);
+    });
+  });
+  k();
+  s();
+  int64_t want = 0;
+  int32_t count = 0;
+  for (int b = 0; b < 4; ++b)
+    for (int n = 0; n < b * 10 + 3; ++n) {
+      want += n;
+      ++count;
+    }
+  EXPECT_EQ(visited.read<int32_t>(), count);
+  EXPECT_EQ(total.read<int64_t>(), want);
+}
+
+TEST_P(Sparse, WritingADynamicElementExtendsTheLength) {
+  Program prog(config());
+  Field v = prog.field(f32, "v");
+  SNode& list = prog.root().dense(i, 2).dynamic(j, 64, 4);
+  list.place(v);
+  Field len = prog.field(i32, "len", {2});
+  Kernel k = prog.kernel("k", [&] {
+    v(1, 9) = 2.5f;
+    for_range(0, 2, [&](Expr b) { len(b) = length(list, {b}); });
+  });
+  k();
+  EXPECT_EQ(len.to_vector<int32_t>(), (std::vector<int32_t>{0, 10}));
+  EXPECT_EQ(v.read<float>({1, 9}), 2.5f);
+  EXPECT_EQ(v.read<float>({1, 3}), 0.0f);
+}
+
+TEST_P(Sparse, DynamicAppendPastTheMaximumIsReportedAndNothingIsCorrupted) {
+  Program prog(config());
+  Field v = prog.field(i32, "v");
+  SNode& list = prog.root().dense(i, 2).dynamic(j, 16, 4);
+  list.place(v);
+  Field results = prog.field(i32, "results", {20});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 20, [&](Expr n) { results(n) = append(list, {0}, n + 100); });
+  });
+  try {
+    k();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(list.name()));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("4 append(s) past the maximum length 16"));
+  }
+  std::vector<int32_t> r = results.to_vector<int32_t>();
+  EXPECT_EQ(std::count(r.begin(), r.end(), -1), 4);
+  for (int n = 0; n < 16; ++n) EXPECT_EQ(v.read<int32_t>({0, n}), 100 + n);
+  Field len = prog.field(i32, "len", {});
+  Kernel l = prog.kernel("l", [&] { len() = length(list, {0}); });
+  l();
+  EXPECT_EQ(len.read<int32_t>(), 16);
+  EXPECT_EQ(prog.stats().allocation_failures, 4);
+}
+
+TEST_P(Sparse, DeactivateThenReactivateReadsZero) {
+  Program prog(config());
+  Field p = prog.field(i32, "p"), b = prog.field(i32, "b"), d = prog.field(i32, "d");
+  SNode& ptr = prog.root().pointer(i, 4);
+  ptr.dense(i, 4).place(p);
+  SNode& bm = prog.root().dense(i, 4).bitmasked(i, 4);
+  bm.place(b);
+  SNode& dyn = prog.root().dense(i, 2).dynamic(j, 32, 8);
+  dyn.place(d);
+  Kernel fill = prog.kernel("fill", [&] {
+    for_range(0, 16, [&](Expr n) {
+      p(n) = n + 1;
+      b(n) = n + 1;
+    });
+    for_range(0, 10, [&](Expr n) { d(1, n) = n + 1; });
+  });
+  Kernel off = prog.kernel("off", [&] {
+    deactivate(ptr, {1});   // cells 4..7
+    deactivate(bm, {9});
+    deactivate(dyn, {1});   // empties list 1
+  });
+  Kernel touch = prog.kernel("touch", [&] {
+    activate(ptr, {1});
+    activate(bm, {9});
+    activate(dyn, {1, 2});  // length 3 again
+  });
+  fill();
+  off();
+  EXPECT_EQ(p.read<int32_t>({5}), 0);
+  EXPECT_EQ(p.read<int32_t>({9}), 10);
+  EXPECT_EQ(b.read<int32_t>({9}), 0);
+  EXPECT_EQ(b.read<int32_t>({8}), 9);
+  EXPECT_EQ(d.read<int32_t>({1, 4}), 0);
+  touch();
+  EXPECT_EQ(p.read<int32_t>({5}), 0);   // a fresh cell
+  EXPECT_EQ(b.read<int32_t>({9}), 0);   // bitmasked too (Taichi keeps stale data here)
+  EXPECT_EQ(d.read<int32_t>({1, 1}), 0);
+  EXPECT_EQ(d.read<int32_t>({1, 4}), 0);
+}
+
+TEST_P(Sparse, IsActiveAndActivateFollowThePath) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& outer = prog.root().pointer(i, 4);
+  SNode& inner = outer.pointer(i, 4);
+  inner.place(x);
+  Field r = prog.field(i32, "r", {6});
+  Kernel k = prog.kernel("k", [&] {
+    r(0) = cast(i32, is_active(inner, {6}));
+    activate(inner, {6});            // activates outer cell 1 on the way
+    r(1) = cast(i32, is_active(inner, {6}));
+    r(2) = cast(i32, is_active(outer, {1}));
+    r(3) = cast(i32, is_active(inner, {7}));
+    deactivate(outer, {1});          // frees inner cells below it too
+    r(4) = cast(i32, is_active(inner, {6}));
+    r(5) = cast(i32, is_active(outer, {1}));
+  });
+  k();
+  EXPECT_EQ(r.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 1, 0, 0, 0}));
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(outer.name())->pool_used, 0);
+  EXPECT_EQ(s.find(inner.name())->pool_used, 0);  // nothing leaks (Taichi leaks grandchildren)
+}
+
+TEST_P(Sparse, StructForOverAnSNode) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(ij, {8, 8});
+  blocks.dense(ij, {4, 4}).place(x);
+  Field seen = prog.field(i32, "seen", {8, 8});
+  Kernel w = prog.kernel("w", [&] {
+    x(0, 0) = 1;
+    x(13, 30) = 1;
+  });
+  Kernel k = prog.kernel("k", [&] { for_each(blocks, [&](Indices I) { seen(I[0], I[1]) += 1; }); });
+  w();
+  k();
+  std::vector<int32_t> s = seen.to_vector<int32_t>();
+  EXPECT_EQ(s[0], 1);
+  EXPECT_EQ(s[3 * 8 + 7], 1);
+  EXPECT_EQ(std::count(s.begin(), s.end(), 0), 62);
+}
+
+TEST_P(Sparse, DeactivationIsVisibleToTheNextTaskOfTheSameKernel) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 8);
+  blocks.dense(i, 2).place(x);
+  Field count = prog.field(i32, "count", {});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 16, [&](Expr n) { x(n) = 1; });
+    for_range(0, 8, [&](Expr b) { if_(b % 2 == 1, [&] { deactivate(blocks, {b}); }); });
+    for_each(x, [&](Expr) { count() += 1; });
+  });
+  k();
+  EXPECT_EQ(count.read<int32_t>(), 8);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 4);
+}
+
+TEST_P(Sparse, HostWritesActivateAndHostReadsDoNot) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(i, 10);
+  blocks.dense(i, 10).place(x);
+  EXPECT_EQ(x.read<float>({55}), 0.0f);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 0);
+  x.write({55}, 3.5f);
+  x.write({57}, 1.5f);
+  EXPECT_EQ(x.read<float>({55}), 3.5f);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 1);
+  std::vector<float> all = x.to_vector<float>();
+  EXPECT_EQ(all[55], 3.5f);
+  EXPECT_EQ(all[57], 1.5f);
+  EXPECT_EQ(all[0], 0.0f);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 1);
+}
+
+TEST_P(Sparse, DeactivateAllFromTheHost) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 16);
+  blocks.dense(i, 4).place(x);
+  Kernel w = prog.kernel("w", [&] { for_range(0, 64, [&](Expr n) { x(n) = n; }); });
+  w();
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 16);
+  blocks.deactivate_all();
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 0);
+  EXPECT_EQ(prog.stats().find(blocks.name())->pool_used, 0);
+  EXPECT_EQ(x.read<int32_t>({33}), 0);
+  w();
+  EXPECT_EQ(x.read<int32_t>({33}), 33);
+}
+
+TEST_P(Sparse, ActivateDeactivateLoopsDoNotLeak) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& outer = prog.root().pointer(i, 8);
+  SNode& inner = outer.pointer(i, 8);
+  inner.dense(i, 4).place(x);
+  Kernel on = prog.kernel("on", {arg(i32, "round")}, [&](Args a) {
+    for_range(0, 256, [&](Expr n) { if_((n + a[0]) % 3 == 0, [&] { x(n) = 1.0f; }); });
+  });
+  Kernel off = prog.kernel("off", [&] { for_range(0, 8, [&](Expr b) { deactivate(outer, {b}); }); });
+  int64_t first_high = -1;
+  for (int round = 0; round < 1000; ++round) {
+    on(round);
+    off();
+    if (round == 0) first_high = prog.stats().find(inner.name())->pool_high_water;
+  }
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(outer.name())->pool_used, 0);
+  EXPECT_EQ(s.find(inner.name())->pool_used, 0);
+  EXPECT_EQ(s.find(inner.name())->pool_high_water, first_high);  // usage stays flat
+  EXPECT_GT(first_high, 0);
+}
+
+TEST_P(Sparse, PoolExhaustionIsReportedAndEarlierDataSurvives) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 100).capacity(10);
+  blocks.dense(i, 4).place(x);
+  Kernel w = prog.kernel("w", {arg(i32, "lo"), arg(i32, "hi")}, [&](Args a) {
+    for_range(a[0], a[1], [&](Expr n) { x(n * 4) = n + 1; });
+  });
+  w(0, 8);  // 8 blocks: fits
+  try {
+    w(8, 20);  // 12 more: 2 fit, 10 fail
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr(blocks.name()));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("capacity 10"));
+  }
+  for (int n = 0; n < 8; ++n) EXPECT_EQ(x.read<int32_t>({n * 4}), n + 1);
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(blocks.name())->pool_used, 10);
+  EXPECT_EQ(s.find(blocks.name())->active_cells, 10);
+  EXPECT_EQ(s.allocation_failures, 10);
+  prog.sync();  // reported once
+}
+
+TEST_P(Sparse, SeedListgenDemoCounts) {
+  // The seed's first demo: pointer(i, 4) holding dense(i, 2) twice.
+  Program prog(config());
+  Field x = prog.field(i32, "x"), y = prog.field(i32, "y"), z = prog.field(i32, "z");
+  SNode& S1 = prog.root().pointer(i, 4);
+  SNode& S2 = S1.dense(i, 2);
+  S2.place(x, y);
+  SNode& S5 = S1.dense(i, 2);
+  S5.place(z);
+  Kernel all = prog.kernel("all", [&] { for_range(0, 8, [&](Expr n) { x(n) = 1; z(n) = 1; }); });
+  Kernel loop = prog.kernel("loop", [&] {
+    for_each(x, [&](Expr n) { y(n) = x(n) + 1; });
+    for_each(z, [&](Expr n) { z(n) += 1; });
+  });
+  all();
+  loop();
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(S1.name())->list_length, 1);  // 1 S1pointer container
+  EXPECT_EQ(s.find(S2.name())->list_length, 4);  // 4 S2dense containers
+  EXPECT_EQ(s.find(S5.name())->list_length, 4);  // 4 S5dense containers
+  EXPECT_EQ(s.find(S1.name())->active_cells, 4);
+  EXPECT_EQ(s.find(S2.name())->active_cells, 8);
+  EXPECT_EQ(s.find(S5.name())->active_cells, 8);
+}
+
+TEST_P(Sparse, SeedBitmaskedListgenDemo) {
+  // The seed's second demo: dense(i, 4).bitmasked(i, 4), a struct-for over x.
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& S1 = prog.root().dense(i, 4);
+  SNode& S2 = S1.bitmasked(i, 4);
+  S2.place(x);
+  std::string out;
+  prog.set_print_sink([&](std::string_view t) { out += t; });
+  Kernel w = prog.kernel("w", [&] { x(2) = 1; x(13) = 1; });
+  Kernel func = prog.kernel("func", [&] { for_each(x, [&](Expr n) { print(n); }); });
+  w();
+  func();
+  EXPECT_EQ(prog.stats().find(S1.name())->list_length, 1);
+  EXPECT_EQ(prog.stats().find(S2.name())->list_length, 4);
+  EXPECT_EQ(out, "2\n13\n");
+}
+
+TEST_P(Sparse, ListsAreNotRegeneratedWhenNothingChanged) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 16);
+  SNode& cells = blocks.dense(i, 4);
+  cells.place(x);
+  Field sum = prog.field(i32, "sum", {});
+  Kernel w = prog.kernel("w", {arg(i32, "n")}, [&](Args a) { x(a[0]) = 1; });
+  Kernel r = prog.kernel("r", [&] { for_each(x, [&](Expr n) { sum() += x(n); }); });
+  w(3);
+  r();
+  int64_t runs = prog.stats().find(cells.name())->listgen_runs;
+  EXPECT_EQ(runs, 1);
+  r();
+  r();
+  EXPECT_EQ(prog.stats().find(cells.name())->listgen_runs, 1);  // unchanged: reused
+  EXPECT_EQ(sum.read<int32_t>(), 3);
+  w(40);  // activates a block: the lists below it are stale
+  r();
+  EXPECT_EQ(prog.stats().find(cells.name())->listgen_runs, 2);
+  EXPECT_EQ(sum.read<int32_t>(), 5);
+  w(41);  // same block: still activates nothing new, but a write may have
+  r();
+  EXPECT_GE(prog.stats().find(cells.name())->listgen_runs, 2);
+  EXPECT_EQ(sum.read<int32_t>(), 8);
+}
+
+TEST_P(Sparse, DenseListsAreGeneratedOnce) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& outer = prog.root().dense(i, 8);
+  SNode& inner = outer.dense(i, 8);
+  inner.place(x);
+  Kernel k = prog.kernel("k", [&] { for_each(x, [&](Expr n) { x(n) += 1.0f; }); });
+  for (int n = 0; n < 5; ++n) k();
+  EXPECT_EQ(prog.stats().find(inner.name())->listgen_runs, 1);
+  EXPECT_EQ(x.read<float>({63}), 5.0f);
+}
+
+TEST_P(Sparse, SeveralTreesAndSeveralFieldsPerCell) {
+  Program prog(config());
+  Field a = prog.field(i32, "a"), b = prog.field(f64, "b");
+  SNode& t1 = prog.root().pointer(i, 4);
+  t1.dense(i, 4).place(a, b);
+  Kernel k1 = prog.kernel("k1", [&] { a(5) = 7; b(5) = 0.25; });
+  k1();
+  Field c = prog.field(i32, "c");  // a new tree: the first is in use
+  SNode& t2 = prog.root().bitmasked(i, 16);
+  t2.place(c);
+  Kernel k2 = prog.kernel("k2", [&] { c(a(5)) = 70; });
+  k2();
+  EXPECT_EQ(c.read<int32_t>({7}), 70);
+  EXPECT_EQ(b.read<double>({5}), 0.25);
+  EXPECT_EQ(a.read<int32_t>({4}), 0);
+  EXPECT_EQ(prog.stats().find(t2.name())->active_cells, 1);
+}
+
+TEST_P(Sparse, CapacityFromTheMemoryBudget) {
+  Config c = config();
+  c.device_memory = 1 << 20;  // 1 MiB for the pools
+  Program prog(c);
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(ij, {1024, 1024});
+  blocks.dense(ij, {8, 8}).place(x);
+  x.write({0, 0}, 1.0f);
+  Stats s = prog.stats();
+  int64_t cap = s.find(blocks.name())->pool_capacity;
+  EXPECT_GT(cap, 100);
+  EXPECT_LT(cap * 64 * 4, 1 << 20);  // fits in the budget
+}
+
+TEST_P(Sparse, AtomicsOnSparseCellsActivate) {
+  Program prog(config());
+  Field h = prog.field(i32, "h");
+  SNode& blocks = prog.root().pointer(i, 32);
+  blocks.dense(i, 32).place(h);
+  Kernel k = prog.kernel("k", [&] { for_range(0, 3000, [&](Expr n) { h((n * 7) % 1024) += 1; }); });
+  k();
+  int64_t total = 0;
+  for (int32_t v : h.to_vector<int32_t>()) total += v;
+  EXPECT_EQ(total, 3000);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 32);
+}
+
+TEST_P(Sparse, NarrowAndSixtyFourBitFieldsInPools) {
+  Program prog(config());
+  Field a = prog.field(u8, "a"), b = prog.field(i64, "b"), c = prog.field(f16, "c");
+  SNode& blocks = prog.root().pointer(i, 4);
+  blocks.dense(i, 4).place(a, b, c);
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 300, [&](Expr) { a(9) += 1; });
+    b(9) = Expr(int64_t{1} << 40);
+    c(9) = 0.5f;
+    atomic_max(b(2), Expr(int64_t{7}));
+  });
+  k();
+  EXPECT_EQ(a.read<int>({9}), 300 - 256);
+  EXPECT_EQ(b.read<int64_t>({9}), int64_t{1} << 40);
+  EXPECT_EQ(c.read<float>({9}), 0.5f);
+  EXPECT_EQ(b.read<int64_t>({2}), 7);
+}
+
+TEST_P(Sparse, InvalidTreesAreRejected) {
+  Program prog(config());
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THAT(message([&] { prog.root().dense(i, 4).dynamic(i, 16); }), HasSubstr("already splits"));
+  EXPECT_THAT(message([&] { prog.root().dense(i, 4).dynamic(j, 16, 4).dense(k, 2); }),
+              HasSubstr("parent of its fields' places"));
+  EXPECT_THAT(message([&] { prog.root().pointer(i, 0); }), HasSubstr("shape of zero"));
+  EXPECT_THAT(message([&] { prog.root().dynamic(i, 16, 0); }), HasSubstr("chunk_size"));
+  EXPECT_THAT(message([&] { prog.root().dense(i, 4).capacity(3); }), HasSubstr("only pointer and dynamic"));
+  EXPECT_THAT(message([&] { axes({0, 1, 2, 3, 4, 5, 6, 7, 0}); }), HasSubstr("1 to 8"));
+  Field x = prog.field(i32, "x");
+  SNode& p = prog.root().pointer(i, 4);
+  p.place(x);
+  EXPECT_THAT(message([&] { p.place(x); }), HasSubstr("already placed"));
+}
+
+TEST_P(Sparse, SNodeOperationMistakes) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& d = prog.root().dense(i, 4);
+  d.place(x);
+  auto message = [&](const char* name, std::function<void()> body) -> std::string {
+    Kernel k = prog.kernel(name, body);
+    try {
+      k();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THAT(message("k1", [&] { deactivate(d, {0}); }), HasSubstr("dense"));
+  EXPECT_THAT(message("k2", [&] { append(d, {0}, 1); }), HasSubstr("needs a dynamic SNode"));
+  EXPECT_THAT(message("k3", [&] { activate(d, {0, 1}); }), HasSubstr("takes 1 index"));
+  EXPECT_THAT(message("k4", [&] { length(d, {0}); }), HasSubstr("kernel 'k4'"));
+}
+
+}  // namespace
