@@ -214,6 +214,22 @@ uint32_t ProgramImpl::read_word(int tree, int64_t address) {
   return w;
 }
 
+ir::SNodeForest::WordReader ProgramImpl::paged(int tree, PageCache& cache) {
+  static constexpr int64_t kPage = 1 << 14;
+  int64_t total = forest.tree(tree).total_words;
+  return [this, tree, total, &cache](int64_t a) {
+    int64_t page = a / kPage;
+    auto it = cache.find(page);
+    if (it == cache.end()) {
+      int64_t begin = page * kPage, count = std::min(kPage, total - begin);
+      std::vector<uint32_t> words(static_cast<size_t>(count));
+      backend->read_words(tree, begin, count, words.data());
+      it = cache.emplace(page, std::move(words)).first;
+    }
+    return it->second[static_cast<size_t>(a % kPage)];
+  };
+}
+
 ir::SNodeForest::WordReader ProgramImpl::snapshot(int tree, std::vector<uint32_t>& copy) {
   copy.resize(static_cast<size_t>(forest.tree(tree).total_words));
   backend->read_words(tree, 0, static_cast<int64_t>(copy.size()), copy.data());
@@ -335,7 +351,9 @@ void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_
 
 Stats Program::stats() const {
   impl_->backend->sync();
+  impl_->check_pools();
   Stats st;
+  std::unordered_map<int, detail::ProgramImpl::PageCache> pages;
   const auto& forest = impl_->forest;
   for (int id = 0; id < forest.num_snodes(); ++id) {
     const ir::SNodeDecl& s = forest.snode(id);
@@ -346,8 +364,8 @@ Stats Program::stats() const {
     ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
     const ir::TreeDecl& t = forest.tree(s.tree);
     if (t.laid_out) {
-      std::vector<uint32_t> copy;
-      auto w = impl_->snapshot(s.tree, copy);
+      auto& cache = pages[s.tree];
+      auto w = impl_->paged(s.tree, cache);
       ss.active_cells = forest.count_active(id, w);
       ss.capacity = s.max_cells;
       if (s.has_pool()) {

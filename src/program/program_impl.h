@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grove/dsl.h"
@@ -124,6 +125,10 @@ class ProgramImpl {
   // A reader for a tree, backed by a host copy of the whole buffer (for
   // walks that touch many words: to_vector, stats).
   ir::SNodeForest::WordReader snapshot(int tree, std::vector<uint32_t>& copy);
+  // A reader that fetches the pages it touches (for walks over a few parts
+  // of a large tree: stats, single reads).
+  using PageCache = std::unordered_map<int64_t, std::vector<uint32_t>>;
+  ir::SNodeForest::WordReader paged(int tree, PageCache& cache);
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
   bool pools_dirty = false;  // a launch may have left pool errors in a tree header
 };

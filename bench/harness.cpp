@@ -1,0 +1,141 @@
+// harness.cpp — collecting, pairing and writing benchmark results.
+#include "harness.h"
+
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+
+namespace grove_bench {
+namespace {
+
+constexpr std::string_view kGroveRole = "grove";
+constexpr std::string_view kBaselineRole = "baseline";
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string grove_name(std::string_view workload, grove::Arch arch) {
+  return std::string(workload) + "/" + std::string(kGroveRole) + "/" +
+         std::string(grove::arch_name(arch));
+}
+
+std::string baseline_name(std::string_view workload, std::string_view baseline) {
+  return std::string(workload) + "/" + std::string(kBaselineRole) + "/" + std::string(baseline);
+}
+
+void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
+  ConsoleReporter::ReportRuns(runs);
+  for (const Run& run : runs) {
+    if (run.run_type != Run::RT_Iteration) continue;  // mean/median/stddev rows
+    // The registered name, without "/real_time" and the like.
+    const std::string& name = run.run_name.function_name;
+    const size_t first = name.find('/');
+    const size_t second = first == std::string::npos ? first : name.find('/', first + 1);
+    if (second == std::string::npos) continue;  // not named by the convention
+    const std::string_view role = std::string_view(name).substr(first + 1, second - first - 1);
+    if (role != kGroveRole && role != kBaselineRole) continue;
+
+    std::string workload = name.substr(0, first);
+    if (!run.run_name.args.empty()) workload += "/" + run.run_name.args;
+    const std::string variant = name.substr(second + 1);
+    const bool is_grove = role == kGroveRole;
+
+    Measurement* m = nullptr;
+    for (Measurement& existing : measurements_) {
+      if (existing.workload == workload && existing.is_grove == is_grove &&
+          existing.variant == variant) {
+        m = &existing;
+      }
+    }
+    if (m == nullptr) {
+      m = &measurements_.emplace_back();
+      m->workload = workload;
+      m->is_grove = is_grove;
+      m->variant = variant;
+    }
+    if (run.error_occurred) {
+      m->error = run.error_message.empty() ? "failed" : run.error_message;
+      continue;
+    }
+    if (run.iterations <= 0) continue;
+    const double seconds = run.real_accumulated_time / static_cast<double>(run.iterations);
+    // Running mean over repetitions.
+    m->seconds = (m->seconds * m->repetitions + seconds) / (m->repetitions + 1);
+    ++m->repetitions;
+  }
+}
+
+std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {
+  std::vector<Record> records;
+  for (const Measurement& g : measurements) {
+    if (!g.is_grove || !g.error.empty() || g.repetitions == 0) continue;
+    for (const Measurement& b : measurements) {
+      if (b.is_grove || b.workload != g.workload || !b.error.empty() || b.repetitions == 0) {
+        continue;
+      }
+      records.push_back({.name = g.workload,
+                         .backend = g.variant,
+                         .baseline = b.variant,
+                         .grove_s = g.seconds,
+                         .baseline_s = b.seconds,
+                         .ratio = g.seconds > 0 ? b.seconds / g.seconds : 0});
+    }
+  }
+  return records;
+}
+
+void write_json(const std::filesystem::path& path, const std::vector<Record>& records) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+  out << "[";
+  for (size_t r = 0; r < records.size(); ++r) {
+    const Record& rec = records[r];
+    out << (r == 0 ? "\n" : ",\n") << "  {\"name\": " << json_string(rec.name)
+        << ", \"backend\": " << json_string(rec.backend)
+        << ", \"baseline\": " << json_string(rec.baseline)
+        << ", \"grove_s\": " << json_number(rec.grove_s)
+        << ", \"baseline_s\": " << json_number(rec.baseline_s)
+        << ", \"ratio\": " << json_number(rec.ratio) << "}";
+  }
+  out << (records.empty() ? "]\n" : "\n]\n");
+  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
+void print_table(const std::vector<Record>& records) {
+  std::printf("\n%-24s %-8s %-10s %12s %12s %10s\n", "workload", "backend", "baseline",
+              "grove_s", "baseline_s", "ratio");
+  for (const Record& r : records) {
+    std::printf("%-24s %-8s %-10s %12.4e %12.4e %10.4f\n", r.name.c_str(), r.backend.c_str(),
+                r.baseline.c_str(), r.grove_s, r.baseline_s, r.ratio);
+  }
+  std::printf("(ratio = baseline_s / grove_s; above 1 means Grove is faster)\n");
+}
+
+}  // namespace grove_bench

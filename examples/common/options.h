@@ -1,0 +1,38 @@
+// options.h — the command-line options every example takes:
+// --arch auto|interp|cpu|vulkan|cuda, --out DIR, --size N, --steps N (some), --help.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+#include <grove/program.h>
+
+namespace grove_examples {
+
+// What an example says about itself in --help.
+struct ExampleInfo {
+  std::string_view name;        // e.g. "julia"
+  std::string_view summary;     // one line: what it computes and writes
+  std::string_view size_help;   // what --size N means for this example
+  int default_size = 256;
+  int max_size = 8192;
+  int default_steps = 0;        // > 0: the example takes --steps N (at most 100000)
+};
+
+struct Options {
+  grove::Arch arch = grove::Arch::Auto;
+  std::filesystem::path out_dir = "out";
+  int size = 0;
+  int steps = 0;
+};
+
+// Parses argv into `out` (size starts at info.default_size). Returns the exit
+// code when main should return at once: 0 after --help (usage printed on
+// stdout), 2 after a usage error (reported on stderr). std::nullopt: run.
+std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info, Options* out);
+
+// Creates `dir` and its parents when missing. Throws std::filesystem_error.
+void make_out_dir(const std::filesystem::path& dir);
+
+}  // namespace grove_examples

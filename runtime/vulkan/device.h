@@ -1,0 +1,191 @@
+// runtime/vulkan/device.h — the Vulkan device layer: devices, storage
+// buffers, compute pipelines from SPIR-V words, and ordered launches.
+// It knows nothing of Grove's IR and includes no Vulkan header; the Vulkan
+// loader is opened at run time, so this links on machines without Vulkan.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace grove::vk {
+
+namespace detail {
+class DeviceImpl;
+}
+
+enum class DeviceType { discrete_gpu, integrated_gpu, virtual_gpu, cpu, other };
+
+// "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other".
+const char* to_string(DeviceType type);
+
+// "major.minor.patch" of a Vulkan packed version number.
+std::string version_string(std::uint32_t packed_version);
+
+// What a physical device is and can do. Features are those Grove would
+// enable on it (for Device::info(): after the DeviceProfile caps).
+struct DeviceInfo {
+  std::uint32_t index = 0;  // position in vkEnumeratePhysicalDevices
+  std::string name;         // e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::uint32_t vendor_id = 0;
+  std::uint32_t device_id = 0;
+  DeviceType type = DeviceType::other;
+  std::uint32_t api_version = 0;  // packed; see version_string()
+  std::uint32_t driver_version = 0;
+  // Empty if Grove can run on the device, else why not (no compute queue,
+  // Vulkan older than 1.1).
+  std::string unsupported_reason;
+
+  // Shader features (SPIR-V capabilities the code generator may use).
+  bool shader_int64 = false;            // Int64
+  bool shader_float64 = false;          // Float64
+  bool shader_int16 = false;            // Int16
+  bool storage_buffer_16bit = false;    // StorageBuffer16BitAccess
+  bool atomic_int64 = false;            // Int64Atomics on storage buffers
+  bool atomic_float32_add = false;      // VK_EXT_shader_atomic_float: AtomicFloat32AddEXT
+  bool atomic_float32_min_max = false;  // VK_EXT_shader_atomic_float2: AtomicFloat32MinMaxEXT
+
+  // Limits.
+  std::uint64_t max_storage_buffer_range = 0;    // bytes one buffer may have
+  std::uint64_t max_memory_allocation_size = 0;  // bytes (maintenance3)
+  std::array<std::uint32_t, 3> max_compute_workgroup_count{};
+  std::uint32_t max_compute_workgroup_size_x = 0;
+  std::uint32_t max_compute_workgroup_invocations = 0;
+  std::uint32_t max_push_constants_size = 0;        // bytes (>= 128 everywhere)
+  std::uint32_t max_storage_buffers_per_stage = 0;  // as few as 4 on some mobile GPUs
+  std::uint32_t subgroup_size = 0;
+};
+
+// Every physical device the Vulkan loader reports, in its order. Throws
+// grove::Error if there is no Vulkan loader; returns an empty list if the
+// loader finds no device.
+std::vector<DeviceInfo> enumerate_devices();
+
+// Caps that make a device look smaller (mobile-like), to test fallbacks.
+// A capped feature is neither reported nor enabled on the VkDevice, so the
+// validation layer flags any shader that still uses it.
+struct DeviceProfile {
+  bool no_int64 = false;          // shader_int64 and atomic_int64 off
+  bool no_float64 = false;        // shader_float64 off
+  bool no_float_atomics = false;  // atomic_float32_add and _min_max off
+  std::uint64_t max_storage_buffer_range = 0;  // 0 = the device's own limit
+};
+
+struct DeviceOptions {
+  // "" = the best device (discrete GPU, then integrated, virtual, CPU), or
+  // a decimal index into enumerate_devices(), or a case-insensitive
+  // substring of the device name (the first usable match). If empty, the
+  // environment variable GROVE_VULKAN_DEVICE is used instead.
+  std::string select;
+  // Enables VK_LAYER_KHRONOS_validation with synchronization validation and
+  // routes every warning and error it reports through a debug-utils
+  // messenger. GROVE_VULKAN_VALIDATION=1 in the environment enables it too.
+  bool validation = false;
+  // Called for each validation message, on whichever thread the driver
+  // reports it from; exceptions it throws are swallowed. Messages are
+  // recorded for validation_messages() either way.
+  std::function<void(std::string_view)> on_validation_message;
+  DeviceProfile profile;
+};
+
+// Handles to objects a Device owns. A default-constructed id is invalid;
+// an id whose object was destroyed is rejected with grove::Error.
+struct BufferId {
+  std::uint32_t slot = UINT32_MAX;
+  std::uint32_t generation = 0;
+  friend bool operator==(const BufferId&, const BufferId&) = default;
+};
+struct PipelineId {
+  std::uint32_t slot = UINT32_MAX;
+  std::uint32_t generation = 0;
+  friend bool operator==(const PipelineId&, const PipelineId&) = default;
+};
+
+// One vkCmdDispatch(group_count_x, 1, 1) of a pipeline: group_count_x
+// workgroups of the shader's LocalSize, so group_count_x * LocalSize.x
+// invocations in all (group_count_x = 0 runs nothing). buffers[i] is bound to
+// binding i of descriptor set 0, whole; push_constants fill the push-constant
+// block word by word from offset 0.
+//
+// What SPIR-V for create_pipeline must look like: a GLCompute entry point
+// with LocalSize (x, 1, 1); Vulkan 1.1 environment (SPIR-V 1.3 or older);
+// storage buffers as Block-decorated structs in the StorageBuffer storage
+// class at DescriptorSet 0, Binding 0..num_buffers-1; at most one
+// PushConstant block, starting at offset 0; only the capabilities
+// info() reports (the validation layer rejects the others).
+struct Dispatch {
+  PipelineId pipeline;
+  std::vector<BufferId> buffers;
+  std::vector<std::uint32_t> push_constants;
+  std::uint32_t group_count_x = 1;
+};
+
+// A logical Vulkan device with one compute queue. Owns every Vulkan object
+// it hands out; ids are plain handles into its tables. Not thread-safe: call
+// it from one thread at a time.
+class Device {
+ public:
+  // Throws grove::Error if there is no loader, no (matching) device, or the
+  // validation layer was requested but is not installed.
+  static std::unique_ptr<Device> create(const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // The selected device, with DeviceOptions::profile applied.
+  const DeviceInfo& info() const;
+
+  // A device-local storage buffer of `bytes` bytes (1 <= bytes <=
+  // info().max_storage_buffer_range), zero-filled before any later command
+  // runs. `debug_name` labels it in validation messages.
+  BufferId create_buffer(std::uint64_t bytes, std::string_view debug_name = {});
+  // Frees the buffer once the work already queued that uses it finishes.
+  void destroy_buffer(BufferId buffer);
+  std::uint64_t buffer_size(BufferId buffer) const;
+  // Copies through a host-visible staging buffer. Any offset and size.
+  // write_buffer returns once `data` is copied out (the upload runs after
+  // all queued work); read_buffer waits for all queued work, then reads.
+  void write_buffer(BufferId buffer, std::uint64_t offset, const void* data, std::uint64_t bytes);
+  void read_buffer(BufferId buffer, std::uint64_t offset, void* out, std::uint64_t bytes);
+  // Sets `bytes` bytes from `offset` to the 32-bit `value` (vkCmdFillBuffer);
+  // offset and bytes must be multiples of 4. Queued, does not wait.
+  void fill_buffer(BufferId buffer, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value);
+
+  // A compute pipeline from SPIR-V words. Descriptor set 0 holds `num_buffers`
+  // storage buffers at bindings 0..num_buffers-1; the push-constant block is
+  // `push_constant_bytes` bytes (a multiple of 4, at most
+  // info().max_push_constants_size). `debug_name` names the pipeline in
+  // errors and validation messages.
+  PipelineId create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
+                             std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
+                             const std::string& debug_name);
+  // Frees the pipeline once the work already queued that uses it finishes.
+  void destroy_pipeline(PipelineId pipeline);
+
+  // Records the dispatches in order into one command buffer, with a
+  // compute->compute memory barrier between consecutive dispatches, and
+  // submits it without waiting. Work is ordered with everything queued
+  // before (launches and transfers alike). Each dispatch gets a fresh
+  // descriptor set from a pool owned by its submission, recycled when the
+  // submission's fence signals (no VK_KHR_push_descriptor: one path on every
+  // device). Bad ids, buffer counts, push-constant sizes or group counts
+  // throw grove::Error before anything is recorded.
+  void launch(const std::vector<Dispatch>& dispatches);
+  // Waits until all queued work has finished.
+  void sync();
+
+  // Every validation message seen so far (validation enabled only).
+  std::vector<std::string> validation_messages() const;
+  void clear_validation_messages();
+
+ private:
+  explicit Device(std::unique_ptr<detail::DeviceImpl> impl);
+  std::unique_ptr<detail::DeviceImpl> impl_;
+};
+
+}  // namespace grove::vk

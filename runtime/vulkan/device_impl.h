@@ -1,0 +1,191 @@
+// runtime/vulkan/device_impl.h — private to runtime/vulkan: the state behind
+// grove::vk::Device (defined across device.cpp and device_resources.cpp).
+//
+// Ownership: DeviceImpl owns every Vulkan object. Buffers and pipelines live
+// in slot tables addressed by generation-checked ids. Work is submitted as
+// Submissions (command buffer + fence + descriptor pool), each stamped with a
+// serial number; a submission returns to the free list once its fence
+// signals, and objects destroyed while queued work may still use them wait in
+// `garbage_` until the serial of that work has completed.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/vulkan/vk_api.h"
+
+namespace grove::vk::detail {
+
+// Collects validation messages; outlives the instance that reports into it.
+struct MessageSink {
+  mutable std::mutex mutex;
+  std::vector<std::string> messages;
+  std::size_t dropped = 0;
+  std::function<void(std::string_view)> callback;
+};
+
+class DeviceImpl {
+ public:
+  explicit DeviceImpl(const DeviceOptions& options);
+  ~DeviceImpl();
+  DeviceImpl(const DeviceImpl&) = delete;
+  DeviceImpl& operator=(const DeviceImpl&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+
+  BufferId create_buffer(std::uint64_t bytes, std::string_view debug_name);
+  void destroy_buffer(BufferId id);
+  std::uint64_t buffer_size(BufferId id) const;
+  void write_buffer(BufferId id, std::uint64_t offset, const void* data, std::uint64_t bytes);
+  void read_buffer(BufferId id, std::uint64_t offset, void* out, std::uint64_t bytes);
+  void fill_buffer(BufferId id, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value);
+
+  PipelineId create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
+                             std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
+                             const std::string& debug_name);
+  void destroy_pipeline(PipelineId id);
+
+  void launch(const std::vector<Dispatch>& dispatches);
+  void sync();
+
+  std::vector<std::string> validation_messages() const;
+  void clear_validation_messages();
+
+ private:
+  struct Buffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    std::uint64_t size = 0;      // bytes the user asked for
+    std::uint64_t last_use = 0;  // serial of the last submission using it
+    std::uint32_t generation = 0;
+    bool live = false;
+    std::string name;
+  };
+  struct Pipeline {
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    std::uint32_t num_buffers = 0;
+    std::uint32_t push_constant_bytes = 0;
+    std::uint64_t last_use = 0;
+    std::uint32_t generation = 0;
+    bool live = false;
+    std::string name;
+  };
+  // Host-visible, coherent, persistently mapped transfer buffer.
+  struct Staging {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    void* mapped = nullptr;
+    std::uint64_t size = 0;
+    std::uint64_t last_use = 0;
+  };
+  // One command buffer's worth of work and what it needs until it finishes.
+  struct Submission {
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    VkDescriptorPool pool = VK_NULL_HANDLE;  // reset when the submission is reused
+    std::uint32_t pool_sets = 0;
+    std::uint32_t pool_descriptors = 0;
+    std::uint64_t serial = 0;
+  };
+  // Objects to destroy once `serial` has completed.
+  struct Garbage {
+    std::uint64_t serial = 0;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  };
+  class Recording;  // a Submission being recorded (below)
+
+  // device.cpp
+  void open_device(const PhysicalDevice& physical);
+  void release() noexcept;
+  void check(VkResult result, std::string_view call, std::string_view what = {});
+  void ensure_usable() const;
+  void set_debug_name(VkObjectType type, std::uint64_t handle, const std::string& name);
+  std::unique_ptr<Submission> acquire_submission();
+  void destroy_submission(Submission& s) noexcept;
+  void poll_finished();
+  void wait_for(std::uint64_t serial);
+  void finish_oldest();
+  void collect_garbage() noexcept;
+  void destroy_garbage(const Garbage& g) noexcept;
+
+  // device_resources.cpp
+  std::uint32_t find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                                 VkMemoryPropertyFlags preferred) const;
+  void allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, bool host_visible,
+                       const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory);
+  Buffer& lookup(BufferId id, const char* operation);
+  const Buffer& lookup(BufferId id, const char* operation) const;
+  Pipeline& lookup(PipelineId id, const char* operation);
+  void check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes,
+                   const char* operation) const;
+  void ensure_staging(std::uint64_t bytes);
+  static std::string label(const Buffer& b, std::uint32_t slot);
+
+  MessageSink sink_;     // declared first: destroyed after the instance
+  Instance instance_;
+  Api api_;             // the instance's table plus this device's functions
+  DeviceInfo info_;      // effective (profile applied)
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory_props_{};
+  std::uint32_t queue_family_ = 0;
+
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  bool lost_ = false;
+
+  std::vector<Buffer> buffers_;
+  std::vector<std::uint32_t> free_buffer_slots_;
+  std::vector<Pipeline> pipelines_;
+  std::vector<std::uint32_t> free_pipeline_slots_;
+  Staging staging_;
+
+  std::vector<std::unique_ptr<Submission>> free_submissions_;
+  std::deque<std::unique_ptr<Submission>> in_flight_;  // oldest first
+  std::uint64_t next_serial_ = 1;
+  std::uint64_t completed_serial_ = 0;  // every serial <= this has finished
+  std::vector<Garbage> garbage_;
+};
+
+// A Submission from acquire to vkQueueSubmit: begins the command buffer and
+// records the entry barrier (see device.cpp). If anything throws before
+// submit(), the destructor resets the submission and returns it to the free
+// list, so a failed launch leaves the device usable.
+class DeviceImpl::Recording {
+ public:
+  // `sets` descriptor sets holding `descriptors` storage buffers in total
+  // will be allocated with allocate_set().
+  Recording(DeviceImpl& device, std::uint32_t sets, std::uint32_t descriptors);
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  VkCommandBuffer cmd() const { return s_->cmd; }
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  // Ends and submits the command buffer; returns its serial.
+  std::uint64_t submit();
+
+ private:
+  void grow_pool(std::uint32_t sets, std::uint32_t descriptors);
+  // Unless submitted: reset the submission and return it to the free list.
+  void give_back() noexcept;
+
+  DeviceImpl& d_;
+  std::unique_ptr<Submission> s_;
+  bool recording_ = false;
+};
+
+}  // namespace grove::vk::detail

@@ -1,0 +1,473 @@
+// runtime/vulkan/device_resources.cpp — storage buffers, staging transfers,
+// compute pipelines and launches of grove::vk::Device.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "grove/error.h"
+#include "runtime/vulkan/device_impl.h"
+
+namespace grove::vk::detail {
+
+namespace {
+
+// Staging grows to fit one transfer, between these sizes; larger transfers
+// go through it in chunks of the maximum.
+constexpr std::uint64_t kMinStagingBytes = 1u << 20;
+constexpr std::uint64_t kMaxStagingBytes = 64u << 20;
+
+constexpr std::uint32_t kSpirvMagic = 0x07230203;
+
+std::string bytes_text(std::uint64_t bytes) { return std::to_string(bytes) + " bytes"; }
+
+// A Vulkan object created during a multi-step operation, destroyed unless
+// the operation completes and takes it.
+template <typename Destroy>
+class Undo {
+ public:
+  explicit Undo(Destroy destroy) : destroy_(std::move(destroy)) {}
+  ~Undo() {
+    if (armed_) destroy_();
+  }
+  Undo(const Undo&) = delete;
+  Undo& operator=(const Undo&) = delete;
+  void dismiss() { armed_ = false; }
+
+ private:
+  Destroy destroy_;
+  bool armed_ = true;
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Memory.
+
+std::uint32_t DeviceImpl::find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
+                                           VkMemoryPropertyFlags preferred) const {
+  std::uint32_t fallback = UINT32_MAX;
+  for (std::uint32_t i = 0; i < memory_props_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    const VkMemoryPropertyFlags flags = memory_props_.memoryTypes[i].propertyFlags;
+    if ((flags & required) != required) continue;
+    if ((flags & preferred) == preferred) return i;
+    if (fallback == UINT32_MAX) fallback = i;
+  }
+  return fallback;
+}
+
+void DeviceImpl::allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, bool host_visible,
+                                 const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory) {
+  VkBufferCreateInfo create{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  create.size = bytes;
+  create.usage = usage;
+  create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer new_buffer = VK_NULL_HANDLE;
+  check(api_.vkCreateBuffer(device_, &create, nullptr, &new_buffer), "vkCreateBuffer",
+        "creating " + what);
+  Undo undo_buffer([&] { api_.vkDestroyBuffer(device_, new_buffer, nullptr); });
+
+  VkMemoryRequirements req{};
+  api_.vkGetBufferMemoryRequirements(device_, new_buffer, &req);
+  // Host-visible and coherent memory exists on every Vulkan device; cached
+  // memory makes reading back faster where there is a choice.
+  const std::uint32_t type =
+      host_visible ? find_memory_type(req.memoryTypeBits,
+                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                      VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+                   : find_memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (type == UINT32_MAX) {
+    throw Error("the Vulkan device " + info_.name + " has no suitable memory type for " + what);
+  }
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = type;
+  VkDeviceMemory new_memory = VK_NULL_HANDLE;
+  check(api_.vkAllocateMemory(device_, &alloc, nullptr, &new_memory), "vkAllocateMemory",
+        "allocating " + bytes_text(req.size) + " of " + (host_visible ? "host-visible" : "device-local") +
+            " memory for " + what);
+  Undo undo_memory([&] { api_.vkFreeMemory(device_, new_memory, nullptr); });
+  check(api_.vkBindBufferMemory(device_, new_buffer, new_memory, 0), "vkBindBufferMemory",
+        "binding memory to " + what);
+  undo_memory.dismiss();
+  undo_buffer.dismiss();
+  buffer = new_buffer;
+  memory = new_memory;
+}
+
+void DeviceImpl::ensure_staging(std::uint64_t bytes) {
+  if (staging_.size >= bytes) return;
+  // Callers pass at most kMaxStagingBytes, a power of two.
+  const std::uint64_t size = std::clamp(std::bit_ceil(bytes), kMinStagingBytes, kMaxStagingBytes);
+  Staging fresh;
+  fresh.size = size;
+  allocate_buffer(size, VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true,
+                  "a staging buffer of " + bytes_text(size), fresh.buffer, fresh.memory);
+  const VkResult r = api_.vkMapMemory(device_, fresh.memory, 0, VK_WHOLE_SIZE, 0, &fresh.mapped);
+  if (r != VK_SUCCESS) {
+    destroy_garbage(Garbage{0, fresh.buffer, fresh.memory});
+    check(r, "vkMapMemory", "mapping a staging buffer of " + bytes_text(size));
+  }
+  // The old staging buffer may still be read by a queued copy.
+  if (staging_.buffer != VK_NULL_HANDLE) {
+    garbage_.push_back(Garbage{staging_.last_use, staging_.buffer, staging_.memory});
+    collect_garbage();
+  }
+  staging_ = fresh;
+}
+
+// ---------------------------------------------------------------------------
+// Buffers.
+
+std::string DeviceImpl::label(const Buffer& b, std::uint32_t slot) {
+  return b.name.empty() ? "buffer #" + std::to_string(slot) : "buffer '" + b.name + "'";
+}
+
+DeviceImpl::Buffer& DeviceImpl::lookup(BufferId id, const char* operation) {
+  return const_cast<Buffer&>(std::as_const(*this).lookup(id, operation));
+}
+
+const DeviceImpl::Buffer& DeviceImpl::lookup(BufferId id, const char* operation) const {
+  if (id.slot >= buffers_.size() || !buffers_[id.slot].live ||
+      buffers_[id.slot].generation != id.generation) {
+    throw Error(std::string(operation) + ": the BufferId (slot " +
+                (id.slot == UINT32_MAX ? std::string("none") : std::to_string(id.slot)) +
+                ") does not name a live buffer of this device; it was never created here or "
+                "was destroyed");
+  }
+  return buffers_[id.slot];
+}
+
+void DeviceImpl::check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes,
+                             const char* operation) const {
+  if (offset > b.size || bytes > b.size - offset) {
+    throw Error(std::string(operation) + ": " + bytes_text(bytes) + " at offset " +
+                std::to_string(offset) + " lie outside " +
+                label(b, static_cast<std::uint32_t>(&b - buffers_.data())) + " of " +
+                bytes_text(b.size));
+  }
+}
+
+BufferId DeviceImpl::create_buffer(std::uint64_t bytes, std::string_view debug_name) {
+  ensure_usable();
+  const std::string name(debug_name);
+  const std::string what =
+      "storage buffer" + (name.empty() ? std::string() : " '" + name + "'") + " of " + bytes_text(bytes);
+  if (bytes == 0) throw Error("cannot create an empty Vulkan " + what + "; ask for at least 1 byte");
+  if (bytes > info_.max_storage_buffer_range) {
+    throw Error("cannot create a Vulkan " + what + ": device " + info_.name + " allows at most " +
+                bytes_text(info_.max_storage_buffer_range) +
+                " per storage buffer (maxStorageBufferRange, after any DeviceProfile cap); use "
+                "smaller buffers");
+  }
+  if (info_.max_memory_allocation_size != 0 && bytes > info_.max_memory_allocation_size) {
+    throw Error("cannot create a Vulkan " + what + ": device " + info_.name + " allows at most " +
+                bytes_text(info_.max_memory_allocation_size) +
+                " per allocation (maxMemoryAllocationSize); use smaller buffers");
+  }
+  // Round up to whole words so that fills and shaders see whole words.
+  const std::uint64_t alloc_bytes = (bytes + 3) & ~std::uint64_t{3};
+
+  Buffer b;
+  allocate_buffer(alloc_bytes,
+                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                  false, what, b.buffer, b.memory);
+  Undo undo([&] { destroy_garbage(Garbage{0, b.buffer, b.memory}); });
+  set_debug_name(VK_OBJECT_TYPE_BUFFER, reinterpret_cast<std::uint64_t>(b.buffer), name);
+  {
+    Recording rec(*this, 0, 0);
+    api_.vkCmdFillBuffer(rec.cmd(), b.buffer, 0, VK_WHOLE_SIZE, 0);
+    b.last_use = rec.submit();
+  }
+  undo.dismiss();
+
+  b.size = bytes;
+  b.name = name;
+  b.live = true;
+  std::uint32_t slot;
+  if (!free_buffer_slots_.empty()) {
+    slot = free_buffer_slots_.back();
+    free_buffer_slots_.pop_back();
+    b.generation = buffers_[slot].generation;
+    buffers_[slot] = std::move(b);
+  } else {
+    slot = static_cast<std::uint32_t>(buffers_.size());
+    buffers_.push_back(std::move(b));
+  }
+  return BufferId{slot, buffers_[slot].generation};
+}
+
+void DeviceImpl::destroy_buffer(BufferId id) {
+  Buffer& b = lookup(id, "destroy_buffer");
+  garbage_.push_back(Garbage{b.last_use, b.buffer, b.memory});
+  const std::uint32_t generation = b.generation + 1;
+  b = Buffer{};
+  b.generation = generation;
+  free_buffer_slots_.push_back(id.slot);
+  collect_garbage();
+}
+
+std::uint64_t DeviceImpl::buffer_size(BufferId id) const { return lookup(id, "buffer_size").size; }
+
+void DeviceImpl::write_buffer(BufferId id, std::uint64_t offset, const void* data, std::uint64_t bytes) {
+  ensure_usable();
+  Buffer& b = lookup(id, "write_buffer");
+  check_range(b, offset, bytes, "write_buffer");
+  if (bytes == 0) return;
+  if (!data) throw Error("write_buffer: data is null");
+  const auto* src = static_cast<const unsigned char*>(data);
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::uint64_t n = std::min(bytes - done, kMaxStagingBytes);
+    ensure_staging(n);
+    wait_for(staging_.last_use);  // an earlier copy may still read the staging buffer
+    std::memcpy(staging_.mapped, src + done, n);
+    Recording rec(*this, 0, 0);
+    const VkBufferCopy region{0, offset + done, n};
+    api_.vkCmdCopyBuffer(rec.cmd(), staging_.buffer, b.buffer, 1, &region);
+    const std::uint64_t serial = rec.submit();
+    staging_.last_use = serial;
+    b.last_use = serial;
+    done += n;
+  }
+}
+
+void DeviceImpl::read_buffer(BufferId id, std::uint64_t offset, void* out, std::uint64_t bytes) {
+  ensure_usable();
+  Buffer& b = lookup(id, "read_buffer");
+  check_range(b, offset, bytes, "read_buffer");
+  if (bytes == 0) return;
+  if (!out) throw Error("read_buffer: out is null");
+  sync();
+  auto* dst = static_cast<unsigned char*>(out);
+  for (std::uint64_t done = 0; done < bytes;) {
+    const std::uint64_t n = std::min(bytes - done, kMaxStagingBytes);
+    ensure_staging(n);
+    Recording rec(*this, 0, 0);
+    const VkBufferCopy region{offset + done, 0, n};
+    api_.vkCmdCopyBuffer(rec.cmd(), b.buffer, staging_.buffer, 1, &region);
+    // Make the copy visible to the host before the fence wait returns.
+    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    to_host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    api_.vkCmdPipelineBarrier(rec.cmd(), VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                              &to_host, 0, nullptr, 0, nullptr);
+    const std::uint64_t serial = rec.submit();
+    staging_.last_use = serial;
+    b.last_use = serial;
+    wait_for(serial);
+    std::memcpy(dst + done, staging_.mapped, n);
+    done += n;
+  }
+}
+
+void DeviceImpl::fill_buffer(BufferId id, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value) {
+  ensure_usable();
+  Buffer& b = lookup(id, "fill_buffer");
+  check_range(b, offset, bytes, "fill_buffer");
+  if (offset % 4 != 0 || bytes % 4 != 0) {
+    throw Error("fill_buffer: offset " + std::to_string(offset) + " and size " + std::to_string(bytes) +
+                " must be multiples of 4 (it writes 32-bit words)");
+  }
+  if (bytes == 0) return;
+  Recording rec(*this, 0, 0);
+  api_.vkCmdFillBuffer(rec.cmd(), b.buffer, offset, bytes, value);
+  b.last_use = rec.submit();
+}
+
+// ---------------------------------------------------------------------------
+// Pipelines.
+
+DeviceImpl::Pipeline& DeviceImpl::lookup(PipelineId id, const char* operation) {
+  if (id.slot >= pipelines_.size() || !pipelines_[id.slot].live ||
+      pipelines_[id.slot].generation != id.generation) {
+    throw Error(std::string(operation) + ": the PipelineId (slot " +
+                (id.slot == UINT32_MAX ? std::string("none") : std::to_string(id.slot)) +
+                ") does not name a live pipeline of this device; it was never created here or "
+                "was destroyed");
+  }
+  return pipelines_[id.slot];
+}
+
+PipelineId DeviceImpl::create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
+                                       std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
+                                       const std::string& debug_name) {
+  ensure_usable();
+  const std::string who = "compute pipeline '" + debug_name + "'";
+  if (spirv.size() < 5 || spirv[0] != kSpirvMagic) {
+    throw Error("cannot create " + who + ": the code is not a SPIR-V module (" +
+                std::to_string(spirv.size()) + " words; a module starts with 0x07230203)");
+  }
+  if (entry_point.empty()) throw Error("cannot create " + who + ": empty entry point name");
+  if (push_constant_bytes % 4 != 0 || push_constant_bytes > info_.max_push_constants_size) {
+    throw Error("cannot create " + who + ": " + std::to_string(push_constant_bytes) +
+                " push-constant bytes; it must be a multiple of 4 and at most " +
+                std::to_string(info_.max_push_constants_size) + " on " + info_.name);
+  }
+  if (num_buffers > info_.max_storage_buffers_per_stage) {
+    throw Error("cannot create " + who + ": it binds " + std::to_string(num_buffers) +
+                " storage buffers but " + info_.name + " allows at most " +
+                std::to_string(info_.max_storage_buffers_per_stage) + " per shader stage");
+  }
+
+  Pipeline p;
+  p.num_buffers = num_buffers;
+  p.push_constant_bytes = push_constant_bytes;
+  p.name = debug_name;
+  Undo undo([&] {
+    destroy_garbage(Garbage{0, VK_NULL_HANDLE, VK_NULL_HANDLE, p.pipeline, p.layout, p.set_layout});
+  });
+
+  std::vector<VkDescriptorSetLayoutBinding> bindings(num_buffers);
+  for (std::uint32_t i = 0; i < num_buffers; ++i) {
+    bindings[i].binding = i;
+    bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[i].descriptorCount = 1;
+    bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  set_info.bindingCount = num_buffers;
+  set_info.pBindings = bindings.data();
+  check(api_.vkCreateDescriptorSetLayout(device_, &set_info, nullptr, &p.set_layout),
+        "vkCreateDescriptorSetLayout", "creating the descriptor set layout of " + who);
+
+  const VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+  VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  layout_info.setLayoutCount = 1;
+  layout_info.pSetLayouts = &p.set_layout;
+  layout_info.pushConstantRangeCount = push_constant_bytes > 0 ? 1 : 0;
+  layout_info.pPushConstantRanges = &range;
+  check(api_.vkCreatePipelineLayout(device_, &layout_info, nullptr, &p.layout),
+        "vkCreatePipelineLayout", "creating the pipeline layout of " + who);
+
+  VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  module_info.codeSize = spirv.size_bytes();
+  module_info.pCode = spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(api_.vkCreateShaderModule(device_, &module_info, nullptr, &module), "vkCreateShaderModule",
+        "creating the shader module of " + who);
+  Undo undo_module([&] { api_.vkDestroyShaderModule(device_, module, nullptr); });
+
+  VkComputePipelineCreateInfo create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  create.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  create.stage.module = module;
+  create.stage.pName = entry_point.c_str();
+  create.layout = p.layout;
+  check(api_.vkCreateComputePipelines(device_, pipeline_cache_, 1, &create, nullptr, &p.pipeline),
+        "vkCreateComputePipelines", "creating " + who + " (entry point '" + entry_point + "')");
+  set_debug_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(p.pipeline), debug_name);
+  undo.dismiss();
+
+  p.live = true;
+  std::uint32_t slot;
+  if (!free_pipeline_slots_.empty()) {
+    slot = free_pipeline_slots_.back();
+    free_pipeline_slots_.pop_back();
+    p.generation = pipelines_[slot].generation;
+    pipelines_[slot] = std::move(p);
+  } else {
+    slot = static_cast<std::uint32_t>(pipelines_.size());
+    pipelines_.push_back(std::move(p));
+  }
+  return PipelineId{slot, pipelines_[slot].generation};
+}
+
+void DeviceImpl::destroy_pipeline(PipelineId id) {
+  Pipeline& p = lookup(id, "destroy_pipeline");
+  garbage_.push_back(Garbage{p.last_use, VK_NULL_HANDLE, VK_NULL_HANDLE, p.pipeline, p.layout, p.set_layout});
+  const std::uint32_t generation = p.generation + 1;
+  p = Pipeline{};
+  p.generation = generation;
+  free_pipeline_slots_.push_back(id.slot);
+  collect_garbage();
+}
+
+// ---------------------------------------------------------------------------
+// Launches.
+
+void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
+  ensure_usable();
+  if (dispatches.empty()) return;
+
+  // Check everything before recording anything.
+  std::vector<Pipeline*> pipelines;
+  std::uint32_t sets = 0;
+  std::uint32_t descriptors = 0;
+  for (std::size_t i = 0; i < dispatches.size(); ++i) {
+    const Dispatch& d = dispatches[i];
+    Pipeline& p = lookup(d.pipeline, "launch");
+    const std::string where = "launch: dispatch " + std::to_string(i) + " of pipeline '" + p.name + "'";
+    if (d.buffers.size() != p.num_buffers) {
+      throw Error(where + " binds " + std::to_string(d.buffers.size()) +
+                  " buffers; the pipeline was created for " + std::to_string(p.num_buffers));
+    }
+    if (d.push_constants.size() * 4 != p.push_constant_bytes) {
+      throw Error(where + " passes " + std::to_string(d.push_constants.size() * 4) +
+                  " push-constant bytes; the pipeline was created for " +
+                  std::to_string(p.push_constant_bytes));
+    }
+    if (d.group_count_x > info_.max_compute_workgroup_count[0]) {
+      throw Error(where + " asks for " + std::to_string(d.group_count_x) + " workgroups; " +
+                  info_.name + " allows at most " + std::to_string(info_.max_compute_workgroup_count[0]) +
+                  " (use a grid-stride loop)");
+    }
+    for (BufferId b : d.buffers) lookup(b, "launch");
+    pipelines.push_back(&p);
+    if (p.num_buffers > 0) {
+      ++sets;
+      descriptors += p.num_buffers;
+    }
+  }
+
+  Recording rec(*this, sets, descriptors);
+  const VkCommandBuffer cmd = rec.cmd();
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes;
+  for (std::size_t i = 0; i < dispatches.size(); ++i) {
+    const Dispatch& d = dispatches[i];
+    const Pipeline& p = *pipelines[i];
+    if (i > 0) {
+      // Dispatch i sees every write of dispatches < i, and does not overwrite
+      // what they still read.
+      VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+      api_.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                                nullptr);
+    }
+    api_.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    if (p.num_buffers > 0) {
+      const VkDescriptorSet set = rec.allocate_set(p.set_layout);
+      infos.assign(p.num_buffers, VkDescriptorBufferInfo{});
+      writes.assign(p.num_buffers, VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
+      for (std::uint32_t k = 0; k < p.num_buffers; ++k) {
+        infos[k].buffer = buffers_[d.buffers[k].slot].buffer;
+        infos[k].offset = 0;
+        infos[k].range = VK_WHOLE_SIZE;
+        writes[k].dstSet = set;
+        writes[k].dstBinding = k;
+        writes[k].descriptorCount = 1;
+        writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[k].pBufferInfo = &infos[k];
+      }
+      api_.vkUpdateDescriptorSets(device_, p.num_buffers, writes.data(), 0, nullptr);
+      api_.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    }
+    if (p.push_constant_bytes > 0) {
+      api_.vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_constant_bytes,
+                              d.push_constants.data());
+    }
+    api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
+  }
+  const std::uint64_t serial = rec.submit();
+  for (std::size_t i = 0; i < dispatches.size(); ++i) {
+    pipelines[i]->last_use = serial;
+    for (BufferId b : dispatches[i].buffers) buffers_[b.slot].last_use = serial;
+  }
+}
+
+}  // namespace grove::vk::detail
