@@ -57,5 +57,6 @@ void print_table(const std::vector<Record>& records);
 
 // Workloads (one file each).
 void register_dense_saxpy();
+void register_sparse_struct_for();
 
 }  // namespace grove_bench

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 2;
 
   grove_bench::register_dense_saxpy();
+  grove_bench::register_sparse_struct_for();
 
   grove_bench::CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
