@@ -21,7 +21,10 @@ class Expr;
 class FieldRef;
 using Indices = std::vector<Expr>;
 
-// Where kernels run. Auto picks the best backend compiled in and available.
+// Where kernels run. Auto picks the best backend compiled in and available:
+// a Vulkan device of any type (a GPU first; lavapipe, Mesa's CPU driver, still
+// runs kernels in parallel and far faster than the interpreter), else the
+// interpreter.
 enum class Arch { Auto, Interp, Cpu, Vulkan, Cuda };
 std::string_view arch_name(Arch a);          // "auto", "interp", ...
 bool parse_arch(std::string_view s, Arch* out);
@@ -43,6 +46,15 @@ struct Config {
   DataType default_fp = DataType::f32;
   // Run the IR verifier between passes (always on in tests).
   bool verify_ir = true;
+  // Vulkan: the device to run on, as an index or a case-insensitive part of
+  // its name (`grove info` lists them). Empty: the environment variable
+  // GROVE_VULKAN_DEVICE if set, else the best device (discrete GPU, then
+  // integrated, virtual, CPU).
+  std::string vulkan_device;
+  // Vulkan: enable the Khronos validation layer (synchronization checks
+  // included); its messages go to stderr. GROVE_VULKAN_VALIDATION=1 in the
+  // environment enables it too. Needs Debian's vulkan-validationlayers.
+  bool vulkan_validation = false;
 };
 
 // Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...

@@ -70,12 +70,13 @@ enum PoolState : int64_t {
   kBump = 0,          // entries handed out from the bump region so far (may pass capacity)
   kFreeTop = 1,       // valid free-list entries when the kernel started
   kFreeTaken = 2,     // free-list entries taken since (allocations take from the top)
-  kSpareCount = 3,    // entries returned by CAS losers
+  kSpareCount = 3,    // spare slots written by CAS losers (entry + 1 each)
   kQueueCount = 4,    // entries deactivated, waiting for gc
   kAllocFailures = 5, // allocations that found the pool full
   kAppendFailures = 6,// dynamic: appends past the maximum length
   kHighWater = 7,     // most entries ever in use
-  kPoolStateWords = 8,
+  kSpareTaken = 8,    // spare slots taken for reuse since the kernel started
+  kPoolStateWords = 9,
 };
 
 // Tree header words before the per-pool states.

@@ -116,6 +116,7 @@ Stmt* SparseRuntime::allocate(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* result = var(U32, u32(0));
+  // 1. The free list (filled by gc; constant during a kernel).
   Stmt* taken = atomic(AtomicOp::add, t, state(pool, kFreeTaken), u32(1));
   Stmt* top = load(t, state(pool, kFreeTop));
   if_then(
@@ -126,11 +127,21 @@ Stmt* SparseRuntime::allocate(int pool) {
         set(result, bin(BinaryOp::add, entry, u32(1)));
       },
       [&] {
-        Stmt* bump = atomic(AtomicOp::add, t, state(pool, kBump), u32(1));
-        if_then(
-            bin(BinaryOp::cmp_lt, bump, u32(static_cast<uint64_t>(s.capacity))),
-            [&] { set(result, bin(BinaryOp::add, bump, u32(1))); },
-            [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
+        // 2. Candidates that lost a race earlier in this kernel. A spare slot
+        // holds entry + 1 once its writer got there; a slot taken before that
+        // is left for gc_finish to collect (nobody waits for the writer).
+        Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
+        if_then(bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))), [&] {
+          Stmt* v = atomic(AtomicOp::exchange, t,
+                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at), u32(0));
+          set(result, v);
+        });
+        // 3. The bump region.
+        if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)), [&] {
+          Stmt* bump = atomic(AtomicOp::add, t, state(pool, kBump), u32(1));
+          if_then(bin(BinaryOp::cmp_lt, bump, u32(static_cast<uint64_t>(s.capacity))),
+                  [&] { set(result, bin(BinaryOp::add, bump, u32(1))); });
+        });
       });
   return get(result);
 }
@@ -148,10 +159,19 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
           [&] {
             // Lost the race: the winner's entry is used, ours goes to the spares.
             Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
-            store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
-                  bin(BinaryOp::sub, candidate, u32(1)));
+            atomic(AtomicOp::exchange, t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
+                   candidate);  // entry + 1: non-zero once written
             set(value, old);
           });
+    }, [&] {
+      // The pool is full. On a parallel device the entries may be held by
+      // threads that lost races (their candidates wait on the spare list
+      // until gc), and one of them may have published this slot by now:
+      // re-read it atomically, and count a failure only if it is still empty.
+      Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
+      set(value, now);
+      if_then(bin(BinaryOp::cmp_eq, now, u32(0)),
+              [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
     });
   });
   return get(value);
@@ -672,12 +692,24 @@ void SparseRuntime::emit_gc_finish(int pool) {
       set(count, bin(BinaryOp::add, get(count), u32(1)));
     });
   };
-  move_all(kSpareCount, s.spare_offset);
+  // Spares: every slot still holding entry + 1 (some were taken and reused).
+  Stmt* spares = load(t, state(pool, kSpareCount));
+  serial_loop(i32(0), b_.cast(I32, spares), [&](Stmt* i) {
+    Stmt* at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), b_.cast(U32, i));
+    Stmt* v = load(t, at);
+    if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
+      store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), get(count)),
+            bin(BinaryOp::sub, v, u32(1)));
+      set(count, bin(BinaryOp::add, get(count), u32(1)));
+      store(t, at, u32(0));
+    });
+  });
   move_all(kQueueCount, s.queue_offset);
   Stmt* n = get(count);
   store(t, state(pool, kFreeTop), n);
   store(t, state(pool, kFreeTaken), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
+  store(t, state(pool, kSpareTaken), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
   Stmt* bump = bin(BinaryOp::min, load(t, state(pool, kBump)), u32(static_cast<uint64_t>(s.capacity)));
   store(t, state(pool, kBump), bump);

@@ -26,6 +26,10 @@ class CompiledKernel {
 struct BackendOptions {
   bool debug = false;
   std::function<void(std::string_view)> print;  // where `print` output goes
+  // Vulkan: the device (index or name substring; "" = GROVE_VULKAN_DEVICE,
+  // else the best one) and whether to enable the Khronos validation layer.
+  std::string device;
+  bool validation = false;
 };
 
 class Backend {
@@ -36,6 +40,9 @@ class Backend {
   // True when launch() finishes the work before returning (errors surface
   // at once); false when work is queued until read_words() or sync().
   virtual bool synchronous() const = 0;
+  // The largest tree buffer the backend can hold, in bytes (the program lays
+  // out trees to fit).
+  virtual int64_t max_buffer_bytes() const { return INT64_MAX; }
 
   // One buffer per tree id (SNode trees and the scratch buffer).
   virtual void create_buffer(int tree, const std::vector<uint32_t>& initial) = 0;
@@ -54,5 +61,10 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_interp_backend(const BackendOptions& options);
+#ifdef GROVE_WITH_VULKAN
+// Opens the Vulkan device; raises grove::Error naming what is missing (no
+// loader, no device, no validation layer).
+std::unique_ptr<Backend> make_vulkan_backend(const BackendOptions& options);
+#endif
 
 }  // namespace grove::detail

@@ -28,7 +28,13 @@ bool parse_arch(std::string_view s, Arch* out) {
   return false;
 }
 
-std::vector<Arch> compiled_backends() { return {Arch::Interp}; }
+std::vector<Arch> compiled_backends() {
+#ifdef GROVE_WITH_VULKAN
+  return {Arch::Vulkan, Arch::Interp};
+#else
+  return {Arch::Interp};
+#endif
+}
 
 std::string_view snode_kind_name(SNodeKind k) {
   switch (k) {
@@ -63,18 +69,6 @@ const SNodeStats* Stats::find(std::string_view snode_name) const {
 namespace detail {
 
 ProgramImpl::ProgramImpl(Config c) : config(c) {
-  switch (config.arch) {
-    case Arch::Auto:
-    case Arch::Interp:
-      arch = Arch::Interp;
-      break;
-    case Arch::Cpu:
-    case Arch::Vulkan:
-    case Arch::Cuda:
-      throw Error("backend '" + std::string(arch_name(config.arch)) +
-                  "' is not built into this Grove (built: interp); use Arch::Interp or "
-                  "Arch::Auto (--arch interp or --arch auto)");
-  }
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
@@ -87,7 +81,39 @@ ProgramImpl::ProgramImpl(Config c) : config(c) {
     if (print_sink) print_sink(text);
     else std::cout << text << std::flush;
   };
-  backend = make_interp_backend(bo);
+  bo.device = config.vulkan_device;
+  bo.validation = config.vulkan_validation;
+  std::string built;
+  for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
+  switch (config.arch) {
+    case Arch::Auto:
+      // A Vulkan device of any type if one opens (lavapipe included: it runs
+      // kernels in parallel, far faster than the interpreter), else the
+      // interpreter. The CPU backend will go between the two.
+#ifdef GROVE_WITH_VULKAN
+      try {
+        backend = make_vulkan_backend(bo);
+      } catch (const Error&) {
+        backend = nullptr;  // no loader or no device: fall back
+      }
+#endif
+      if (!backend) backend = make_interp_backend(bo);
+      break;
+    case Arch::Interp:
+      backend = make_interp_backend(bo);
+      break;
+    case Arch::Vulkan:
+#ifdef GROVE_WITH_VULKAN
+      backend = make_vulkan_backend(bo);
+      break;
+#endif
+    case Arch::Cpu:
+    case Arch::Cuda:
+      throw Error("backend '" + std::string(arch_name(config.arch)) +
+                  "' is not built into this Grove (built: " + built + "); use one of those or "
+                  "Arch::Auto (--arch auto)");
+  }
+  arch = backend->arch();
   scratch_tree = forest.add_scratch_tree(kScratchWords);
   backend->create_buffer(scratch_tree, std::vector<uint32_t>(kScratchWords, 0u));
 }
@@ -166,7 +192,39 @@ void ProgramImpl::place(int parent, const Field& f) {
 void ProgramImpl::materialize_tree(int tree) {
   if (forest.tree(tree).laid_out) return;
   int64_t budget = std::max<int64_t>(config.device_memory - budget_used, int64_t{1} << 20);
+  // The whole tree (pools, lists, dense cells) must fit in one buffer of the
+  // backend: shrink the pools' budget until it does (a trial layout on a copy
+  // of the forest; the layout only grows with the budget).
+  const int64_t limit = backend->max_buffer_bytes();
+  auto tree_bytes = [&](int64_t b) {
+    ir::SNodeForest trial = forest;
+    trial.lay_out(tree, b);
+    return trial.tree(tree).total_words * 4;
+  };
+  if (limit < INT64_MAX && tree_bytes(budget) > limit) {
+    int64_t lo = 0, hi = budget;  // tree_bytes(hi) > limit
+    while (hi - lo > 4096) {
+      int64_t mid = lo + (hi - lo) / 2;
+      (tree_bytes(mid) <= limit ? lo : hi) = mid;
+    }
+    budget = lo;
+  }
   forest.lay_out(tree, budget);
+  int64_t bytes = forest.tree(tree).total_words * 4;
+  if (bytes > limit) {
+    std::string fields_in;
+    int named = 0;
+    for (int n : forest.tree(tree).nodes) {
+      const ir::SNodeDecl& s = forest.snode(n);
+      if (s.type != ir::SNodeType::place || named == 3) continue;
+      fields_in += (named++ ? ", '" : "'") + fields.get(s.field).name + "'";
+    }
+    throw Error("the SNode tree holding field(s) " + fields_in + " needs " + std::to_string(bytes) +
+                " bytes, more than the " + std::to_string(limit) + " bytes one buffer may have on " +
+                backend->device_name() + ": give its pointer and dynamic SNodes a smaller "
+                "SNode::capacity(...), lower Config::device_memory, or split the fields over "
+                "several trees");
+  }
   for (int p : forest.tree(tree).pools) {
     const ir::SNodeDecl& s = forest.snode(p);
     budget_used += s.capacity * (s.pool_entry_words + 3) * 4;
@@ -373,7 +431,8 @@ Stats Program::stats() const {
         ss.pool_capacity = s.capacity;
         int64_t bump = std::min(word(ir::kBump), s.capacity);
         int64_t free_left = word(ir::kFreeTop) - std::min(word(ir::kFreeTaken), word(ir::kFreeTop));
-        ss.pool_used = bump - free_left - word(ir::kSpareCount) - word(ir::kQueueCount);
+        int64_t spares_left = word(ir::kSpareCount) - std::min(word(ir::kSpareTaken), word(ir::kSpareCount));
+        ss.pool_used = bump - free_left - spares_left - word(ir::kQueueCount);
         ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);
       }
       if (s.has_list()) {

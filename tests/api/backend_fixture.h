@@ -1,23 +1,62 @@
 // tests/api/backend_fixture.h — runs an API test once per backend compiled in.
+// On Vulkan it skips (with the reason) when no device can be opened, checks
+// every SPIR-V module with the validator (GROVE_VALIDATE_SPIRV=1), runs with
+// the Khronos validation layer on, and fails the test if the layer said
+// anything.
 #pragma once
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "grove/grove.h"
+#include "program/test_hooks.h"
 
 namespace grove::testing {
+
+// Empty if a validated Vulkan program can be created, else why not (probed once).
+inline const std::string& vulkan_unavailable_reason() {
+  static const std::string reason = []() -> std::string {
+    try {
+      Config c;
+      c.arch = Arch::Vulkan;
+      c.vulkan_validation = true;
+      Program probe(c);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }();
+  return reason;
+}
 
 // Parameterised over every backend of compiled_backends(); later backends
 // run the same tests and must give identical results.
 class BackendTest : public ::testing::TestWithParam<Arch> {
  protected:
+  void SetUp() override {
+    if (GetParam() != Arch::Vulkan) return;
+    if (!vulkan_unavailable_reason().empty()) GTEST_SKIP() << "no Vulkan: " << vulkan_unavailable_reason();
+    setenv("GROVE_VALIDATE_SPIRV", "1", 1);
+    messages_before_ = detail::vulkan_validation_messages().size();
+  }
+
+  void TearDown() override {
+    if (GetParam() != Arch::Vulkan || IsSkipped()) return;
+    std::vector<std::string> all = detail::vulkan_validation_messages();
+    std::string fresh;
+    for (size_t n = messages_before_; n < all.size(); ++n) fresh += all[n] + "\n";
+    EXPECT_TRUE(fresh.empty()) << "the Vulkan validation layer reported:\n" << fresh;
+  }
+
   Config config() const {
     Config c;
     c.arch = GetParam();
     c.verify_ir = true;
+    c.vulkan_validation = GetParam() == Arch::Vulkan;
     return c;
   }
   Config debug_config() const {
@@ -25,6 +64,9 @@ class BackendTest : public ::testing::TestWithParam<Arch> {
     c.debug = true;
     return c;
   }
+
+ private:
+  size_t messages_before_ = 0;
 };
 
 inline std::string backend_name(const ::testing::TestParamInfo<Arch>& info) {

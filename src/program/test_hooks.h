@@ -1,0 +1,30 @@
+// src/program/test_hooks.h — hooks for Grove's own tests into the backends;
+// not part of the public API (include/grove), and not for applications.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace grove::detail {
+
+// Caps that make the Vulkan device look smaller (vk::DeviceProfile), for
+// testing the fallbacks of a mobile-like device on a desktop one.
+struct VulkanTestProfile {
+  bool no_int64 = false;          // no shaderInt64, no 64-bit atomics
+  bool no_float64 = false;        // no shaderFloat64
+  bool no_float_atomics = false;  // no OpAtomicFAddEXT: f32 atomics become compare-and-swap loops
+  uint64_t max_storage_buffer_range = 0;  // bytes; 0 = the device's own limit
+};
+
+// Programs created after this call open their Vulkan device with `profile`
+// (process-wide; set it back to {} when done).
+void set_vulkan_test_profile(const VulkanTestProfile& profile);
+VulkanTestProfile vulkan_test_profile();
+
+// Every message the Vulkan validation layer reported in this process, oldest
+// first (the Vulkan backend records them; tests fail on new ones).
+std::vector<std::string> vulkan_validation_messages();
+void record_vulkan_validation_message(std::string message);
+
+}  // namespace grove::detail

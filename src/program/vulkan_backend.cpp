@@ -1,0 +1,438 @@
+// src/program/vulkan_backend.cpp — the Vulkan backend: kernels translated by
+// src/spirv/codegen.h into one compute pipeline per task, run on
+// runtime/vulkan's Device. Launches are queued without waiting; print output
+// and a failed assertion come back through the context buffer and are
+// reported at the next sync or host read (in debug mode every launch syncs,
+// so an error names the launch that caused it, as on the interpreter).
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/eval.h"
+#include "ir/interpreter.h"
+#include "ir/type_rules.h"
+#include "program/backend.h"
+#include "program/test_hooks.h"
+#include "runtime/vulkan/device.h"
+#include "spirv/codegen.h"
+#include "spirv/validate.h"
+
+namespace grove::detail {
+
+namespace {
+
+namespace ctx = spirv::context;
+
+// Invocations per group of a parallel task: a multiple of every common
+// subgroup size (8 on lavapipe, 32 on NVIDIA, 64 on AMD, 16-32 on mobile).
+constexpr uint32_t kLocalSize = 128;
+// Groups launched for a parallel loop whose bounds only the device knows
+// (listgen, struct-fors, gc): a grid-stride loop covers any count.
+constexpr uint32_t kDynamicGroups = 1024;
+// The loop limiter of Mesa's llvmpipe (LP_MAX_TGSI_LOOP_ITERATIONS).
+constexpr uint32_t kLavapipeLoopLimit = 65535;
+// Host writes are gathered and flushed in one transfer; past this many
+// pending words they are flushed at once.
+constexpr int64_t kMaxPendingWords = int64_t{1} << 20;
+
+std::string sanitize(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
+  return out;
+}
+
+// Evaluates a loop bound made of constants, arguments and arithmetic on the
+// host, as the interpreter would (nullopt when it reads memory).
+std::optional<uint64_t> host_eval(const ir::Stmt* s, std::span<const uint64_t> args, int depth = 0) {
+  using K = ir::StmtKind;
+  if (depth > 32) return std::nullopt;
+  auto sub = [&](const ir::Stmt* x, DataType t) -> std::optional<uint64_t> {
+    auto v = host_eval(x, args, depth + 1);
+    if (v && x->type() != t) v = ir::eval_cast(x->type(), t, *v);
+    return v;
+  };
+  switch (s->kind()) {
+    case K::Const: return s->bits();
+    case K::Arg:
+      if (static_cast<size_t>(s->index()) >= args.size()) return std::nullopt;
+      return ir::eval_cast(s->type(), s->type(), args[static_cast<size_t>(s->index())]);
+    case K::Cast: {
+      auto v = host_eval(s->operand(), args, depth + 1);
+      if (!v) return std::nullopt;
+      return ir::eval_cast(s->operand()->type(), s->type(), *v);
+    }
+    case K::Unary: {
+      ir::UnaryOp op = s->unary_op();
+      DataType from = s->operand()->type();
+      DataType t = op == ir::UnaryOp::logic_not ? from : ir::unary_type(op, from);
+      auto v = sub(s->operand(), t);
+      if (!v) return std::nullopt;
+      uint64_t r = ir::eval_unary(op, t, *v);
+      DataType rt = op == ir::UnaryOp::logic_not ? DataType::u1 : t;
+      return rt == s->type() ? r : ir::eval_cast(rt, s->type(), r);
+    }
+    case K::Binary: {
+      ir::BinaryOp op = s->binary_op();
+      DataType t = ir::binary_operand_type(op, s->lhs()->type(), s->rhs()->type());
+      auto a = sub(s->lhs(), t), b = sub(s->rhs(), t);
+      if (!a || !b) return std::nullopt;
+      uint64_t r = ir::eval_binary(op, t, *a, *b);
+      DataType rt = ir::binary_result_type(op, t, t);
+      return rt == s->type() ? r : ir::eval_cast(rt, s->type(), r);
+    }
+    case K::Select: {
+      auto c = sub(s->cond(), DataType::u1);
+      if (!c) return std::nullopt;
+      return sub(*c ? s->true_value() : s->false_value(), s->type());
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+class VulkanKernel : public CompiledKernel {
+ public:
+  std::string name;
+  spirv::KernelModules modules;
+  std::vector<vk::PipelineId> pipelines;  // one per task
+  std::vector<int> arg_words;             // words of each argument (1 or 2)
+  bool reports = false;                   // has a print or an assert
+  bool prints = false;                    // has a print
+};
+
+class VulkanBackend : public Backend {
+ public:
+  explicit VulkanBackend(const BackendOptions& options);
+  Arch arch() const override { return Arch::Vulkan; }
+  std::string device_name() const override;
+  bool synchronous() const override { return options_.debug; }
+  int64_t max_buffer_bytes() const override {
+    return static_cast<int64_t>(std::min<uint64_t>(device_->info().max_storage_buffer_range, INT64_MAX));
+  }
+
+  void create_buffer(int tree, const std::vector<uint32_t>& initial) override;
+  void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) override;
+  void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) override;
+  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) override;
+  void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) override;
+  void sync() override;
+
+ private:
+  struct PendingWrite {
+    int64_t offset;
+    std::vector<uint32_t> words;
+  };
+  struct Tree {
+    vk::BufferId buffer;
+    int64_t words = 0;
+    std::vector<PendingWrite> pending;  // host writes not yet sent, in order
+    int64_t pending_words = 0;
+  };
+  struct MessageRecord {
+    std::string kernel;
+    spirv::Message message;
+  };
+
+  Tree& tree(int id, const char* operation);
+  void flush(Tree& t);
+  void flush_all();
+  uint32_t group_count(const spirv::TaskModule& task, std::span<const uint64_t> args) const;
+  // Formats the print ring and the failed assertion (raising it) and clears them.
+  void report_context();
+  std::string format_values(const spirv::Message& m, const uint32_t* words, size_t available, bool pairs) const;
+  void dump(const VulkanKernel& k) const;
+
+  BackendOptions options_;
+  std::unique_ptr<vk::Device> device_;
+  vk::BufferId context_;
+  std::vector<Tree> trees_;
+  std::vector<MessageRecord> messages_;
+  bool context_pending_ = false;
+};
+
+VulkanBackend::VulkanBackend(const BackendOptions& options) : options_(options) {
+  vk::DeviceOptions d;
+  d.select = options.device;
+  d.validation = options.validation;
+  d.on_validation_message = [](std::string_view message) {
+    record_vulkan_validation_message(std::string(message));
+    std::cerr << "[grove] Vulkan validation: " << message << "\n";
+  };
+  VulkanTestProfile p = vulkan_test_profile();
+  d.profile.no_int64 = p.no_int64;
+  d.profile.no_float64 = p.no_float64;
+  d.profile.no_float_atomics = p.no_float_atomics;
+  d.profile.max_storage_buffer_range = p.max_storage_buffer_range;
+  try {
+    device_ = vk::Device::create(d);
+  } catch (const Error& e) {
+    throw Error(std::string("cannot start the Vulkan backend: ") + e.what());
+  }
+  context_ = device_->create_buffer(ctx::kTotalWords * 4, "grove context (asserts, print ring)");
+}
+
+std::string VulkanBackend::device_name() const {
+  const vk::DeviceInfo& i = device_->info();
+  return i.name + " (Vulkan " + vk::version_string(i.api_version) + ", " + vk::to_string(i.type) + ")";
+}
+
+VulkanBackend::Tree& VulkanBackend::tree(int id, const char* operation) {
+  if (id < 0 || static_cast<size_t>(id) >= trees_.size() || trees_[static_cast<size_t>(id)].words == 0)
+    throw InternalError(std::string("Vulkan backend: ") + operation + " of tree " + std::to_string(id) +
+                        ", which has no buffer");
+  return trees_[static_cast<size_t>(id)];
+}
+
+void VulkanBackend::create_buffer(int id, const std::vector<uint32_t>& initial) {
+  const uint64_t bytes = std::max<uint64_t>(initial.size(), 1) * 4;
+  const uint64_t limit = device_->info().max_storage_buffer_range;
+  if (bytes > limit)
+    throw Error("an SNode tree needs a buffer of " + std::to_string(bytes) + " bytes, more than the " +
+                std::to_string(limit) + " bytes one storage buffer may have on " + device_->info().name +
+                " (maxStorageBufferRange): lower Config::device_memory or set SNode::capacity(...) on its "
+                "pointer and dynamic SNodes");
+  if (trees_.size() <= static_cast<size_t>(id)) trees_.resize(static_cast<size_t>(id) + 1);
+  Tree& t = trees_[static_cast<size_t>(id)];
+  if (t.words != 0) device_->destroy_buffer(t.buffer);
+  t = Tree{};
+  t.buffer = device_->create_buffer(bytes, "grove tree " + std::to_string(id));
+  t.words = static_cast<int64_t>(initial.size());
+  // The buffer starts zeroed: send only up to the last nonzero word.
+  size_t used = initial.size();
+  while (used > 0 && initial[used - 1] == 0) --used;
+  if (used > 0) device_->write_buffer(t.buffer, 0, initial.data(), used * 4);
+}
+
+void VulkanBackend::flush(Tree& t) {
+  if (t.pending.empty()) return;
+  std::vector<PendingWrite> pending = std::move(t.pending);
+  t.pending.clear();
+  t.pending_words = 0;
+  if (pending.size() == 1) {
+    const PendingWrite& w = pending.front();
+    device_->write_buffer(t.buffer, static_cast<uint64_t>(w.offset) * 4, w.words.data(), w.words.size() * 4);
+    return;
+  }
+  // Many small writes (e.g. Field::from_vector writes element by element):
+  // one transfer of the span they cover. Gaps between them are read first.
+  int64_t lo = INT64_MAX, hi = 0, written = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const PendingWrite& w : pending) {
+    int64_t end = w.offset + static_cast<int64_t>(w.words.size());
+    lo = std::min(lo, w.offset);
+    hi = std::max(hi, end);
+    written += static_cast<int64_t>(w.words.size());
+    ranges.emplace_back(w.offset, end);
+  }
+  if (hi - lo > 4 * written + 4096) {
+    for (const PendingWrite& w : pending)
+      device_->write_buffer(t.buffer, static_cast<uint64_t>(w.offset) * 4, w.words.data(), w.words.size() * 4);
+    return;
+  }
+  std::sort(ranges.begin(), ranges.end());
+  bool gaps = false;
+  int64_t covered = lo;
+  for (auto [b, e] : ranges) {
+    if (b > covered) gaps = true;
+    covered = std::max(covered, e);
+  }
+  std::vector<uint32_t> span(static_cast<size_t>(hi - lo), 0u);
+  if (gaps) device_->read_buffer(t.buffer, static_cast<uint64_t>(lo) * 4, span.data(), span.size() * 4);
+  for (const PendingWrite& w : pending) std::copy(w.words.begin(), w.words.end(), span.begin() + (w.offset - lo));
+  device_->write_buffer(t.buffer, static_cast<uint64_t>(lo) * 4, span.data(), span.size() * 4);
+}
+
+void VulkanBackend::flush_all() {
+  for (Tree& t : trees_) flush(t);
+}
+
+void VulkanBackend::read_words(int id, int64_t offset, int64_t count, uint32_t* out) {
+  Tree& t = tree(id, "read_words");
+  flush_all();
+  if (count > 0) device_->read_buffer(t.buffer, static_cast<uint64_t>(offset) * 4, out, static_cast<uint64_t>(count) * 4);
+  if (context_pending_) report_context();
+}
+
+void VulkanBackend::write_words(int id, int64_t offset, int64_t count, const uint32_t* in) {
+  Tree& t = tree(id, "write_words");
+  if (count <= 0) return;
+  t.pending.push_back({offset, std::vector<uint32_t>(in, in + count)});
+  t.pending_words += count;
+  if (t.pending_words > kMaxPendingWords) flush(t);
+}
+
+std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) {
+  const vk::DeviceInfo& info = device_->info();
+  spirv::CodegenOptions options;
+  options.features.shader_int64 = info.shader_int64;
+  options.features.shader_float64 = info.shader_float64;
+  options.features.atomic_int64 = info.atomic_int64;
+  options.features.atomic_float32_add = info.atomic_float32_add;
+  options.local_size = kLocalSize;
+  options.message_base = static_cast<uint32_t>(messages_.size());
+  options.debug = options_.debug;
+  options.validate = spirv::validation_requested();
+  // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
+  // 65535 back-edges in all (gallivm's loop limiter): count and report.
+  if (info.name.find("llvmpipe") != std::string::npos) options.max_loop_iterations = kLavapipeLoopLimit;
+  auto k = std::make_unique<VulkanKernel>();
+  k->name = kernel.name();
+  k->modules = spirv::generate_kernel(kernel, forest, options, info.max_push_constants_size);
+  for (const spirv::Message& m : k->modules.messages) messages_.push_back({kernel.name(), m});
+  k->reports = !k->modules.messages.empty();
+  for (const spirv::Message& m : k->modules.messages) k->prints |= !m.is_assert;
+  for (const ir::KernelArg& a : kernel.args()) k->arg_words.push_back(storage_words(compute_type(a.type)));
+  dump(*k);
+  for (const spirv::TaskModule& task : k->modules.tasks) {
+    k->pipelines.push_back(device_->create_pipeline(task.words, task.entry_point,
+                                                    1 + static_cast<uint32_t>(task.trees.size()),
+                                                    k->modules.arg_words * 4, task.entry_point));
+  }
+  return k;
+}
+
+// GROVE_DUMP_DIR: each task's module and its disassembly next to the IR dumps.
+void VulkanBackend::dump(const VulkanKernel& k) const {
+  const char* dir = std::getenv("GROVE_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  std::filesystem::create_directories(dir);
+  for (size_t i = 0; i < k.modules.tasks.size(); ++i) {
+    const spirv::TaskModule& task = k.modules.tasks[i];
+    std::string base = sanitize(k.name) + ".t" + std::to_string(i) + "_" + ir::op_name(task.kind);
+    std::filesystem::path p = std::filesystem::path(dir) / base;
+    std::ofstream(p.string() + ".spv", std::ios::binary)
+        .write(reinterpret_cast<const char*>(task.words.data()),
+               static_cast<std::streamsize>(task.words.size() * 4));
+    std::ofstream(p.string() + ".spvasm") << spirv::disassemble(task.words);
+  }
+}
+
+uint32_t VulkanBackend::group_count(const spirv::TaskModule& task, std::span<const uint64_t> args) const {
+  if (!task.parallel) return 1;
+  const uint32_t max_groups = device_->info().max_compute_workgroup_count[0];
+  int64_t n = task.static_iterations;
+  if (n < 0 && task.loop != nullptr) {
+    auto b = host_eval(task.loop->begin(), args), e = host_eval(task.loop->end(), args);
+    if (b && e) {
+      n = std::max<int64_t>(0, ir::bits_to_int(task.loop->end()->type(), *e) -
+                                   ir::bits_to_int(task.loop->begin()->type(), *b));
+    }
+  }
+  if (n < 0) return std::min(max_groups, kDynamicGroups);
+  return static_cast<uint32_t>(std::min<int64_t>((n + task.local_size - 1) / task.local_size, max_groups));
+}
+
+void VulkanBackend::launch(CompiledKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run) {
+  auto& k = static_cast<VulkanKernel&>(compiled);
+  flush_all();
+  std::vector<uint32_t> push(k.modules.arg_words, 0u);
+  for (size_t n = 0; n < k.modules.arg_offsets.size() && n < args.size(); ++n) {
+    uint32_t at = k.modules.arg_offsets[n];
+    push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first
+    if (k.arg_words[n] == 2) push[at + 1] = static_cast<uint32_t>(args[n] >> 32);
+  }
+  std::vector<vk::Dispatch> dispatches;
+  for (size_t i = 0; i < k.modules.tasks.size(); ++i) {
+    if (i < run.size() && !run[i]) continue;
+    const spirv::TaskModule& task = k.modules.tasks[i];
+    vk::Dispatch d;
+    d.group_count_x = group_count(task, args);
+    if (d.group_count_x == 0) continue;
+    d.pipeline = k.pipelines[i];
+    d.buffers.push_back(context_);
+    for (int t : task.trees) d.buffers.push_back(tree(t, "launch").buffer);
+    d.push_constants = push;
+    dispatches.push_back(std::move(d));
+  }
+  if (!dispatches.empty()) device_->launch(dispatches);
+  if (k.reports) context_pending_ = true;
+  // Debug mode: an error names the launch that caused it. A kernel that
+  // prints: its output appears when the launch returns, in order with the
+  // host's own output, and a printing loop cannot overflow the print ring.
+  if (options_.debug || k.prints) sync();
+}
+
+void VulkanBackend::sync() {
+  flush_all();
+  device_->sync();
+  if (context_pending_) report_context();
+}
+
+std::string VulkanBackend::format_values(const spirv::Message& m, const uint32_t* words, size_t available,
+                                         bool pairs) const {
+  std::vector<std::string> values;
+  size_t at = 0;
+  for (size_t n = 0; n < m.types.size(); ++n) {
+    DataType t = m.types[n];
+    size_t need = pairs ? 2 : static_cast<size_t>(storage_words(t));
+    if (at + need > available) {
+      values.emplace_back("?");
+      continue;
+    }
+    uint64_t bits = words[at];
+    if (storage_words(t) == 2) bits |= static_cast<uint64_t>(words[at + 1]) << 32;
+    values.push_back(ir::format_value(t, bits));
+    at += need;
+  }
+  return ir::format_print(m.format, values);
+}
+
+void VulkanBackend::report_context() {
+  context_pending_ = false;
+  uint32_t header[ctx::kHeaderWords];
+  device_->read_buffer(context_, 0, header, sizeof header);
+  const uint32_t head = header[ctx::kPrintHead];
+  const uint32_t dropped = header[ctx::kPrintDropped];
+  const bool failed = header[ctx::kAssertFlag] != 0;
+  if (head == 0 && dropped == 0 && !failed) return;
+  const uint32_t zeros[ctx::kHeaderWords] = {};
+  device_->write_buffer(context_, 0, zeros, sizeof zeros);
+  auto print = [&](const std::string& text) {
+    if (options_.print) {
+      options_.print(text);
+    } else {
+      std::cout << text << std::flush;
+    }
+  };
+  if (head > 0) {
+    std::vector<uint32_t> ring(std::min(head, ctx::kPrintRingWords));
+    device_->read_buffer(context_, ctx::kHeaderWords * 4, ring.data(), ring.size() * 4);
+    size_t pos = 0;
+    while (pos < ring.size()) {
+      uint32_t id = ring[pos];
+      if (id >= messages_.size() || messages_[id].message.is_assert) break;  // never written
+      const spirv::Message& m = messages_[id].message;
+      size_t need = 1;
+      for (DataType t : m.types) need += static_cast<size_t>(storage_words(t));
+      if (pos + need > ring.size()) break;
+      print(format_values(m, ring.data() + pos + 1, need - 1, false));
+      pos += need;
+    }
+  }
+  if (dropped > 0) {
+    print("[grove] " + std::to_string(dropped) + " print record(s) were dropped: the print buffer (" +
+          std::to_string(ctx::kPrintRingWords * 4 / 1024) +
+          " KiB) filled up before the host read it; call Program::sync() more often\n");
+  }
+  if (failed) {
+    uint32_t id = header[ctx::kAssertMessage];
+    if (id >= messages_.size()) throw InternalError("Vulkan backend: a failed assertion with unknown id " + std::to_string(id));
+    const MessageRecord& r = messages_[id];
+    throw Error("kernel '" + r.kernel + "': " +
+                format_values(r.message, header + ctx::kAssertValues, 2 * ctx::kMaxAssertValues, true));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_vulkan_backend(const BackendOptions& options) {
+  return std::make_unique<VulkanBackend>(options);
+}
+
+}  // namespace grove::detail

@@ -1,0 +1,735 @@
+// src/spirv/codegen.cpp — lowered IR to SPIR-V (see codegen.h): tasks and
+// their entry points, structured control flow, tree memory and atomics,
+// print and assert through the context buffer.
+#include "spirv/codegen.h"
+
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/type_rules.h"
+#include "spirv/codegen_internal.h"
+#include "spirv/validate.h"
+
+namespace grove::spirv {
+
+bool validation_requested() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* v = std::getenv("GROVE_VALIDATE_SPIRV");
+  return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+#endif
+}
+
+namespace detail {
+
+using spv::Op;
+using ir::StmtKind;
+
+namespace {
+
+constexpr spv::Scope kScope = spv::Scope::Device;
+constexpr spv::MemorySemanticsMask kRelaxed = spv::MemorySemanticsMask::MaskNone;
+
+Op integer_atomic(ir::AtomicOp op, bool is_signed) {
+  switch (op) {
+    case ir::AtomicOp::add: return Op::OpAtomicIAdd;
+    case ir::AtomicOp::sub: return Op::OpAtomicISub;
+    case ir::AtomicOp::min: return is_signed ? Op::OpAtomicSMin : Op::OpAtomicUMin;
+    case ir::AtomicOp::max: return is_signed ? Op::OpAtomicSMax : Op::OpAtomicUMax;
+    case ir::AtomicOp::bit_and: return Op::OpAtomicAnd;
+    case ir::AtomicOp::bit_or: return Op::OpAtomicOr;
+    case ir::AtomicOp::bit_xor: return Op::OpAtomicXor;
+    case ir::AtomicOp::exchange: return Op::OpAtomicExchange;
+  }
+  return Op::OpAtomicIAdd;
+}
+
+}  // namespace
+
+TaskEmitter::TaskEmitter(const ir::Kernel& kernel, const ir::SNodeForest& forest, const CodegenOptions& options,
+                         KernelModules& out)
+    : kernel_(kernel), forest_(forest), options_(options), out_(out) {}
+
+TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
+  TaskModule tm;
+  tm.kind = task->task_kind();
+  tm.label = task->text();
+  tm.parallel = ir::is_parallel(tm.kind);
+  tm.local_size = tm.parallel ? options_.local_size : 1;
+  tm.entry_point = kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(tm.kind);
+  what_ = "task " + std::to_string(index) + " ('" + tm.label + "') of kernel '" + kernel_.name() + "'";
+
+  std::set<int> used;
+  ir::walk(task->body(), [&](ir::Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic: case StmtKind::TreeCas:
+        used.insert(s->tree());
+        break;
+      default:
+        break;
+    }
+  });
+  uint32_t binding = 1;
+  for (int t : used) {
+    trees_[t].binding = binding++;
+    tm.trees.push_back(t);
+  }
+
+  if (tm.parallel) {
+    const ir::Block* body = task->body();
+    if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
+      throw InternalError("SPIR-V codegen: " + what_ + " is parallel but does not end in its range_for");
+    parallel_loop_ = body->at(body->size() - 1);
+    tm.loop = parallel_loop_;
+    const ir::Stmt* b = parallel_loop_->begin();
+    const ir::Stmt* e = parallel_loop_->end();
+    if (b->is_const() && e->is_const()) tm.static_iterations = std::max<int64_t>(0, e->const_int() - b->const_int());
+  }
+
+  task_index_ = index;
+  task_label_ = tm.label;
+  const Id fn = m_.begin_function(m_.type_void());
+  m_.name(fn, tm.entry_point);
+  if (options_.max_loop_iterations > 0) {
+    back_edges_ = m_.local_variable(u32_type());
+    m_.store(back_edges_, u32c(0));
+  }
+  if (options_.debug) emit_assert_check();
+  emit_block(task->body());
+  if (m_.in_block()) m_.ret();
+  m_.end_function();
+  m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
+  m_.local_size(fn, tm.local_size);
+  tm.words = m_.finish();
+  if (options_.validate) validate_spirv(tm.words, what_);
+  return tm;
+}
+
+// ---- values ------------------------------------------------------------------
+
+Id TaskEmitter::value(const ir::Stmt* s) {
+  auto it = values_.find(s);
+  if (it == values_.end())
+    throw InternalError(std::string("SPIR-V codegen: a '") + ir::kind_name(s->kind()) +
+                        "' is used before it is defined (or defines no value) in " + what_);
+  return it->second;
+}
+
+Id TaskEmitter::value_as(const ir::Stmt* s, DataType t) {
+  Id v = value(s);
+  return s->type() == t ? v : cast(v, s->type(), t);
+}
+
+std::vector<Id> TaskEmitter::value_words(Id v, DataType t) {
+  if (t == DataType::u1) return {m_.select(v, u32c(1), u32c(0))};
+  if (t == DataType::f32) return {m_.convert(Op::OpBitcast, u32_type(), v)};
+  if (bit_width(t) == 64) {
+    auto [lo, hi] = split_words(v);
+    return {lo, hi};
+  }
+  return {v};
+}
+
+// ---- resources ----------------------------------------------------------------
+
+Id TaskEmitter::buffer_variable(Id element, uint32_t stride, uint32_t binding, const std::string& name) {
+  const Id block = m_.type_block({m_.type_runtime_array(element, stride)}, {0});
+  const Id var = m_.storage_buffer(block, 0, binding);
+  m_.name(var, name);
+  return var;
+}
+
+Id TaskEmitter::word_pointer(int tree, Id address) {
+  TreeBinding& b = trees_.at(tree);
+  if (b.words == 0) {
+    std::string name = forest_.tree(tree).root < 0 ? "scratch" : "tree" + std::to_string(tree);
+    b.words = buffer_variable(u32_type(), 4, b.binding, name);
+  }
+  return m_.access_chain(b.words, {u32c(0), address});
+}
+
+Id TaskEmitter::float_pointer(int tree, Id address) {
+  TreeBinding& b = trees_.at(tree);
+  if (b.floats == 0) b.floats = buffer_variable(m_.type_float(32), 4, b.binding, "tree" + std::to_string(tree) + ".f32");
+  return m_.access_chain(b.floats, {u32c(0), address});
+}
+
+Id TaskEmitter::u64_pointer(int tree, Id address) {
+  TreeBinding& b = trees_.at(tree);
+  if (b.doubles == 0) b.doubles = buffer_variable(m_.type_uint(64), 8, b.binding, "tree" + std::to_string(tree) + ".u64");
+  // 64-bit values sit at even words (the layout aligns them).
+  return m_.access_chain(b.doubles, {u32c(0), op2(Op::OpShiftRightLogical, address, u32c(1))});
+}
+
+Id TaskEmitter::context_pointer(Id word) {
+  if (context_ == 0) context_ = buffer_variable(u32_type(), 4, 0, "context");
+  return m_.access_chain(context_, {u32c(0), word});
+}
+
+Id TaskEmitter::global_invocation_x() {
+  const Id v = m_.builtin_input(spv::BuiltIn::GlobalInvocationId, m_.type_vector(u32_type(), 3));
+  return m_.composite_extract(u32_type(), m_.load(v), {0});
+}
+
+Id TaskEmitter::num_workgroups_x() {
+  const Id v = m_.builtin_input(spv::BuiltIn::NumWorkgroups, m_.type_vector(u32_type(), 3));
+  return m_.composite_extract(u32_type(), m_.load(v), {0});
+}
+
+// ---- statements ---------------------------------------------------------------
+
+void TaskEmitter::emit_block(const ir::Block* block) {
+  for (const auto& s : block->stmts()) {
+    // After a break, continue or return the rest of the block is dead.
+    if (!m_.in_block()) return;
+    emit_stmt(s.get());
+  }
+}
+
+void TaskEmitter::emit_stmt(const ir::Stmt* s) {
+  switch (s->kind()) {
+    case StmtKind::Const:
+      values_[s] = constant(s->type(), s->bits());
+      return;
+    case StmtKind::Arg:
+      values_[s] = emit_arg(s);
+      return;
+    case StmtKind::Unary: {
+      ir::UnaryOp op = s->unary_op();
+      DataType from = s->operand()->type();
+      DataType t = op == ir::UnaryOp::logic_not ? from : ir::unary_type(op, from);
+      Id r = unary(op, t, value_as(s->operand(), t));
+      DataType rt = op == ir::UnaryOp::logic_not ? DataType::u1 : t;
+      values_[s] = rt == s->type() ? r : cast(r, rt, s->type());
+      return;
+    }
+    case StmtKind::Cast:
+      values_[s] = cast(value(s->operand()), s->operand()->type(), s->type());
+      return;
+    case StmtKind::Binary: {
+      ir::BinaryOp op = s->binary_op();
+      DataType t = ir::binary_operand_type(op, s->lhs()->type(), s->rhs()->type());
+      Id r = binary(op, t, value_as(s->lhs(), t), value_as(s->rhs(), t));
+      DataType rt = ir::binary_result_type(op, t, t);
+      values_[s] = rt == s->type() ? r : cast(r, rt, s->type());
+      return;
+    }
+    case StmtKind::Select:
+      values_[s] = m_.select(value_as(s->cond(), DataType::u1), value_as(s->true_value(), s->type()),
+                             value_as(s->false_value(), s->type()));
+      return;
+    case StmtKind::Alloca: {
+      // A Function variable (declared in the entry block), zeroed here: the
+      // interpreter zeroes it each time the alloca runs (e.g. per iteration).
+      const Id var = m_.local_variable(type_of(s->type()));
+      m_.store(var, zero(s->type()));
+      variables_[s] = var;
+      return;
+    }
+    case StmtKind::LocalLoad:
+      values_[s] = m_.load(variables_.at(s->ptr()));
+      return;
+    case StmtKind::LocalStore:
+      m_.store(variables_.at(s->ptr()), value_as(s->value(), s->ptr()->type()));
+      return;
+    case StmtKind::RangeFor:
+      if (s == parallel_loop_) {
+        emit_parallel_loop(s);
+      } else {
+        emit_serial_range_for(s);
+      }
+      return;
+    case StmtKind::LoopIndex: {
+      auto it = loop_index_.find(s->loop());
+      if (it == loop_index_.end() || s->index() != 0)
+        throw InternalError("SPIR-V codegen: loop_index outside its range_for (or of an axis other than 0) in " + what_);
+      values_[s] = it->second;
+      return;
+    }
+    case StmtKind::If:
+      emit_if(s);
+      return;
+    case StmtKind::While:
+      emit_while(s);
+      return;
+    case StmtKind::Break:
+    case StmtKind::Continue:
+      if (loops_.empty()) throw InternalError("SPIR-V codegen: break/continue outside a loop in " + what_);
+      m_.branch(s->kind() == StmtKind::Break ? loops_.back().merge : loops_.back().continue_target);
+      return;
+    case StmtKind::Print:
+      emit_print(s);
+      return;
+    case StmtKind::Assert:
+      emit_assert(s);
+      return;
+    case StmtKind::TreeLoad:
+      values_[s] = emit_tree_load(s);
+      return;
+    case StmtKind::TreeStore:
+      emit_tree_store(s);
+      return;
+    case StmtKind::TreeAtomic:
+      values_[s] = emit_tree_atomic(s);
+      return;
+    case StmtKind::TreeCas:
+      values_[s] = emit_tree_cas(s);
+      return;
+    case StmtKind::FieldLoad:
+    case StmtKind::FieldStore:
+    case StmtKind::FieldAtomic:
+    case StmtKind::StructFor:
+    case StmtKind::SNodeOp:
+    case StmtKind::Task:
+      break;
+  }
+  throw InternalError(std::string("SPIR-V codegen: '") + ir::kind_name(s->kind()) + "' in " + what_ +
+                      "; the code generator takes kernels at the lowered stage");
+}
+
+Id TaskEmitter::emit_arg(const ir::Stmt* s) {
+  if (args_ == 0) {
+    const Id words = m_.type_array(u32_type(), u32c(out_.arg_words), 4);
+    args_ = m_.global_variable(m_.type_block({words}, {0}), spv::StorageClass::PushConstant);
+    m_.name(args_, "args");
+  }
+  const uint32_t first = out_.arg_offsets.at(static_cast<size_t>(s->index()));
+  auto word = [&](uint32_t k) { return m_.load(m_.access_chain(args_, {u32c(0), u32c(first + k)})); };
+  const DataType t = s->type();
+  if (bit_width(t) == 64) return join_words(word(0), word(1), t);
+  if (t == DataType::f32) return m_.convert(Op::OpBitcast, type_of(t), word(0));
+  if (t == DataType::u1) return m_.compare(Op::OpINotEqual, word(0), u32c(0));
+  return wrap(word(0), t);
+}
+
+// ---- control flow ----------------------------------------------------------------
+
+void TaskEmitter::emit_if(const ir::Stmt* s) {
+  const Id cond = value_as(s->cond(), DataType::u1);
+  const bool has_else = !s->else_block()->empty();
+  const Id then_label = m_.new_label(), merge = m_.new_label();
+  const Id else_label = has_else ? m_.new_label() : merge;
+  m_.selection_merge(merge);
+  m_.branch_conditional(cond, then_label, else_label);
+  bool reached = !has_else;
+  m_.begin_block(then_label);
+  emit_block(s->then_block());
+  if (m_.in_block()) {
+    m_.branch(merge);
+    reached = true;
+  }
+  if (has_else) {
+    m_.begin_block(else_label);
+    emit_block(s->else_block());
+    if (m_.in_block()) {
+      m_.branch(merge);
+      reached = true;
+    }
+  }
+  m_.begin_block(merge);
+  // Both branches left the construct (break, continue, return): nothing
+  // after the if runs, and the emit_block loop stops here.
+  if (!reached) m_.unreachable();
+}
+
+void TaskEmitter::emit_while(const ir::Stmt* s) {
+  const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  m_.branch(header);
+  m_.begin_block(header);
+  m_.loop_merge(merge, cont);
+  m_.branch(body);
+  m_.begin_block(body);
+  loops_.push_back({merge, cont});
+  emit_block(s->body());
+  loops_.pop_back();
+  if (m_.in_block()) m_.branch(cont);
+  m_.begin_block(cont);
+  loop_back_edge(header, merge);
+  m_.begin_block(merge);
+  after_loop();
+}
+
+// for (i = begin; i < end; ++i), in order; i + 1 never overflows since i < end.
+void TaskEmitter::emit_serial_range_for(const ir::Stmt* s) {
+  const Id begin = value_as(s->begin(), DataType::i32);
+  const Id end = value_as(s->end(), DataType::i32);
+  const Id counter = m_.local_variable(u32_type());
+  m_.store(counter, begin);
+  const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  m_.branch(header);
+  m_.begin_block(header);
+  const Id i = m_.load(counter);
+  const Id more = m_.compare(Op::OpSLessThan, i, end);
+  m_.loop_merge(merge, cont);
+  m_.branch_conditional(more, body, merge);
+  m_.begin_block(body);
+  loop_index_[s] = i;
+  loops_.push_back({merge, cont});
+  emit_block(s->body());
+  loops_.pop_back();
+  if (m_.in_block()) m_.branch(cont);
+  m_.begin_block(cont);
+  m_.store(counter, op2(Op::OpIAdd, i, u32c(1)));
+  loop_back_edge(header, merge);
+  m_.begin_block(merge);
+  after_loop();
+}
+
+// The parallel loop: a grid-stride loop over k in [0, end - begin), index begin + k.
+void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
+  const Id begin = value_as(s->begin(), DataType::i32);
+  const Id end = value_as(s->end(), DataType::i32);
+  const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+  const Id stride = op2(Op::OpIMul, num_workgroups_x(), u32c(options_.local_size));
+  const Id k_var = m_.local_variable(u32_type());
+  m_.store(k_var, global_invocation_x());
+  const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  m_.branch(header);
+  m_.begin_block(header);
+  const Id k = m_.load(k_var);
+  const Id more = m_.compare(Op::OpULessThan, k, count);
+  m_.loop_merge(merge, cont);
+  m_.branch_conditional(more, body, merge);
+  m_.begin_block(body);
+  loop_index_[s] = op2(Op::OpIAdd, begin, k);
+  loops_.push_back({merge, cont});
+  emit_block(s->body());
+  loops_.pop_back();
+  if (m_.in_block()) m_.branch(cont);
+  m_.begin_block(cont);
+  const Id next = op2(Op::OpIAdd, k, stride);
+  m_.store(k_var, m_.select(m_.compare(Op::OpULessThan, next, k), count, next));  // no wrap-around
+  loop_back_edge(header, merge);
+  m_.begin_block(merge);
+  after_loop();
+}
+
+void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values) {
+  const Id old = m_.atomic_compare_exchange(context_at(context::kAssertFlag), kScope, kRelaxed, kRelaxed,
+                                            u32c(1), u32c(0));
+  const Id first = m_.compare(Op::OpIEqual, old, u32c(0));
+  const Id record = m_.new_label(), done = m_.new_label();
+  m_.selection_merge(done);
+  m_.branch_conditional(first, record, done);
+  m_.begin_block(record);
+  m_.store(context_at(context::kAssertMessage), u32c(message_id));
+  for (size_t n = 0; n < values.size(); ++n) {
+    const uint32_t at = context::kAssertValues + 2 * static_cast<uint32_t>(n);
+    m_.store(context_at(at), values[n][0]);
+    m_.store(context_at(at + 1), values[n].size() > 1 ? values[n][1] : u32c(0));
+  }
+  m_.branch(done);
+  m_.begin_block(done);
+}
+
+void TaskEmitter::loop_back_edge(Id header, Id merge) {
+  if (options_.max_loop_iterations == 0) {
+    m_.branch(header);
+    return;
+  }
+  if (loop_limit_message_ < 0) {
+    Message msg;
+    msg.is_assert = true;
+    msg.format = "one invocation of task " + std::to_string(task_index_) + " ('" + task_label_ + "') reached " +
+                 std::to_string(options_.max_loop_iterations) +
+                 " loop iterations, where this Vulkan driver (lavapipe) silently stops every loop, so its "
+                 "results would be wrong; run the kernel with Arch::Interp or on a GPU, or move the long "
+                 "loop into a parallel for_range";
+    loop_limit_message_ = options_.message_base + static_cast<int64_t>(out_.messages.size());
+    out_.messages.push_back(std::move(msg));
+  }
+  const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(1));
+  m_.store(back_edges_, n);
+  const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
+  const Id report = m_.new_label(), back = m_.new_label();
+  m_.selection_merge(back);
+  m_.branch_conditional(over, report, back);
+  m_.begin_block(report);
+  claim_error_record(static_cast<uint32_t>(loop_limit_message_), {});
+  m_.branch(back);
+  m_.begin_block(back);
+  m_.branch_conditional(over, merge, header);
+}
+
+void TaskEmitter::after_loop() {
+  if (options_.max_loop_iterations == 0) return;
+  const Id over = m_.compare(Op::OpUGreaterThanEqual, m_.load(back_edges_), u32c(options_.max_loop_iterations));
+  const Id stop = m_.new_label(), go_on = m_.new_label();
+  m_.selection_merge(go_on);
+  m_.branch_conditional(over, stop, go_on);
+  m_.begin_block(stop);
+  m_.ret();
+  m_.begin_block(go_on);
+}
+
+// ---- print and assert ----------------------------------------------------------------
+
+void TaskEmitter::emit_print(const ir::Stmt* s) {
+  Message msg;
+  msg.format = s->text();
+  std::vector<Id> words{u32c(options_.message_base + static_cast<uint32_t>(out_.messages.size()))};
+  for (const ir::Stmt* v : s->operands()) {
+    msg.types.push_back(v->type());
+    for (Id w : value_words(value(v), v->type())) words.push_back(w);
+  }
+  out_.messages.push_back(std::move(msg));
+  const auto n = static_cast<uint32_t>(words.size());
+  const Id at = m_.atomic(Op::OpAtomicIAdd, context_at(context::kPrintHead), kScope, kRelaxed, u32c(n));
+  const Id fits = m_.compare(Op::OpULessThanEqual, at, u32c(context::kPrintRingWords - n));
+  const Id write = m_.new_label(), drop = m_.new_label(), merge = m_.new_label();
+  m_.selection_merge(merge);
+  m_.branch_conditional(fits, write, drop);
+  m_.begin_block(write);
+  const Id base = op2(Op::OpIAdd, at, u32c(context::kHeaderWords));
+  for (uint32_t k = 0; k < n; ++k) m_.store(context_pointer(op2(Op::OpIAdd, base, u32c(k))), words[k]);
+  m_.branch(merge);
+  m_.begin_block(drop);
+  m_.atomic(Op::OpAtomicIAdd, context_at(context::kPrintDropped), kScope, kRelaxed, u32c(1));
+  m_.branch(merge);
+  m_.begin_block(merge);
+}
+
+// A failing assertion claims the context's record (first one wins), fills
+// it, and ends the invocation: what follows it never runs.
+void TaskEmitter::emit_assert(const ir::Stmt* s) {
+  Message msg;
+  msg.is_assert = true;
+  msg.format = s->text();
+  const uint32_t id = options_.message_base + static_cast<uint32_t>(out_.messages.size());
+  std::vector<std::vector<Id>> values;
+  for (size_t n = 1; n < s->operands().size(); ++n) {
+    const ir::Stmt* v = s->operands()[n];
+    msg.types.push_back(v->type());
+    if (values.size() < context::kMaxAssertValues) values.push_back(value_words(value(v), v->type()));
+  }
+  out_.messages.push_back(std::move(msg));
+  const Id ok = value_as(s->cond(), DataType::u1);
+  const Id fail = m_.new_label(), merge = m_.new_label();
+  m_.selection_merge(merge);
+  m_.branch_conditional(ok, merge, fail);
+  m_.begin_block(fail);
+  claim_error_record(id, values);
+  m_.ret();
+  m_.begin_block(merge);
+}
+
+void TaskEmitter::emit_assert_check() {
+  const Id failed = m_.compare(Op::OpINotEqual, m_.load(context_at(context::kAssertFlag)), u32c(0));
+  const Id stop = m_.new_label(), merge = m_.new_label();
+  m_.selection_merge(merge);
+  m_.branch_conditional(failed, stop, merge);
+  m_.begin_block(stop);
+  m_.ret();
+  m_.begin_block(merge);
+}
+
+// ---- tree memory ----------------------------------------------------------------
+
+Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
+  const DataType st = s->storage();
+  const int tree = s->tree();
+  const Id address = value_as(s->address(), DataType::u32);
+  const Id w = m_.load(word_pointer(tree, address));
+  Id r = 0;
+  switch (st) {
+    case DataType::u1:
+      r = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseAnd, w, u32c(1)), u32c(0));
+      break;
+    case DataType::i8: case DataType::i16: case DataType::u8: case DataType::u16:
+    case DataType::i32: case DataType::u32:
+      r = wrap(w, st);
+      break;
+    case DataType::f32:
+      r = m_.convert(Op::OpBitcast, m_.type_float(32), w);
+      break;
+    case DataType::f16: {
+      const Id pair = m_.ext_inst(m_.type_vector(m_.type_float(32), 2), GLSLstd450UnpackHalf2x16, {w});
+      r = m_.composite_extract(m_.type_float(32), pair, {0});
+      break;
+    }
+    case DataType::i64: case DataType::u64: case DataType::f64: {
+      const Id hi = m_.load(word_pointer(tree, op2(Op::OpIAdd, address, u32c(1))));
+      r = join_words(w, hi, st);
+      break;
+    }
+    case DataType::unknown:
+      throw InternalError("SPIR-V codegen: tree_load of unknown type in " + what_);
+  }
+  const DataType ct = compute_type(st);
+  return ct == s->type() ? r : cast(r, ct, s->type());
+}
+
+void TaskEmitter::emit_tree_store(const ir::Stmt* s) {
+  const DataType st = s->storage();
+  const int tree = s->tree();
+  const Id address = value_as(s->address(), DataType::u32);
+  const Id v = value_as(s->value(), compute_type(st));
+  Id w = 0;
+  switch (st) {
+    case DataType::u1: w = m_.select(v, u32c(1), u32c(0)); break;
+    case DataType::i8: case DataType::u8: w = op2(Op::OpBitwiseAnd, v, u32c(0xffu)); break;
+    case DataType::i16: case DataType::u16: w = op2(Op::OpBitwiseAnd, v, u32c(0xffffu)); break;
+    case DataType::i32: case DataType::u32: w = v; break;
+    case DataType::f32: w = m_.convert(Op::OpBitcast, u32_type(), v); break;
+    case DataType::f16: w = f32_to_f16_bits(v); break;
+    case DataType::i64: case DataType::u64: case DataType::f64: {
+      auto [lo, hi] = split_words(v);
+      m_.store(word_pointer(tree, address), lo);
+      m_.store(word_pointer(tree, op2(Op::OpIAdd, address, u32c(1))), hi);
+      return;
+    }
+    case DataType::unknown:
+      throw InternalError("SPIR-V codegen: tree_store of unknown type in " + what_);
+  }
+  m_.store(word_pointer(tree, address), w);
+}
+
+Id TaskEmitter::float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id value) {
+  const Id word_type = m_.pointee_type(m_.type_of(pointer));
+  const Id current = m_.local_variable(word_type);
+  m_.store(current, m_.load(pointer));
+  const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  m_.branch(header);
+  m_.begin_block(header);
+  m_.loop_merge(merge, cont);
+  m_.branch(body);
+  m_.begin_block(body);
+  const Id old_word = m_.load(current);
+  const Id old = m_.convert(Op::OpBitcast, type_of(t), old_word);
+  Id updated = 0;
+  switch (op) {
+    case ir::AtomicOp::add: updated = binary(ir::BinaryOp::add, t, old, value); break;
+    case ir::AtomicOp::sub: updated = binary(ir::BinaryOp::sub, t, old, value); break;
+    case ir::AtomicOp::min: updated = binary(ir::BinaryOp::min, t, old, value); break;
+    case ir::AtomicOp::max: updated = binary(ir::BinaryOp::max, t, old, value); break;
+    case ir::AtomicOp::exchange: updated = value; break;
+    case ir::AtomicOp::bit_and: case ir::AtomicOp::bit_or: case ir::AtomicOp::bit_xor:
+      throw InternalError("SPIR-V codegen: a bit operation on a float atomic in " + what_);
+  }
+  const Id new_word = m_.convert(Op::OpBitcast, word_type, updated);
+  const Id seen = m_.atomic_compare_exchange(pointer, kScope, kRelaxed, kRelaxed, new_word, old_word);
+  m_.store(current, seen);
+  m_.branch_conditional(m_.compare(Op::OpIEqual, seen, old_word), merge, cont);
+  m_.begin_block(cont);
+  loop_back_edge(header, merge);
+  m_.begin_block(merge);
+  after_loop();
+  return m_.convert(Op::OpBitcast, type_of(t), m_.load(current));
+}
+
+Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
+  const DataType t = s->type();
+  const ir::AtomicOp op = s->atomic_op();
+  const int tree = s->tree();
+  const Id address = value_as(s->address(), DataType::u32);
+  const Id v = value_as(s->value(), t);
+  switch (t) {
+    case DataType::i32: case DataType::u32:
+      return m_.atomic(integer_atomic(op, is_signed(t)), word_pointer(tree, address), kScope, kRelaxed, v);
+    case DataType::i64: case DataType::u64:
+      return m_.atomic(integer_atomic(op, is_signed(t)), u64_pointer(tree, address), kScope, kRelaxed, v);
+    case DataType::f32: {
+      if (op == ir::AtomicOp::exchange) {
+        const Id old = m_.atomic(Op::OpAtomicExchange, word_pointer(tree, address), kScope, kRelaxed,
+                                 m_.convert(Op::OpBitcast, u32_type(), v));
+        return m_.convert(Op::OpBitcast, m_.type_float(32), old);
+      }
+      if (options_.features.atomic_float32_add && (op == ir::AtomicOp::add || op == ir::AtomicOp::sub)) {
+        const Id addend = op == ir::AtomicOp::add ? v : m_.unary(Op::OpFNegate, v);
+        return m_.atomic(Op::OpAtomicFAddEXT, float_pointer(tree, address), kScope, kRelaxed, addend);
+      }
+      return float_atomic_loop(op, t, word_pointer(tree, address), v);
+    }
+    case DataType::f64: {
+      if (op == ir::AtomicOp::exchange) {
+        const Id old = m_.atomic(Op::OpAtomicExchange, u64_pointer(tree, address), kScope, kRelaxed,
+                                 m_.convert(Op::OpBitcast, m_.type_uint(64), v));
+        return m_.convert(Op::OpBitcast, m_.type_float(64), old);
+      }
+      return float_atomic_loop(op, t, u64_pointer(tree, address), v);
+    }
+    default:
+      break;
+  }
+  throw InternalError("SPIR-V codegen: tree_atomic of type " + std::string(type_name(t)) + " in " + what_);
+}
+
+Id TaskEmitter::emit_tree_cas(const ir::Stmt* s) {
+  const DataType t = s->type();
+  const Id address = value_as(s->address(), DataType::u32);
+  const Id pointer = bit_width(t) == 64 ? u64_pointer(s->tree(), address) : word_pointer(s->tree(), address);
+  if (!is_integral(t) || t == DataType::u1 || bit_width(t) < 32)
+    throw InternalError("SPIR-V codegen: tree_cas of type " + std::string(type_name(t)) + " in " + what_);
+  return m_.atomic_compare_exchange(pointer, kScope, kRelaxed, kRelaxed, value_as(s->desired(), t),
+                                    value_as(s->expected(), t));
+}
+
+}  // namespace detail
+
+// ---- the kernel ----------------------------------------------------------------
+
+namespace {
+
+// Raises the user error for the first value type or atomic the device lacks.
+void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
+  const std::string who = "kernel '" + kernel.name() + "'";
+  DataType int64 = DataType::unknown;
+  bool float64 = false;
+  const ir::Stmt* atomic64 = nullptr;
+  ir::walk(kernel.body(), [&](ir::Stmt* s) {
+    for (DataType t : {s->type(), s->storage()}) {
+      if ((t == DataType::i64 || t == DataType::u64) && int64 == DataType::unknown) int64 = t;
+      if (t == DataType::f64) float64 = true;
+    }
+    if ((s->kind() == ir::StmtKind::TreeAtomic || s->kind() == ir::StmtKind::TreeCas) && bit_width(s->type()) == 64 &&
+        atomic64 == nullptr)
+      atomic64 = s;
+  });
+  if (int64 != DataType::unknown && !f.shader_int64)
+    throw Error(who + " uses " + std::string(type_name(int64)) +
+                " values, which this Vulkan device does not support (shaderInt64)");
+  if (float64 && !f.shader_float64)
+    throw Error(who + " uses f64 values, which this Vulkan device does not support (shaderFloat64)");
+  if (atomic64 != nullptr && !f.atomic_int64) {
+    std::string what = atomic64->kind() == ir::StmtKind::TreeCas
+                           ? "compare-and-swap"
+                           : "atomic " + std::string(ir::op_name(atomic64->atomic_op()));
+    throw Error(who + " uses 64-bit atomics (" + what + " on " + std::string(type_name(atomic64->type())) +
+                "), which this Vulkan device does not support (shaderBufferInt64Atomics)");
+  }
+}
+
+}  // namespace
+
+KernelModules generate_kernel(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                              const CodegenOptions& options, uint32_t max_push_constant_bytes) {
+  if (kernel.stage != ir::Stage::lowered)
+    throw InternalError("SPIR-V codegen: kernel '" + kernel.name() + "' is at stage " +
+                        ir::stage_name(kernel.stage) + "; it takes lowered kernels");
+  check_features(kernel, options.features);
+  KernelModules out;
+  for (const ir::KernelArg& a : kernel.args()) {
+    out.arg_offsets.push_back(out.arg_words);
+    out.arg_words += static_cast<uint32_t>(storage_words(compute_type(a.type)));
+  }
+  if (out.arg_words * 4 > max_push_constant_bytes)
+    throw Error("kernel '" + kernel.name() + "' takes " + std::to_string(out.arg_words * 4) +
+                " bytes of arguments; this Vulkan device passes at most " + std::to_string(max_push_constant_bytes) +
+                " (maxPushConstantsSize): pass fewer or smaller arguments, or pass the values in a field");
+  const ir::Block* body = kernel.body();
+  for (size_t i = 0; i < body->size(); ++i) {
+    const ir::Stmt* task = body->at(i);
+    if (task->kind() != ir::StmtKind::Task)
+      throw InternalError("SPIR-V codegen: kernel '" + kernel.name() + "' has a '" + ir::kind_name(task->kind()) +
+                          "' outside a task");
+    detail::TaskEmitter emitter(kernel, forest, options, out);
+    out.tasks.push_back(emitter.emit(task, i));
+  }
+  return out;
+}
+
+}  // namespace grove::spirv

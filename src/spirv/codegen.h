@@ -1,0 +1,143 @@
+// src/spirv/codegen.h — Grove's lowered IR to SPIR-V: one Vulkan compute
+// module (SPIR-V 1.3, one GLCompute entry point) per task of a kernel.
+//
+// Resource layout, the same for every task of every kernel (descriptor set 0):
+//
+//   binding 0       the program's context buffer (u32 words, layout below)
+//   binding 1..N    the tree buffers the task touches, TaskModule::trees[i] at
+//                   binding 1 + i; each a runtime array of u32 words (the
+//                   scratch buffer is a tree too). A 64-bit atomic, a 64-bit
+//                   compare-and-swap or an f32 OpAtomicFAddEXT goes through a
+//                   second variable aliasing the same binding (u64 or f32
+//                   array), which Vulkan allows for storage buffers.
+//   push constants  the launch's arguments: argument n at word
+//                   KernelModules::arg_offsets[n], 64-bit values in two words
+//                   (low word first), narrower ones in the low bits of one.
+//
+// Arguments are push constants, not words of the context buffer: writing the
+// buffer before every launch is a staging transfer that waits for the
+// previous one, which would make every launch wait for the one before it.
+//
+// Context buffer (words; see namespace context below): the first failed
+// assertion (a compare-and-swap on the flag word claims it, then its message
+// id and up to 8 values of 2 words each are written), and a print ring
+// (records reserved with one atomic add: [message id][value words...]; a
+// record that does not fit is dropped and counted). The backend formats both
+// on the host at sync with ir::format_print / ir::format_value, exactly as the
+// interpreter does, and then clears the header.
+//
+// Parallel tasks (range_for, struct_for, listgen, gc) run with LocalSize
+// (local_size, 1, 1) as a grid-stride loop over [begin, end) of their last
+// range_for: invocation g takes iterations g, g + G, g + 2G... where G is the
+// number of invocations launched (NumWorkgroups.x * local_size). The backend
+// picks the number of groups: exactly ceil(count / local_size) (at most the
+// device's limit) when the bounds are known on the host — constants
+// (TaskModule::static_iterations) or arithmetic of constants and arguments
+// (evaluate TaskModule::loop's bounds) — and a fixed number of groups
+// otherwise (bounds read from a tree, as in listgen and struct-fors). Serial
+// tasks (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
+//
+// Semantics follow src/ir/interpreter.cpp bit for bit where SPIR-V allows it:
+// integer division and remainder by zero (and INT_MIN / -1) give 0 through
+// selects; shift counts are taken modulo the width; i8/i16/u8/u16 values live
+// in 32-bit words (signed ones sign-extended) and are re-wrapped after every
+// operation, so no Int8/Int16 capability is needed; f16 is converted with
+// UnpackHalf2x16 on loads and an exact integer round-to-nearest-even on
+// stores (no Float16 capability); float arithmetic is decorated NoContraction
+// so no driver fuses it into FMAs; float min/max, round (half away from zero)
+// and float-to-int casts (saturating, NaN -> 0) are written out. Known
+// differences: transcendental functions (sin, exp, pow, atan2, ...) follow
+// the device's GLSL.std.450 precision, and on f64 values they compute in f32
+// (GLSL.std.450 defines them for 16- and 32-bit floats only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "grove/types.h"
+#include "ir/ir.h"
+#include "ir/snode.h"
+
+namespace grove::spirv {
+
+// Word offsets in the context buffer.
+namespace context {
+inline constexpr uint32_t kAssertFlag = 0;       // 0, or 1 once an assertion failed
+inline constexpr uint32_t kAssertMessage = 1;    // the failed assertion's message id
+inline constexpr uint32_t kAssertValues = 2;     // its values, 2 words each (low first)
+inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown as "?")
+inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
+inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
+inline constexpr uint32_t kHeaderWords = 32;
+inline constexpr uint32_t kPrintRingWords = 1u << 16;  // the ring follows the header
+inline constexpr uint32_t kTotalWords = kHeaderWords + kPrintRingWords;
+}  // namespace context
+
+// What the target device can do (vk::DeviceInfo, after its profile).
+struct DeviceFeatures {
+  bool shader_int64 = false;        // i64/u64 values (Int64)
+  bool shader_float64 = false;      // f64 values (Float64)
+  bool atomic_int64 = false;        // 64-bit atomics and compare-and-swap (Int64Atomics)
+  bool atomic_float32_add = false;  // OpAtomicFAddEXT on f32 (else a compare-and-swap loop)
+};
+
+struct CodegenOptions {
+  DeviceFeatures features;
+  uint32_t local_size = 128;  // invocations per group of a parallel task
+  // Ids of this kernel's print and assert messages start here (the backend
+  // keeps one table for the program, which the context buffer refers to).
+  uint32_t message_base = 0;
+  // Debug mode: every task first checks the context's assert flag and does
+  // nothing once an assertion failed (the interpreter stops at the first).
+  bool debug = false;
+  // Run the SPIRV-Tools validator on every module (an InternalError with the
+  // disassembly on failure).
+  bool validate = false;
+  // > 0: the driver silently leaves a loop once an invocation has taken this
+  // many loop back-edges in all (lavapipe/llvmpipe: 65535, one counter shared
+  // by every loop of the shader). The code then counts back-edges and, at the
+  // limit, fails the launch with an error (an assert record) instead of
+  // computing wrong results.
+  uint32_t max_loop_iterations = 0;
+};
+
+// A print or assert: its format ("{}" per value) and the values' types.
+struct Message {
+  bool is_assert = false;
+  std::string format;
+  std::vector<DataType> types;
+};
+
+struct TaskModule {
+  std::string entry_point;  // "<kernel>.t<index>.<kind>"
+  ir::TaskKind kind = ir::TaskKind::serial;
+  std::string label;        // the task's label in the IR
+  std::vector<uint32_t> words;
+  std::vector<int> trees;   // tree ids at bindings 1, 2, ...
+  uint32_t local_size = 1;
+  bool parallel = false;
+  // Parallel tasks: the range_for run as the grid-stride loop (its bounds are
+  // i32), and its iteration count when both bounds are constants (else -1).
+  const ir::Stmt* loop = nullptr;
+  int64_t static_iterations = -1;
+};
+
+struct KernelModules {
+  std::vector<TaskModule> tasks;      // one per task, in order
+  std::vector<uint32_t> arg_offsets;  // push-constant word of each argument
+  uint32_t arg_words = 0;             // push-constant words in all
+  std::vector<Message> messages;      // message_base + i is messages[i]
+};
+
+// Translates a kernel at ir::Stage::lowered. User errors (a feature the device
+// lacks, too many argument words for the push constants) raise grove::Error
+// naming the kernel; `max_push_constant_bytes` is the device's limit.
+KernelModules generate_kernel(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                              const CodegenOptions& options, uint32_t max_push_constant_bytes = 128);
+
+// Whether modules should be validated: always in debug builds (no NDEBUG),
+// and whenever the environment sets GROVE_VALIDATE_SPIRV=1.
+bool validation_requested();
+
+}  // namespace grove::spirv

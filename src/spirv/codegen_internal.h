@@ -1,0 +1,148 @@
+// src/spirv/codegen_internal.h — the emitter of one task's module, shared by
+// codegen.cpp (statements, control flow, memory, messages) and
+// codegen_arith.cpp (types, constants, arithmetic and conversions).
+#pragma once
+
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "spirv/codegen.h"
+#include "spirv/module.h"
+
+namespace grove::spirv::detail {
+
+class TaskEmitter {
+ public:
+  TaskEmitter(const ir::Kernel& kernel, const ir::SNodeForest& forest, const CodegenOptions& options,
+              KernelModules& out);
+  // Emits the module of `task` (the index-th task of the kernel).
+  TaskModule emit(const ir::Stmt* task, size_t index);
+
+ private:
+  // ---- types and constants (codegen_arith.cpp) ----
+  // The SPIR-V type holding values of `t`: bool for u1, u32 for every integer
+  // of 32 bits or fewer (narrow ones canonical: signed sign-extended,
+  // unsigned zero-extended), u64 for i64/u64, f32, f64.
+  Id type_of(DataType t);
+  Id u32_type() { return m_.type_uint(32); }
+  Id u32c(uint32_t v) { return m_.constant_u32(v); }
+  // A constant of `t` from an IR bit pattern (truncated to t's width).
+  Id constant(DataType t, uint64_t bits);
+  Id zero(DataType t) { return constant(t, 0); }
+  Id one(DataType t);  // the value 1 (1.0 for floats)
+  Id all_ones(DataType t) { return constant(t, ~uint64_t{0}); }
+
+  // ---- arithmetic (codegen_arith.cpp); operands are in the types named ----
+  Id cast(Id v, DataType from, DataType to);
+  Id wrap(Id v, DataType t);  // a 32-bit result back to t's canonical form
+  Id unary(ir::UnaryOp op, DataType t, Id x);           // bool for logic_not, else t
+  Id binary(ir::BinaryOp op, DataType t, Id a, Id b);   // binary_result_type(op, t, t)
+  Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
+  Id float_to_int(Id v, DataType from, DataType to);
+  Id int_pow(DataType t, Id a, Id b);
+  Id float_round(Id x);
+  // GLSL.std.450 math; f64 operands compute in f32 (the extended set has no f64 forms).
+  Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
+  // Float arithmetic decorated NoContraction (never fused into an FMA).
+  Id float_op(spv::Op op, Id a, Id b);
+  // f32 math written out (codegen_math.cpp); soft_math returns 0 for an
+  // instruction left to GLSL.std.450.
+  Id soft_math(GLSLstd450 op, const std::vector<Id>& args);
+  Id soft_exp(Id x);
+  Id soft_log(Id x);
+  Id soft_atan(Id x);
+  Id soft_atan2(Id y, Id x);
+  Id soft_asin(Id x);
+  Id soft_acos(Id x);
+  Id soft_tanh(Id x);
+  Id f32c(float v);
+  Id horner(Id x, std::initializer_list<float> coefficients);  // highest power first
+  Id with_sign_of(Id magnitude, Id sign);
+  Id with_sign_of_any(Id magnitude, Id sign, DataType t);  // f32 or f64
+  Id float_mod(Id x, Id y, DataType t);  // std::fmod, exact
+  Id float_pow(Id x, Id y, DataType t);  // std::pow's special cases
+  Id f64_exp(Id x);
+  Id f64_log(Id x);
+  Id f64_atan2(Id y, Id x);
+  Id op2(spv::Op op, Id a, Id b) { return m_.binary(op, a, b); }
+  Id logical_not(Id b) { return m_.unary(spv::Op::OpLogicalNot, b); }
+  // The f16 bit pattern (low 16 bits of a u32) of an f32, rounded to nearest
+  // even exactly as ir::f32_to_f16.
+  Id f32_to_f16_bits(Id f);
+  // 64-bit values <-> their two words (low first).
+  Id join_words(Id lo, Id hi, DataType t);
+  std::pair<Id, Id> split_words(Id v);
+
+  // ---- statements (codegen.cpp) ----
+  void emit_block(const ir::Block* block);
+  void emit_stmt(const ir::Stmt* s);
+  void emit_if(const ir::Stmt* s);
+  void emit_while(const ir::Stmt* s);
+  void emit_serial_range_for(const ir::Stmt* s);
+  void emit_parallel_loop(const ir::Stmt* s);
+  void emit_print(const ir::Stmt* s);
+  void emit_assert(const ir::Stmt* s);
+  void emit_assert_check();  // debug mode: return at once if an assertion already failed
+  Id emit_arg(const ir::Stmt* s);
+  Id emit_tree_load(const ir::Stmt* s);
+  void emit_tree_store(const ir::Stmt* s);
+  Id emit_tree_atomic(const ir::Stmt* s);
+  Id emit_tree_cas(const ir::Stmt* s);
+  // The back-edge of a loop: a branch to `header`, or with a loop limit
+  // (CodegenOptions::max_loop_iterations) a do-while style test that leaves
+  // for `merge` once the invocation's back-edges reach it. after_loop() (at
+  // the start of the merge block) then returns from the invocation.
+  void loop_back_edge(Id header, Id merge);
+  void after_loop();
+  void claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values);
+  // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying
+  // `op` to the float value there; yields the old value as t.
+  Id float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id value);
+
+  Id value(const ir::Stmt* s);
+  Id value_as(const ir::Stmt* s, DataType t);
+  // Words of a value for the print ring or the assert record.
+  std::vector<Id> value_words(Id v, DataType t);
+
+  // ---- resources (codegen.cpp) ----
+  struct TreeBinding {
+    uint32_t binding = 0;
+    Id words = 0;     // u32 array
+    Id floats = 0;    // f32 array (OpAtomicFAddEXT)
+    Id doubles = 0;   // u64 array (64-bit atomics)
+  };
+  Id buffer_variable(Id element, uint32_t stride, uint32_t binding, const std::string& name);
+  Id word_pointer(int tree, Id address);     // u32 word `address` of a tree
+  Id float_pointer(int tree, Id address);    // the same word as an f32
+  Id u64_pointer(int tree, Id address);      // the 64-bit value at even word `address`
+  Id context_pointer(Id word);               // a word of the context buffer
+  Id context_at(uint32_t word) { return context_pointer(u32c(word)); }
+  Id global_invocation_x();
+  Id num_workgroups_x();
+
+  const ir::Kernel& kernel_;
+  const ir::SNodeForest& forest_;
+  const CodegenOptions& options_;
+  KernelModules& out_;
+  Module m_;
+  std::string what_;  // "task N ('label') of kernel 'k'", for internal errors
+  std::map<int, TreeBinding> trees_;
+  Id context_ = 0;
+  Id args_ = 0;
+  std::unordered_map<const ir::Stmt*, Id> values_;
+  std::unordered_map<const ir::Stmt*, Id> variables_;  // allocas
+  std::unordered_map<const ir::Stmt*, Id> loop_index_;
+  struct LoopTarget {
+    Id merge;
+    Id continue_target;
+  };
+  std::vector<LoopTarget> loops_;
+  const ir::Stmt* parallel_loop_ = nullptr;
+  Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
+  int64_t loop_limit_message_ = -1;
+  size_t task_index_ = 0;
+  std::string task_label_;
+};
+
+}  // namespace grove::spirv::detail

@@ -1,0 +1,542 @@
+// tests/vulkan/backend_test.cpp — what only the Vulkan backend has: queued
+// launches, print and assert reports through the context buffer, a
+// mobile-like device (no 64-bit types, no float atomics, small buffers),
+// concurrency on sparse structures, math precision and SPIR-V dumps. Every
+// test runs with the validation layer and the SPIR-V validator on, and fails
+// if either complains; without a Vulkan device it is skipped with the reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "grove/grove.h"
+#include "program/program_impl.h"
+#include "program/test_hooks.h"
+
+namespace grove {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string& vulkan_unavailable_reason() {
+  static const std::string reason = []() -> std::string {
+    try {
+      Config c;
+      c.arch = Arch::Vulkan;
+      c.vulkan_validation = true;
+      Program probe(c);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }();
+  return reason;
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class VulkanBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bool built = false;
+    for (Arch a : compiled_backends()) built |= a == Arch::Vulkan;
+    if (!built) GTEST_SKIP() << "the Vulkan backend is not built in";
+    if (!vulkan_unavailable_reason().empty()) GTEST_SKIP() << "no Vulkan: " << vulkan_unavailable_reason();
+    setenv("GROVE_VALIDATE_SPIRV", "1", 1);
+    messages_before_ = detail::vulkan_validation_messages().size();
+  }
+  void TearDown() override {
+    detail::set_vulkan_test_profile({});
+    if (IsSkipped()) return;
+    std::vector<std::string> all = detail::vulkan_validation_messages();
+    std::string fresh;
+    for (size_t n = messages_before_; n < all.size(); ++n) fresh += all[n] + "\n";
+    EXPECT_TRUE(fresh.empty()) << "the Vulkan validation layer reported:\n" << fresh;
+  }
+  static Config config() {
+    Config c;
+    c.arch = Arch::Vulkan;
+    c.vulkan_validation = true;
+    return c;
+  }
+  // A device without shaderInt64/shaderFloat64/float atomics and with 1 MiB buffers.
+  static void use_mobile_profile() {
+    detail::VulkanTestProfile p;
+    p.no_int64 = true;
+    p.no_float64 = true;
+    p.no_float_atomics = true;
+    p.max_storage_buffer_range = 1 << 20;
+    detail::set_vulkan_test_profile(p);
+  }
+
+ private:
+  size_t messages_before_ = 0;
+};
+
+// ---- math precision --------------------------------------------------------------
+
+constexpr int64_t kScratch = (1 << 14) * 4;  // the program's scratch buffer, bytes
+
+int64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  auto key = [](float f) {
+    int32_t i = std::bit_cast<int32_t>(f);
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+  };
+  return std::llabs(key(a) - key(b));
+}
+
+// Software atan/asin/acos/exp/log/tanh (Cephes) stay within a few ulp of the
+// host's libm on every device; sin/cos/tan/pow/sqrt are the driver's.
+TEST_F(VulkanBackend, MathFunctionsStayCloseToTheHost) {
+  Program prog(config());
+  const int n = 4096;
+  const int functions = 12;
+  Field in = prog.field(f32, "in", {n});
+  Field out = prog.field(f32, "out", {functions, n});
+  std::vector<float> xs(n);
+  for (int k = 0; k < n; ++k) xs[static_cast<size_t>(k)] = -6.0f + 12.0f * static_cast<float>(k) / n + 1e-3f;
+  in.from_vector(xs);
+  Kernel k = prog.kernel("math", [&] {
+    for_range(0, n, [&](Expr i) {
+      Expr x = in(i);
+      Expr unit = x / 6.5f;  // inside (-1, 1) for asin/acos
+      out(0, i) = sin(x);
+      out(1, i) = cos(x);
+      out(2, i) = tan(x);
+      out(3, i) = asin(unit);
+      out(4, i) = acos(unit);
+      out(5, i) = atan(x);
+      out(6, i) = exp(x);
+      out(7, i) = log(abs(x));
+      out(8, i) = pow(abs(x), 2.5f);
+      out(9, i) = atan2(x, 2.0f);
+      out(10, i) = tanh(x);
+      out(11, i) = sqrt(abs(x));
+    });
+  });
+  k();
+  std::vector<float> r = out.to_vector<float>();
+  const char* names[functions] = {"sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "pow", "atan2", "tanh", "sqrt"};
+  const int64_t bound[functions] = {4, 4, 4, 4, 4, 4, 4, 4, 16, 4, 4, 0};
+  for (int f = 0; f < functions; ++f) {
+    int64_t worst = 0;
+    float worst_x = 0;
+    for (int i = 0; i < n; ++i) {
+      float x = xs[static_cast<size_t>(i)], unit = x / 6.5f, want = 0;
+      switch (f) {
+        case 0: want = std::sin(x); break;
+        case 1: want = std::cos(x); break;
+        case 2: want = std::tan(x); break;
+        case 3: want = std::asin(unit); break;
+        case 4: want = std::acos(unit); break;
+        case 5: want = std::atan(x); break;
+        case 6: want = std::exp(x); break;
+        case 7: want = std::log(std::fabs(x)); break;
+        case 8: want = std::pow(std::fabs(x), 2.5f); break;
+        case 9: want = std::atan2(x, 2.0f); break;
+        case 10: want = std::tanh(x); break;
+        case 11: want = std::sqrt(std::fabs(x)); break;
+      }
+      int64_t d = ulp_distance(r[static_cast<size_t>(f * n + i)], want);
+      if (d > worst) {
+        worst = d;
+        worst_x = x;
+      }
+    }
+    std::printf("[ math     ] %-6s worst %lld ulp (at x = %g)\n", names[f], static_cast<long long>(worst), worst_x);
+    EXPECT_LE(worst, bound[f]) << names[f] << " at x = " << worst_x;
+  }
+}
+
+TEST_F(VulkanBackend, MathSpecialValuesMatchTheHost) {
+  Program prog(config());
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> ys = {0.0f, -0.0f, 0.0f, -0.0f, 1.0f, -1.0f, inf, -inf, inf, -inf, 3.0f, -3.0f, nan, 1e-30f};
+  std::vector<float> xs = {0.0f, 0.0f, -0.0f, -0.0f, -inf, -inf, inf, inf, -inf, -inf, 0.0f, -0.0f, 1.0f, 1e30f};
+  const int n = static_cast<int>(xs.size());
+  Field fy = prog.field(f32, "y", {n}), fx = prog.field(f32, "x", {n});
+  Field out = prog.field(f32, "out", {6, n});
+  fy.from_vector(ys);
+  fx.from_vector(xs);
+  Kernel k = prog.kernel("special", [&] {
+    for_range(0, n, [&](Expr i) {
+      out(0, i) = atan2(fy(i), fx(i));
+      out(1, i) = exp(fy(i) * 100.0f);
+      out(2, i) = log(fx(i));
+      out(3, i) = tanh(fy(i));
+      out(4, i) = atan(fy(i));
+      out(5, i) = asin(fy(i));
+    });
+  });
+  k();
+  std::vector<float> r = out.to_vector<float>();
+  for (int i = 0; i < n; ++i) {
+    float y = ys[static_cast<size_t>(i)], x = xs[static_cast<size_t>(i)];
+    float want[6] = {std::atan2(y, x), std::exp(y * 100.0f), std::log(x), std::tanh(y), std::atan(y), std::asin(y)};
+    for (int f = 0; f < 6; ++f) {
+      float got = r[static_cast<size_t>(f * n + i)];
+      EXPECT_LE(ulp_distance(got, want[f]), 4) << "function " << f << " of y = " << y << ", x = " << x << ": got "
+                                                << got << ", want " << want[f];
+      if (want[f] == 0.0f && got == 0.0f) {
+        EXPECT_EQ(std::signbit(got), std::signbit(want[f])) << "function " << f << " of y = " << y << ", x = " << x;
+      }
+    }
+  }
+}
+
+// ---- queued launches ------------------------------------------------------------
+
+TEST_F(VulkanBackend, LaunchesAreQueuedWithoutWaiting) {
+  Program prog(config());
+  const int inner = 20000;  // per item, well below lavapipe's loop limit
+  Field count = prog.field(i32, "count", {}), sink = prog.field(i32, "sink", {1 << 16});
+  Kernel slow = prog.kernel("slow", {arg(i32, "items")}, [&](Args a) {
+    for_range(0, a[0], [&](Expr item) {
+      Var i = 0;
+      Var acc = item;
+      while_([&] { return i < inner; }, [&] {
+        acc = (acc ^ (acc >> 7)) * 1664525 + i;  // nothing a compiler can fold
+        i += 1;
+      });
+      sink(item) = acc;
+    });
+    for_range(0, 1, [&](Expr) { count() += 1; });
+  });
+  slow(1);  // compiles
+  uint32_t lcg = 0;
+  for (uint32_t i = 0; i < inner; ++i) lcg = (lcg ^ static_cast<uint32_t>(static_cast<int32_t>(lcg) >> 7)) * 1664525u + i;
+  EXPECT_EQ(static_cast<uint32_t>(sink.read<int32_t>({0})), lcg);
+  using clock = std::chrono::steady_clock;
+  auto seconds = [](clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  // Calibrate: one launch should take a few milliseconds on the device.
+  int items = 64;
+  double one = 0;
+  for (; items < (1 << 16); items *= 2) {
+    auto t0 = clock::now();
+    slow(items);
+    prog.sync();
+    one = seconds(clock::now() - t0);
+    if (one > 0.005) break;
+  }
+  count.write({}, 0);
+  const int launches = 12;  // fewer than the device layer keeps in flight
+  auto t0 = clock::now();
+  for (int l = 0; l < launches; ++l) slow(items);
+  double queued = seconds(clock::now() - t0);
+  prog.sync();
+  double total = seconds(clock::now() - t0);
+  std::printf("[ queue    ] one launch (%d items) %.2f ms; %d launches queued in %.2f ms, done after %.2f ms\n",
+              items, one * 1e3, launches, queued * 1e3, total * 1e3);
+  EXPECT_EQ(count.read<int32_t>(), launches);  // in order, none lost
+  EXPECT_LT(queued, total / 2);
+}
+
+TEST_F(VulkanBackend, LoopsPastLavapipesLimitAreAnErrorNotWrongResults) {
+  Program prog(config());
+  Field sink = prog.field(i32, "sink", {});
+  Kernel k = prog.kernel("long_loop", {arg(i32, "n")}, [&](Args a) {
+    Var i = 0;
+    Var acc = 0;
+    while_([&] { return i < a[0]; }, [&] {
+      acc = (acc ^ (acc >> 7)) * 1664525 + i;
+      i += 1;
+    });
+    sink() = acc;
+  });
+  k(1000);
+  EXPECT_NE(sink.read<int32_t>(), 0);
+  k(200000);
+  std::string m = error_of([&] { prog.sync(); });
+  if (prog.impl()->backend->device_name().find("llvmpipe") == std::string::npos) {
+    EXPECT_EQ(m, "(no error)");  // a driver without the limit runs it all
+  } else {
+    EXPECT_THAT(m, HasSubstr("kernel 'long_loop': one invocation of task 0 ('serial') reached 65535 loop iterations"));
+    k(1000);  // the error was cleared
+    prog.sync();
+  }
+}
+
+TEST_F(VulkanBackend, ManyLaunchesThenOneReadSeeThemAllInOrder) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {256});
+  Kernel step = prog.kernel("step", {arg(i32, "k")}, [&](Args a) {
+    for_range(0, 256, [&](Expr i) { x(i) = x(i) * 3 + a[0] + i; });
+  });
+  std::vector<int32_t> want(256, 0);
+  for (int k = 0; k < 100; ++k) {
+    step(k);
+    for (int i = 0; i < 256; ++i) want[static_cast<size_t>(i)] = want[static_cast<size_t>(i)] * 3 + k + i;
+  }
+  EXPECT_EQ(x.to_vector<int32_t>(), want);
+}
+
+// Bounds from arguments give exactly enough groups; bounds read from memory
+// get a fixed number, and the grid-stride loop covers the rest.
+TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
+  Program prog(config());
+  Field hits = prog.field(i32, "hits", {1 << 20});
+  Field n = prog.field(i32, "n", {});
+  Field total = prog.field(i64, "total", {});
+  Kernel by_arg = prog.kernel("by_arg", {arg(i32, "lo"), arg(i32, "hi")}, [&](Args a) {
+    for_range(a[0], a[1], [&](Expr i) { hits(i + 100) += 1; });
+  });
+  Kernel by_field = prog.kernel("by_field", [&] {
+    for_range(0, n(), [&](Expr i) {
+      hits(i) += 1;
+      atomic_add(total(), cast(i64, i));
+    });
+  });
+  by_arg(-100, (1 << 20) - 100);
+  n.write({}, 1 << 20);
+  by_field();
+  by_arg(5, 5);
+  by_arg(7, -3);
+  std::vector<int32_t> h = hits.to_vector<int32_t>();
+  EXPECT_EQ(std::count(h.begin(), h.end(), 2), 1 << 20);
+  EXPECT_EQ(total.read<int64_t>(), (int64_t{1} << 20) * ((1 << 20) - 1) / 2);
+}
+
+// ---- print and assert --------------------------------------------------------------
+
+TEST_F(VulkanBackend, PrintFromEveryInvocationArrivesOnce) {
+  Program prog(config());
+  std::string out;
+  prog.set_print_sink([&](std::string_view s) { out += s; });
+  Kernel k = prog.kernel("p", [&] { for_range(0, 1000, [&](Expr i) { print("i = ", i); }); });
+  k();
+  prog.sync();
+  std::istringstream lines(out);
+  std::set<std::string> seen;
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    seen.insert(line);
+    ++count;
+  }
+  EXPECT_EQ(count, 1000);
+  EXPECT_EQ(seen.size(), 1000u);
+  EXPECT_TRUE(seen.count("i = 0") && seen.count("i = 999"));
+}
+
+TEST_F(VulkanBackend, PrintFormatsEveryTypeLikeTheInterpreter) {
+  auto run = [](Arch arch) {
+    Config c = config();
+    c.arch = arch;
+    Program prog(c);
+    std::string out;
+    prog.set_print_sink([&](std::string_view s) { out += s; });
+    Kernel k = prog.kernel("types", {arg(i64, "big"), arg(f64, "d"), arg(u8, "small"), arg(i16, "neg")}, [&](Args a) {
+      print("i64 ", a[0], " f64 ", a[1], " u8 ", a[2], " i16 ", a[3], " f32 ", Expr(0.1f), " u1 ", a[2] > 3,
+            " {{braces}} ", cast(u32, a[3]), " ", -0.0f);
+      print("second");
+    });
+    k(int64_t{-1} << 40, 1.0 / 3.0, uint8_t{250}, int16_t{-1234});
+    prog.sync();
+    return out;
+  };
+  std::string want = run(Arch::Interp);
+  EXPECT_THAT(want, HasSubstr("i64 -1099511627776"));
+  EXPECT_EQ(run(Arch::Vulkan), want);
+}
+
+TEST_F(VulkanBackend, AFullPrintBufferDropsRecordsAndSaysSo) {
+  Program prog(config());
+  std::string out;
+  prog.set_print_sink([&](std::string_view s) { out += s; });
+  Kernel k = prog.kernel("flood", [&] { for_range(0, 100000, [&](Expr i) { print(i); }); });
+  k();
+  size_t lines = static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+  EXPECT_THAT(out, HasSubstr("print record(s) were dropped"));
+  EXPECT_GT(lines, 30000u);   // a 64 Ki-word ring holds 32768 records of 2 words
+  EXPECT_LT(lines, 100000u);
+  out.clear();
+  k = prog.kernel("after", [&] { print("fine"); });
+  k();
+  EXPECT_EQ(out, "fine\n");  // the ring was emptied
+}
+
+TEST_F(VulkanBackend, AFailedDebugAssertNamesTheKernelAndTheProgramGoesOn) {
+  Config c = config();
+  c.debug = true;
+  Program prog(c);
+  Field x = prog.field(f32, "x", {16});
+  Kernel k = prog.kernel("oob", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, a[0], [&](Expr i) { x(i) = cast(f32, i); });
+  });
+  k(16);
+  std::string m = error_of([&] { k(20); });
+  EXPECT_THAT(m, HasSubstr("kernel 'oob': field 'x' has shape (16); index (1"));
+  EXPECT_THAT(m, HasSubstr(") is out of bounds on axis 0 (debug mode)"));
+  k(16);  // the failure was cleared
+  prog.sync();
+  EXPECT_FLOAT_EQ(x.read<float>({15}), 15.0f);
+}
+
+// ---- a mobile-like device -------------------------------------------------------------
+
+TEST_F(VulkanBackend, FloatAtomicsFallBackToCompareAndSwapExactly) {
+  use_mobile_profile();
+  Program prog(config());
+  Field total = prog.field(f32, "total", {}), low = prog.field(f32, "low", {}), high = prog.field(f32, "high", {});
+  Field down = prog.field(f32, "down", {});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 100000, [&](Expr i) {
+      total() += 0.5f;
+      down() -= 0.25f;
+      atomic_min(low(), cast(f32, i) - 5000.0f);
+      atomic_max(high(), cast(f32, i));
+    });
+  });
+  k();
+  EXPECT_EQ(total.read<float>(), 50000.0f);
+  EXPECT_EQ(down.read<float>(), -25000.0f);
+  EXPECT_EQ(low.read<float>(), -5000.0f);
+  EXPECT_EQ(high.read<float>(), 99999.0f);
+}
+
+TEST_F(VulkanBackend, SixtyFourBitKernelsRaiseAClearErrorOnAMobileDevice) {
+  use_mobile_profile();
+  Program prog(config());
+  Field big = prog.field(i64, "big", {4});
+  Field d = prog.field(f64, "d", {4});
+  Field ok = prog.field(i32, "ok", {4});
+  Kernel k1 = prog.kernel("wide", [&] { for_range(0, 4, [&](Expr i) { big(i) = cast(i64, i); }); });
+  EXPECT_EQ(error_of([&] { k1(); }),
+            "kernel 'wide' uses i64 values, which this Vulkan device does not support (shaderInt64)");
+  Kernel k2 = prog.kernel("precise", [&] { for_range(0, 4, [&](Expr i) { d(i) = cast(f64, i); }); });
+  EXPECT_EQ(error_of([&] { k2(); }),
+            "kernel 'precise' uses f64 values, which this Vulkan device does not support (shaderFloat64)");
+  Kernel k3 = prog.kernel("narrow", [&] { for_range(0, 4, [&](Expr i) { ok(i) = i * 2; }); });
+  k3();
+  EXPECT_EQ(ok.read<int32_t>({3}), 6);
+}
+
+TEST_F(VulkanBackend, TreesFitTheDevicesLargestBuffer) {
+  use_mobile_profile();  // 1 MiB buffers
+  Program prog(config());  // device_memory stays 256 MiB
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(i, 1 << 16);
+  blocks.dense(i, 64).place(x);
+  Kernel w = prog.kernel("w", [&] { for_range(0, 4096, [&](Expr n) { x(n * 7) = 1.0f; }); });
+  w();
+  Stats s = prog.stats();
+  EXPECT_GT(s.find(blocks.name())->pool_capacity, 100);
+  EXPECT_LE(s.tree_words * 4, (1 << 20) + kScratch);
+  EXPECT_EQ(x.read<float>({7 * 4095}), 1.0f);
+  Field huge = prog.field(f32, "huge", {512, 1024});  // 2 MiB of dense cells
+  std::string m = error_of([&] { huge.read<float>({0, 0}); });
+  EXPECT_THAT(m, HasSubstr("'huge'"));
+  EXPECT_THAT(m, HasSubstr("1048576 bytes"));
+  EXPECT_THAT(m, HasSubstr("SNode::capacity"));
+}
+
+// ---- concurrency on sparse structures ----------------------------------------------------
+
+void append_and_count(const Config& config) {
+  Program prog(config);
+  const int n = 100000;
+  Field v = prog.field(i32, "v");
+  SNode& lists = prog.root().dense(i, 4).dynamic(j, 32768, 256);
+  lists.place(v);
+  Field c = prog.field(i32, "c");
+  SNode& cells = prog.root().pointer(i, 64);
+  cells.place(c);
+  Field lengths = prog.field(i32, "lengths", {4});
+  Kernel fill = prog.kernel("fill", [&] {
+    for_range(0, n, [&](Expr k) {
+      append(lists, {k % 4}, k);
+      c(k % 64) += 1;
+    });
+  });
+  Kernel measure = prog.kernel("measure", [&] { for_range(0, 4, [&](Expr b) { lengths(b) = length(lists, {b}); }); });
+  for (int round = 0; round < 3; ++round) {
+    fill();
+    measure();
+    EXPECT_EQ(lengths.to_vector<int32_t>(), std::vector<int32_t>(4, n / 4)) << "round " << round;
+    std::vector<int32_t> all = v.to_vector<int32_t>();  // (4, 32768), row-major
+    for (int b = 0; b < 4; ++b) {
+      std::vector<int32_t> got(all.begin() + b * 32768, all.begin() + b * 32768 + n / 4);
+      std::sort(got.begin(), got.end());
+      bool exact = true;
+      for (int k = 0; k < n / 4; ++k) exact &= got[static_cast<size_t>(k)] == 4 * k + b;
+      EXPECT_TRUE(exact) << "list " << b << " of round " << round << " does not hold each of its values once";
+    }
+    std::vector<int32_t> counts = c.to_vector<int32_t>();
+    for (int k = 0; k < 64; ++k)
+      EXPECT_EQ(counts[static_cast<size_t>(k)], n / 64 + (k < n % 64 ? 1 : 0)) << "cell " << k << ", round " << round;
+    Stats s = prog.stats();
+    EXPECT_EQ(s.find(cells.name())->active_cells, 64);
+    EXPECT_EQ(s.allocation_failures, 0);
+    lists.deactivate_all();
+    cells.deactivate_all();
+  }
+  EXPECT_EQ(prog.stats().find(cells.name())->pool_used, 0);
+}
+
+TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsAreExact) { append_and_count(config()); }
+
+TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsAreExactOnAMobileDevice) {
+  use_mobile_profile();
+  append_and_count(config());
+}
+
+// ---- the rest ------------------------------------------------------------------------
+
+TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_vulkan_backend";
+  std::filesystem::remove_all(dir);
+  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("dumped", [&] { for_range(0, 4, [&](Expr n) { x(n) = n; }); });
+  k();
+  unsetenv("GROVE_DUMP_DIR");
+  EXPECT_TRUE(std::filesystem::exists(dir / "dumped.00_frontend.ir"));
+  std::ifstream spv(dir / "dumped.t0_range_for.spv", std::ios::binary);
+  ASSERT_TRUE(spv.good());
+  uint32_t magic = 0;
+  spv.read(reinterpret_cast<char*>(&magic), 4);
+  EXPECT_EQ(magic, 0x07230203u);
+  std::ifstream text(dir / "dumped.t0_range_for.spvasm");
+  std::stringstream asm_text;
+  asm_text << text.rdbuf();
+  EXPECT_THAT(asm_text.str(), HasSubstr("OpEntryPoint GLCompute"));
+  EXPECT_THAT(asm_text.str(), HasSubstr("\"dumped.t0.range_for\""));
+  EXPECT_THAT(asm_text.str(), HasSubstr("LocalSize 128 1 1"));
+}
+
+TEST_F(VulkanBackend, AutoPicksTheVulkanDevice) {
+  Config c;
+  c.vulkan_validation = true;
+  Program prog(c);
+  EXPECT_EQ(prog.arch(), Arch::Vulkan);
+}
+
+TEST_F(VulkanBackend, AMissingDeviceIsAClearError) {
+  Config c = config();
+  c.vulkan_device = "no such gpu";
+  std::string m = error_of([&] { Program p(c); });
+  EXPECT_THAT(m, HasSubstr("cannot start the Vulkan backend"));
+  EXPECT_THAT(m, HasSubstr("no such gpu"));
+}
+
+}  // namespace
+}  // namespace grove
