@@ -1,7 +1,8 @@
 # Grove's front door. `make demo` and `make test` work on a fresh Debian
 # machine: they install what is missing, configure once, build and run.
 #
-#   make demo    build and run the Julia-set example, writing out/julia.png
+#   make demo    build and run the flagship example (sparse_life: Game of Life
+#                on a 16384^2 sparse grid), writing PNG frames to out/
 #   make test    build everything and run the test suite with ctest
 #   make bench   Release build in build-release, run the benchmarks,
 #                writing out/bench.json and printing a table
@@ -36,8 +37,8 @@ build: configure
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
 demo: configure
-	cmake --build $(BUILD_DIR) --target julia -j$(JOBS)
-	$(BUILD_DIR)/examples/julia/julia --arch auto --out $(OUT_DIR)
+	cmake --build $(BUILD_DIR) --target sparse_life julia -j$(JOBS)
+	$(BUILD_DIR)/examples/sparse_life/sparse_life --arch auto --out $(OUT_DIR)
 
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
