@@ -13,7 +13,7 @@ BUILD_DIR := build
 RELEASE_DIR := build-release
 OUT_DIR := out
 
-.PHONY: all demo test bench clean deps configure configure-release build
+.PHONY: all demo test bench clean deps configure configure-release build format
 
 all: build
 
@@ -46,6 +46,10 @@ test: build
 # The bench target runs grove_bench with --out_json=out/bench.json.
 bench: configure-release
 	cmake --build $(RELEASE_DIR) --target bench -j$(JOBS)
+
+# Applies .clang-format to Grove's own sources.
+format:
+	git ls-files '*.h' '*.cpp' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(OUT_DIR)
