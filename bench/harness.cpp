@@ -1,6 +1,7 @@
 // harness.cpp — collecting, pairing and writing benchmark results.
 #include "harness.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -129,11 +130,16 @@ void write_json(const std::filesystem::path& path, const std::vector<Record>& re
 }
 
 void print_table(const std::vector<Record>& records) {
-  std::printf("\n%-24s %-8s %-10s %12s %12s %10s\n", "workload", "backend", "baseline",
-              "grove_s", "baseline_s", "ratio");
+  int name_width = 24, baseline_width = 10;
   for (const Record& r : records) {
-    std::printf("%-24s %-8s %-10s %12.4e %12.4e %10.4f\n", r.name.c_str(), r.backend.c_str(),
-                r.baseline.c_str(), r.grove_s, r.baseline_s, r.ratio);
+    name_width = std::max(name_width, static_cast<int>(r.name.size()));
+    baseline_width = std::max(baseline_width, static_cast<int>(r.baseline.size()));
+  }
+  std::printf("\n%-*s %-8s %-*s %12s %12s %10s\n", name_width, "workload", "backend", baseline_width,
+              "baseline", "grove_s", "baseline_s", "ratio");
+  for (const Record& r : records) {
+    std::printf("%-*s %-8s %-*s %12.4e %12.4e %10.4f\n", name_width, r.name.c_str(), r.backend.c_str(),
+                baseline_width, r.baseline.c_str(), r.grove_s, r.baseline_s, r.ratio);
   }
   std::printf("(ratio = baseline_s / grove_s; above 1 means Grove is faster)\n");
 }

@@ -58,5 +58,11 @@ void print_table(const std::vector<Record>& records);
 // Workloads (one file each).
 void register_dense_saxpy();
 void register_sparse_struct_for();
+// Vulkan only (GROVE_WITH_VULKAN): generated SPIR-V against hand-written
+// GLSL, launch overhead, and SPIR-V compile latency.
+void register_vulkan_dense();
+void register_vulkan_sparse();
+void register_vulkan_launch();
+void register_spirv_compile();
 
 }  // namespace grove_bench

@@ -7,6 +7,9 @@
 #include <vector>
 
 #include "harness.h"
+#ifdef GROVE_BENCH_VULKAN
+#include "vulkan_common.h"
+#endif
 
 int main(int argc, char** argv) {
   // Take --out_json=FILE out of argv before Google Benchmark sees it.
@@ -32,6 +35,16 @@ int main(int argc, char** argv) {
 
   grove_bench::register_dense_saxpy();
   grove_bench::register_sparse_struct_for();
+#ifdef GROVE_BENCH_VULKAN
+  if (std::string why; grove_bench::vkb::device_available(&why)) {
+    grove_bench::register_vulkan_dense();
+    grove_bench::register_vulkan_sparse();
+    grove_bench::register_vulkan_launch();
+    grove_bench::register_spirv_compile();
+  } else {
+    std::fprintf(stderr, "grove_bench: skipping the Vulkan benchmarks: %s\n", why.c_str());
+  }
+#endif
 
   grove_bench::CollectingReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

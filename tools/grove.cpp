@@ -3,8 +3,13 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <grove/grove.h>
+
+#ifdef GROVE_WITH_VULKAN
+#include "runtime/vulkan/device.h"
+#endif
 
 namespace {
 
@@ -40,6 +45,45 @@ std::string_view describe(grove::Arch arch) {
   return "?";
 }
 
+#ifdef GROVE_WITH_VULKAN
+// Every Vulkan device the loader reports, what Grove may use on it, and
+// which one a Program picks by default (GROVE_VULKAN_DEVICE or the best).
+void list_vulkan_devices() {
+  std::vector<grove::vk::DeviceInfo> devices;
+  try {
+    devices = grove::vk::enumerate_devices();
+  } catch (const grove::Error& e) {
+    std::printf("vulkan devices: none (%s)\n", e.what());
+    return;
+  }
+  int picked = -1;
+  try {
+    picked = static_cast<int>(grove::vk::Device::create()->info().index);
+  } catch (const grove::Error&) {
+  }
+  std::printf("vulkan devices:%s\n", devices.empty() ? " none (the loader found no driver)" : "");
+  for (const grove::vk::DeviceInfo& d : devices) {
+    std::string features;
+    auto add = [&](bool on, const char* name) {
+      if (on) features += std::string(features.empty() ? "" : " ") + name;
+    };
+    add(d.shader_int64, "int64");
+    add(d.shader_float64, "float64");
+    add(d.atomic_int64, "atomic-int64");
+    add(d.atomic_float32_add, "atomic-f32-add");
+    std::printf("  %u: %s (%s, Vulkan %s)%s\n", d.index, d.name.c_str(), grove::vk::to_string(d.type),
+                grove::vk::version_string(d.api_version).c_str(),
+                static_cast<int>(d.index) == picked ? "  <- used by default" : "");
+    if (!d.unsupported_reason.empty()) {
+      std::printf("     unusable: %s\n", d.unsupported_reason.c_str());
+      continue;
+    }
+    std::printf("     %s; largest buffer %llu MiB\n", features.empty() ? "32-bit only" : features.c_str(),
+                static_cast<unsigned long long>(d.max_storage_buffer_range >> 20));
+  }
+}
+#endif
+
 int cmd_info() {
   std::printf("grove %s\n", grove::kVersion);
 
@@ -66,6 +110,15 @@ int cmd_info() {
     } catch (const grove::Error& e) {
       std::printf("  %-7s unavailable: %s\n", (name + ":").c_str(), e.what());
     }
+  }
+#ifdef GROVE_WITH_VULKAN
+  list_vulkan_devices();
+#endif
+  try {
+    grove::Program prog;
+    std::printf("auto:     %s\n", std::string(grove::arch_name(prog.arch())).c_str());
+  } catch (const grove::Error& e) {
+    std::printf("auto:     unavailable: %s\n", e.what());
   }
   if (found == 0) {
     std::fprintf(stderr, "grove: no backend could be started\n");

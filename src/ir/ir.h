@@ -34,7 +34,8 @@ enum class StmtKind : uint8_t {
 #define GROVE_SNODE_OPS(X) X(activate) X(deactivate) X(is_active) X(append) X(length)
 
 // What an offloaded task does; the scheduler reads it (docs/ir.md, "Offloaded stage").
-#define GROVE_TASK_KINDS(X) X(serial) X(range_for) X(struct_for) X(listgen) X(clear_list) X(gc) X(gc_finish)
+#define GROVE_TASK_KINDS(X) \
+  X(serial) X(range_for) X(struct_for) X(listgen) X(clear_list) X(gc) X(gc_prepare) X(gc_collect) X(gc_finish)
 
 #define GROVE_ENUMERATOR(name) name,
 enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };

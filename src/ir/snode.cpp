@@ -422,7 +422,7 @@ int64_t SNodeForest::count_active(int target, const WordReader& w) const {
     bool last = depth + 1 == p.size();
     int64_t count = 0;
     for (int64_t c = 0; c < s.num_cells; ++c) {
-      int64_t cell;
+      int64_t cell = -1;
       switch (s.type) {
         case SNodeType::root:
         case SNodeType::dense:

@@ -31,7 +31,9 @@ Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
 }
 
 Stmt* SparseRuntime::load(int tree, Stmt* address) { return b_.tree_load(tree, U32, address); }
-void SparseRuntime::store(int tree, Stmt* address, Stmt* value) { b_.tree_store(tree, U32, address, value); }
+void SparseRuntime::store(int tree, Stmt* address, Stmt* value) {
+  b_.tree_store(tree, U32, address, value);
+}
 Stmt* SparseRuntime::atomic(AtomicOp op, int tree, Stmt* address, Stmt* value) {
   return b_.tree_atomic(op, tree, U32, address, value);
 }
@@ -89,7 +91,9 @@ Stmt* SparseRuntime::local_cell(int node, int leaf, const std::vector<Stmt*>& id
     Stmt* v = idx.at(ua);
     if (stride != 1) v = bin(BinaryOp::div, v, u32(static_cast<uint64_t>(stride)));
     v = bin(BinaryOp::mod, v, u32(static_cast<uint64_t>(s.extent[ua])));
-    cell = cell ? bin(BinaryOp::add, bin(BinaryOp::mul, cell, u32(static_cast<uint64_t>(s.extent[ua]))), v) : v;
+    cell = cell ? bin(BinaryOp::add,
+                      bin(BinaryOp::mul, cell, u32(static_cast<uint64_t>(s.extent[ua]))), v)
+                : v;
   }
   return cell ? cell : u32(0);
 }
@@ -133,7 +137,8 @@ Stmt* SparseRuntime::allocate(int pool) {
         Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
         if_then(bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))), [&] {
           Stmt* v = atomic(AtomicOp::exchange, t,
-                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at), u32(0));
+                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at),
+                           u32(0));
           set(result, v);
         });
         // 3. The bump region.
@@ -152,27 +157,31 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
   Stmt* value = var(U32, load(t, slot));
   if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
     Stmt* candidate = allocate(pool);
-    if_then(bin(BinaryOp::cmp_ne, candidate, u32(0)), [&] {
-      Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
-      if_then(
-          bin(BinaryOp::cmp_eq, old, u32(0)), [&] { set(value, candidate); },
-          [&] {
-            // Lost the race: the winner's entry is used, ours goes to the spares.
-            Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
-            atomic(AtomicOp::exchange, t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
-                   candidate);  // entry + 1: non-zero once written
-            set(value, old);
-          });
-    }, [&] {
-      // The pool is full. On a parallel device the entries may be held by
-      // threads that lost races (their candidates wait on the spare list
-      // until gc), and one of them may have published this slot by now:
-      // re-read it atomically, and count a failure only if it is still empty.
-      Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
-      set(value, now);
-      if_then(bin(BinaryOp::cmp_eq, now, u32(0)),
-              [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
-    });
+    if_then(
+        bin(BinaryOp::cmp_ne, candidate, u32(0)),
+        [&] {
+          Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
+          if_then(
+              bin(BinaryOp::cmp_eq, old, u32(0)), [&] { set(value, candidate); },
+              [&] {
+                // Lost the race: the winner's entry is used, ours goes to the spares.
+                Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
+                atomic(AtomicOp::exchange, t,
+                       bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
+                       candidate);  // entry + 1: non-zero once written
+                set(value, old);
+              });
+        },
+        [&] {
+          // The pool is full. On a parallel device the entries may be held by
+          // threads that lost races (their candidates wait on the spare list
+          // until gc), and one of them may have published this slot by now:
+          // re-read it atomically, and count a failure only if it is still empty.
+          Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
+          set(value, now);
+          if_then(bin(BinaryOp::cmp_eq, now, u32(0)),
+                  [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
+        });
   });
   return get(value);
 }
@@ -185,7 +194,8 @@ void SparseRuntime::enqueue(int pool, Stmt* entry) {
 
 // ---- walking the tree ----------------------------------------------------------
 
-SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indices, bool activate, int space) {
+SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indices, bool activate,
+                                        int space) {
   if (space < 0) space = node;
   const SNodeDecl& target = forest_.snode(node);
   int t = target.tree;
@@ -214,11 +224,13 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         Stmt* bits = load(t, word);
         Stmt* set_now = bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, bits, bit), u32(0));
         if (activate) {
-          if_then(b_.unary(UnaryOp::logic_not, set_now), [&] { atomic(AtomicOp::bit_or, t, word, bit); });
+          if_then(b_.unary(UnaryOp::logic_not, set_now),
+                  [&] { atomic(AtomicOp::bit_or, t, word, bit); });
         } else {
           ok = bin(BinaryOp::logic_and, ok, set_now);
         }
-        address = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+        address = bin(BinaryOp::add,
+                      bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
                       bin(BinaryOp::mul, c, cw));
         break;
       }
@@ -247,10 +259,11 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
         Stmt* in_chunk = bin(BinaryOp::mod, c, u32(static_cast<uint64_t>(s.chunk_size)));
-        address = bin(BinaryOp::add,
-                      bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                          bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
-                      bin(BinaryOp::mul, in_chunk, cw));
+        address =
+            bin(BinaryOp::add,
+                bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                    bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
+                bin(BinaryOp::mul, in_chunk, cw));
         break;
       }
     }
@@ -283,7 +296,8 @@ Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stm
   return b_.select(cell.ok, v, zero_of(b_, compute_type(dtype)));
 }
 
-void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stmt*>& indices, Stmt* value) {
+void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stmt*>& indices,
+                                Stmt* value) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   Cell cell = walk(place.parent, indices, true);
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
@@ -310,22 +324,41 @@ Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
     // Narrow integers share no atomic instruction with 32-bit words: a
     // compare-and-swap loop on the word that holds the value.
     GROVE_ASSERT(is_integral(dtype), "atomic on a narrow float must be rejected before lowering");
+    // The word a failed swap returns is the next expected value, so the loop
+    // reads memory once.
+    Stmt* expected = var(U32, load(t, addr));
     Stmt* w = b_.while_loop();
     Block* saved = b_.block();
     size_t pos = b_.position();
     b_.set_insert_point_to_end(w->body());
-    Stmt* old_word = load(t, addr);
+    Stmt* old_word = get(expected);
     Stmt* old = b_.cast(ct, old_word);
     Stmt* updated = nullptr;
     switch (op) {
-      case AtomicOp::add: updated = bin(BinaryOp::add, old, value); break;
-      case AtomicOp::sub: updated = bin(BinaryOp::sub, old, value); break;
-      case AtomicOp::min: updated = bin(BinaryOp::min, old, value); break;
-      case AtomicOp::max: updated = bin(BinaryOp::max, old, value); break;
-      case AtomicOp::bit_and: updated = bin(BinaryOp::bit_and, old, value); break;
-      case AtomicOp::bit_or: updated = bin(BinaryOp::bit_or, old, value); break;
-      case AtomicOp::bit_xor: updated = bin(BinaryOp::bit_xor, old, value); break;
-      case AtomicOp::exchange: updated = value; break;
+      case AtomicOp::add:
+        updated = bin(BinaryOp::add, old, value);
+        break;
+      case AtomicOp::sub:
+        updated = bin(BinaryOp::sub, old, value);
+        break;
+      case AtomicOp::min:
+        updated = bin(BinaryOp::min, old, value);
+        break;
+      case AtomicOp::max:
+        updated = bin(BinaryOp::max, old, value);
+        break;
+      case AtomicOp::bit_and:
+        updated = bin(BinaryOp::bit_and, old, value);
+        break;
+      case AtomicOp::bit_or:
+        updated = bin(BinaryOp::bit_or, old, value);
+        break;
+      case AtomicOp::bit_xor:
+        updated = bin(BinaryOp::bit_xor, old, value);
+        break;
+      case AtomicOp::exchange:
+        updated = value;
+        break;
     }
     uint64_t mask = (uint64_t{1} << bit_width(dtype)) - 1;
     Stmt* new_word = bin(BinaryOp::bit_and, b_.cast(U32, updated), u32(mask));
@@ -334,6 +367,7 @@ Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
       set(result, old);
       b_.break_stmt();
     });
+    set(expected, prev);
     b_.set_insert_point(saved, pos);
   });
   return get(result);
@@ -341,7 +375,9 @@ Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
 
 // ---- SNode operations ------------------------------------------------------------
 
-void SparseRuntime::op_activate(int node, const std::vector<Stmt*>& indices) { walk(node, indices, true); }
+void SparseRuntime::op_activate(int node, const std::vector<Stmt*>& indices) {
+  walk(node, indices, true);
+}
 
 Stmt* SparseRuntime::op_is_active(int node, const std::vector<Stmt*>& indices) {
   return walk(node, indices, false).ok;
@@ -356,12 +392,14 @@ void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
   for (Stmt* i : full) idx.push_back(b_.cast(U32, i));
   while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
   Stmt* c = local_cell(node, node, idx);
-  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  Stmt* container =
+      bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   if_then(parent.ok, [&] {
     switch (s.type) {
       case SNodeType::pointer: {
         Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, container, c), u32(0));
-        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
+                [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
         break;
       }
       case SNodeType::bitmasked: {
@@ -369,7 +407,8 @@ void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
         Stmt* bit = bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32)));
         Stmt* old = atomic(AtomicOp::bit_and, t, word, b_.unary(UnaryOp::bit_not, bit));
         if_then(bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, old, bit), u32(0)), [&] {
-          Stmt* cell = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+          Stmt* cell = bin(BinaryOp::add,
+                           bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
                            bin(BinaryOp::mul, c, u32(static_cast<uint64_t>(s.cell_words))));
           release_cell(node, cell);
         });
@@ -388,12 +427,14 @@ void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
 
 Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt* value) {
   const SNodeDecl& s = forest_.snode(node);
-  GROVE_ASSERT(s.type == SNodeType::dynamic && s.children.size() == 1, "append needs a dynamic node with one field");
+  GROVE_ASSERT(s.type == SNodeType::dynamic && s.children.size() == 1,
+               "append needs a dynamic node with one field");
   const SNodeDecl& place = forest_.snode(s.children[0]);
   int t = s.tree;
   std::vector<Stmt*> full = full_indices(node, indices);
   Cell parent = walk(s.parent, full, true, node);
-  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  Stmt* container =
+      bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   Stmt* result = var(I32, i32(-1));
   if_then(parent.ok, [&] {
     Stmt* k = atomic(AtomicOp::add, t, container, u32(1));
@@ -406,12 +447,13 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
           if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
             Stmt* entry = bin(BinaryOp::sub, v, u32(1));
             Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
-            Stmt* addr = bin(
-                BinaryOp::add,
-                bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                    bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
-                bin(BinaryOp::add, bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
-                    u32(static_cast<uint64_t>(place.component_offset))));
+            Stmt* addr =
+                bin(BinaryOp::add,
+                    bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                        bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
+                    bin(BinaryOp::add,
+                        bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
+                        u32(static_cast<uint64_t>(place.component_offset))));
             b_.tree_store(t, forest_.field_dtype(place.field), addr, value);
             set(result, b_.cast(I32, k));
           });
@@ -429,8 +471,10 @@ Stmt* SparseRuntime::op_length(int node, const std::vector<Stmt*>& indices) {
   const SNodeDecl& s = forest_.snode(node);
   std::vector<Stmt*> full = full_indices(node, indices);
   Cell parent = walk(s.parent, full, false, node);
-  Stmt* container = bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
-  Stmt* length = bin(BinaryOp::min, load(s.tree, container), u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* container =
+      bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
+  Stmt* length =
+      bin(BinaryOp::min, load(s.tree, container), u32(static_cast<uint64_t>(s.num_cells)));
   return b_.select(parent.ok, b_.cast(I32, length), i32(0));
 }
 
@@ -442,9 +486,8 @@ void SparseRuntime::zero_words(int tree, Stmt* address, int64_t count) {
       store(tree, bin(BinaryOp::add, address, u32(static_cast<uint64_t>(w))), u32(0));
     return;
   }
-  serial_loop(i32(0), i32(count), [&](Stmt* w) {
-    store(tree, bin(BinaryOp::add, address, b_.cast(U32, w)), u32(0));
-  });
+  serial_loop(i32(0), i32(count),
+              [&](Stmt* w) { store(tree, bin(BinaryOp::add, address, b_.cast(U32, w)), u32(0)); });
 }
 
 void SparseRuntime::release_cell(int node, Stmt* address) {
@@ -454,7 +497,8 @@ void SparseRuntime::release_cell(int node, Stmt* address) {
     return;
   }
   for (int c : s.children)
-    release_container(c, bin(BinaryOp::add, address, u32(static_cast<uint64_t>(forest_.snode(c).component_offset))));
+    release_container(c, bin(BinaryOp::add, address,
+                             u32(static_cast<uint64_t>(forest_.snode(c).component_offset))));
 }
 
 void SparseRuntime::release_container(int node, Stmt* container) {
@@ -472,15 +516,19 @@ void SparseRuntime::release_container(int node, Stmt* container) {
       }
       zero_words(t, container, s.mask_words);
       serial_loop(i32(0), i32(s.num_cells), [&](Stmt* i) {
-        release_cell(node, bin(BinaryOp::add,
-                               bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
-                               bin(BinaryOp::mul, b_.cast(U32, i), u32(static_cast<uint64_t>(s.cell_words)))));
+        release_cell(
+            node,
+            bin(BinaryOp::add,
+                bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+                bin(BinaryOp::mul, b_.cast(U32, i), u32(static_cast<uint64_t>(s.cell_words)))));
       });
       return;
     case SNodeType::pointer:
       serial_loop(i32(0), i32(s.num_cells), [&](Stmt* i) {
-        Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, container, b_.cast(U32, i)), u32(0));
-        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+        Stmt* v =
+            atomic(AtomicOp::exchange, t, bin(BinaryOp::add, container, b_.cast(U32, i)), u32(0));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
+                [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
       });
       return;
     case SNodeType::dynamic:
@@ -488,7 +536,8 @@ void SparseRuntime::release_container(int node, Stmt* container) {
       serial_loop(i32(0), i32(s.num_chunks), [&](Stmt* i) {
         Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), b_.cast(U32, i));
         Stmt* v = atomic(AtomicOp::exchange, t, slot, u32(0));
-        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
+                [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
       });
       return;
     case SNodeType::root:
@@ -497,6 +546,56 @@ void SparseRuntime::release_container(int node, Stmt* container) {
 }
 
 // ---- tasks ---------------------------------------------------------------------
+
+Stmt* SparseRuntime::mask_bit(int tree, Stmt* container, Stmt* c) {
+  Stmt* bits = load(tree, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
+  return bin(
+      BinaryOp::cmp_ne,
+      bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1)),
+      u32(0));
+}
+
+void SparseRuntime::for_list_cells(
+    int node, int naxes, const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+  const SNodeDecl& s = forest_.snode(node);
+  int t = s.tree;
+  Stmt* count = load(t, u32(static_cast<uint64_t>(s.list_offset)));
+  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
+                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
+  Stmt* container = load(t, entry);
+  // The cell's local coordinates (row-major over the node's axes)...
+  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
+  Stmt* rest = c;
+  for (int a = kMaxAxes - 1; a >= 0; --a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
+    local[ua] = bin(BinaryOp::mod, rest, ext);
+    rest = bin(BinaryOp::div, rest, ext);
+  }
+  // ...plus its container's coordinates (stored in the list entry) scaled by
+  // the node's extents give its global index in the node's index space.
+  int stored = static_cast<int>(s.list_entry_words) - 1;
+  std::vector<Stmt*> index;
+  for (int a = 0; a < naxes; ++a) {
+    auto ua = static_cast<size_t>(a);
+    Stmt* base =
+        a < stored ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[ua])));
+    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
+    index.push_back(g);
+  }
+  body(c, container, index);
+  b_.set_insert_point(saved, pos);
+}
 
 void SparseRuntime::emit_clear_list(int node) {
   const SNodeDecl& s = forest_.snode(node);
@@ -526,136 +625,81 @@ void SparseRuntime::emit_listgen(int node) {
     b_.loop_index(loop, 0);
     std::vector<Stmt*> coords(static_cast<size_t>(ncoords), nullptr);
     for (auto& c : coords) c = u32(0);
-    append_entry(u32(static_cast<uint64_t>(forest_.tree(t).root_offset + s.component_offset)), coords);
+    append_entry(u32(static_cast<uint64_t>(forest_.tree(t).root_offset + s.component_offset)),
+                 coords);
     b_.set_insert_point(saved, pos);
     return;
   }
-  Stmt* count = load(t, u32(static_cast<uint64_t>(p.list_offset)));
-  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(p.num_cells)));
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
-  Block* saved = b_.block();
-  size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(p.num_cells)));
-  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(p.num_cells)));
-  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.list_offset + 1)),
-                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(p.list_entry_words))));
-  Stmt* container = load(t, entry);
-  // The parent cell's global index per axis: its container's coordinates
-  // scaled by the parent's extents, plus the local cell's coordinates.
-  std::vector<Stmt*> coords;
-  Stmt* rest = c;
-  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
-  for (int a = kMaxAxes - 1; a >= 0; --a) {
-    if (!((p.axis_mask >> a) & 1)) continue;
-    auto ua = static_cast<size_t>(a);
-    Stmt* ext = u32(static_cast<uint64_t>(p.extent[ua]));
-    local[ua] = bin(BinaryOp::mod, rest, ext);
-    rest = bin(BinaryOp::div, rest, ext);
-  }
-  int pcoords = static_cast<int>(p.list_entry_words) - 1;
-  for (int a = 0; a < ncoords; ++a) {
-    auto ua = static_cast<size_t>(a);
-    Stmt* base = a < pcoords ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
-    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(p.extent[ua])));
-    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
-    coords.push_back(g);
-  }
-  Stmt* cw = u32(static_cast<uint64_t>(p.cell_words));
-  Stmt* comp = u32(static_cast<uint64_t>(s.component_offset));
-  switch (p.type) {
-    case SNodeType::dense:
-      append_entry(bin(BinaryOp::add, bin(BinaryOp::add, container, bin(BinaryOp::mul, c, cw)), comp), coords);
-      break;
-    case SNodeType::bitmasked: {
-      Stmt* bits = load(t, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
-      Stmt* on = bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1));
-      if_then(bin(BinaryOp::cmp_ne, on, u32(0)), [&] {
-        Stmt* cell = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(p.mask_words))),
-                         bin(BinaryOp::mul, c, cw));
-        append_entry(bin(BinaryOp::add, cell, comp), coords);
+  for_list_cells(
+      s.parent, ncoords, [&](Stmt* c, Stmt* container, const std::vector<Stmt*>& coords) {
+        Stmt* cw = u32(static_cast<uint64_t>(p.cell_words));
+        Stmt* comp = u32(static_cast<uint64_t>(s.component_offset));
+        switch (p.type) {
+          case SNodeType::dense:
+            append_entry(
+                bin(BinaryOp::add, bin(BinaryOp::add, container, bin(BinaryOp::mul, c, cw)), comp),
+                coords);
+            break;
+          case SNodeType::bitmasked: {
+            if_then(mask_bit(t, container, c), [&] {
+              Stmt* cell =
+                  bin(BinaryOp::add,
+                      bin(BinaryOp::add, container, u32(static_cast<uint64_t>(p.mask_words))),
+                      bin(BinaryOp::mul, c, cw));
+              append_entry(bin(BinaryOp::add, cell, comp), coords);
+            });
+            break;
+          }
+          case SNodeType::pointer: {
+            Stmt* v = load(t, bin(BinaryOp::add, container, c));
+            if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
+              Stmt* cell = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.pool_offset)),
+                               bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
+                                   u32(static_cast<uint64_t>(p.pool_entry_words))));
+              append_entry(bin(BinaryOp::add, cell, comp), coords);
+            });
+            break;
+          }
+          case SNodeType::root:
+          case SNodeType::dynamic:
+          case SNodeType::place:
+            GROVE_ASSERT(false, "listgen below a root, dynamic or place node");
+        }
       });
-      break;
-    }
-    case SNodeType::pointer: {
-      Stmt* v = load(t, bin(BinaryOp::add, container, c));
-      if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-        Stmt* cell = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.pool_offset)),
-                         bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
-                             u32(static_cast<uint64_t>(p.pool_entry_words))));
-        append_entry(bin(BinaryOp::add, cell, comp), coords);
-      });
-      break;
-    }
-    case SNodeType::root:
-    case SNodeType::dynamic:
-    case SNodeType::place:
-      GROVE_ASSERT(false, "listgen below a root, dynamic or place node");
-  }
-  b_.set_insert_point(saved, pos);
 }
 
-void SparseRuntime::emit_struct_for(int node, const std::function<void(const std::vector<Stmt*>&)>& body) {
+void SparseRuntime::emit_struct_for(int node,
+                                    const std::function<void(const std::vector<Stmt*>&)>& body) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
-  Stmt* count = load(t, u32(static_cast<uint64_t>(s.list_offset)));
-  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(s.num_cells)));
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
-  Block* saved = b_.block();
-  size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(s.num_cells)));
-  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(s.num_cells)));
-  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
-                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
-  Stmt* container = load(t, entry);
-  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
-  Stmt* rest = c;
-  for (int a = kMaxAxes - 1; a >= 0; --a) {
-    if (!((s.axis_mask >> a) & 1)) continue;
-    auto ua = static_cast<size_t>(a);
-    Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
-    local[ua] = bin(BinaryOp::mod, rest, ext);
-    rest = bin(BinaryOp::div, rest, ext);
-  }
-  int ncoords = static_cast<int>(s.list_entry_words) - 1;
-  std::vector<Stmt*> indices;
-  for (int a = 0; a < s.ndim(); ++a) {
-    auto ua = static_cast<size_t>(a);
-    Stmt* base = a < ncoords ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
-    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[ua])));
-    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
-    indices.push_back(b_.cast(I32, g));
-  }
-  Stmt* active = nullptr;
-  switch (s.type) {
-    case SNodeType::dense:
-      break;
-    case SNodeType::bitmasked: {
-      Stmt* bits = load(t, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
-      active = bin(BinaryOp::cmp_ne,
-                   bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1)), u32(0));
-      break;
+  for_list_cells(node, s.ndim(), [&](Stmt* c, Stmt* container, const std::vector<Stmt*>& index) {
+    std::vector<Stmt*> indices;
+    for (Stmt* g : index) indices.push_back(b_.cast(I32, g));
+    Stmt* active = nullptr;
+    switch (s.type) {
+      case SNodeType::dense:
+        break;
+      case SNodeType::bitmasked:
+        active = mask_bit(t, container, c);
+        break;
+      case SNodeType::pointer:
+        active = bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0));
+        break;
+      case SNodeType::dynamic:
+        active =
+            bin(BinaryOp::cmp_lt, c,
+                bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells))));
+        break;
+      case SNodeType::root:
+      case SNodeType::place:
+        GROVE_ASSERT(false, "struct_for over a root or place");
     }
-    case SNodeType::pointer:
-      active = bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0));
-      break;
-    case SNodeType::dynamic:
-      active = bin(BinaryOp::cmp_lt, c,
-                   bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells))));
-      break;
-    case SNodeType::root:
-    case SNodeType::place:
-      GROVE_ASSERT(false, "struct_for over a root or place");
-  }
-  if (active) {
-    if_then(active, [&] { body(indices); });
-  } else {
-    body(indices);
-  }
-  b_.set_insert_point(saved, pos);
+    if (active) {
+      if_then(active, [&] { body(indices); });
+    } else {
+      body(indices);
+    }
+  });
 }
 
 void SparseRuntime::emit_gc(int pool) {
@@ -678,42 +722,55 @@ void SparseRuntime::emit_gc(int pool) {
   b_.set_insert_point(saved, pos);
 }
 
+void SparseRuntime::emit_gc_prepare(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  // Allocations took free[top - 1], free[top - 2], ...: free[0, top - taken)
+  // were not taken and stay; gc_collect appends after them.
+  Stmt* top = load(t, state(pool, kFreeTop));
+  Stmt* taken = bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top);
+  store(t, state(pool, kFreeTop), bin(BinaryOp::sub, top, taken));
+  store(t, state(pool, kFreeTaken), u32(0));
+}
+
+void SparseRuntime::emit_gc_collect(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* spares = load(t, state(pool, kSpareCount));
+  Stmt* queued = load(t, state(pool, kQueueCount));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
+  auto give_back = [&](Stmt* entry) {
+    Stmt* at = atomic(AtomicOp::add, t, state(pool, kFreeTop), u32(1));
+    store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at), entry);
+  };
+  if_then(
+      bin(BinaryOp::cmp_lt, i, spares),
+      [&] {
+        // A spare slot still holding entry + 1 was not reused this kernel.
+        Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), i),
+                         u32(0));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { give_back(bin(BinaryOp::sub, v, u32(1))); });
+      },
+      [&] {
+        Stmt* q = bin(BinaryOp::sub, i, spares);
+        give_back(load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)), q)));
+      });
+  b_.set_insert_point(saved, pos);
+}
+
 void SparseRuntime::emit_gc_finish(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
-  Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* taken = bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top);
-  Stmt* count = var(U32, bin(BinaryOp::sub, top, taken));  // free[0, top - taken) were not taken
-  auto move_all = [&](int64_t which, int64_t from) {
-    Stmt* n = load(t, state(pool, which));
-    serial_loop(i32(0), b_.cast(I32, n), [&](Stmt* i) {
-      Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(from)), b_.cast(U32, i)));
-      store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), get(count)), entry);
-      set(count, bin(BinaryOp::add, get(count), u32(1)));
-    });
-  };
-  // Spares: every slot still holding entry + 1 (some were taken and reused).
-  Stmt* spares = load(t, state(pool, kSpareCount));
-  serial_loop(i32(0), b_.cast(I32, spares), [&](Stmt* i) {
-    Stmt* at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), b_.cast(U32, i));
-    Stmt* v = load(t, at);
-    if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-      store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), get(count)),
-            bin(BinaryOp::sub, v, u32(1)));
-      set(count, bin(BinaryOp::add, get(count), u32(1)));
-      store(t, at, u32(0));
-    });
-  });
-  move_all(kQueueCount, s.queue_offset);
-  Stmt* n = get(count);
-  store(t, state(pool, kFreeTop), n);
-  store(t, state(pool, kFreeTaken), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
   store(t, state(pool, kSpareTaken), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
   Stmt* bump = bin(BinaryOp::min, load(t, state(pool, kBump)), u32(static_cast<uint64_t>(s.capacity)));
   store(t, state(pool, kBump), bump);
-  Stmt* in_use = bin(BinaryOp::sub, bump, n);
+  Stmt* in_use = bin(BinaryOp::sub, bump, load(t, state(pool, kFreeTop)));
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), in_use));
 }
 

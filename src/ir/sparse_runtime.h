@@ -51,7 +51,16 @@ class SparseRuntime {
   // `body` is called inside the loop, under the activity test, with the
   // cell's global indices (i32, one per axis of the node).
   void emit_struct_for(int node, const std::function<void(const std::vector<Stmt*>&)>& body);
+  // Garbage collection of one pool, four tasks in this order: gc (parallel:
+  // zero the queued entries, queueing what lies below them), gc_prepare
+  // (serial: drop the free-list entries taken since the last gc),
+  // gc_collect (parallel: return spares and queued entries to the free
+  // list), gc_finish (serial: reset the counters, clamp the bump head,
+  // update the high-water mark). Only gc_prepare and gc_finish run on one
+  // thread, and they loop over nothing (some devices cap a loop's iterations).
   void emit_gc(int pool_node);
+  void emit_gc_prepare(int pool_node);
+  void emit_gc_collect(int pool_node);
   void emit_gc_finish(int pool_node);
 
  private:
@@ -82,6 +91,13 @@ class SparseRuntime {
   void release_cell(int node, Stmt* address);
   void release_container(int node, Stmt* container);
   void zero_words(int tree, Stmt* address, int64_t count);
+  // u1: bit c of the bitmask at the start of `container`.
+  Stmt* mask_bit(int tree, Stmt* container, Stmt* c);
+  // Emits the parallel loop over every cell of every container in `node`'s
+  // list and calls body(cell number in its container, container address,
+  // the cell's global index (u32) on axes 0..naxes-1) inside it.
+  void for_list_cells(int node, int naxes,
+                      const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   bool subtree_has_pool(int node) const;
   std::vector<Stmt*> full_indices(int node, const std::vector<Stmt*>& indices);
 

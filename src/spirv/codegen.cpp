@@ -146,7 +146,8 @@ Id TaskEmitter::buffer_variable(Id element, uint32_t stride, uint32_t binding, c
 Id TaskEmitter::word_pointer(int tree, Id address) {
   TreeBinding& b = trees_.at(tree);
   if (b.words == 0) {
-    std::string name = forest_.tree(tree).root < 0 ? "scratch" : "tree" + std::to_string(tree);
+    const bool scratch = tree < forest_.num_trees() && forest_.tree(tree).root < 0;
+    std::string name = scratch ? "scratch" : "tree" + std::to_string(tree);
     b.words = buffer_variable(u32_type(), 4, b.binding, name);
   }
   return m_.access_chain(b.words, {u32c(0), address});
@@ -426,11 +427,7 @@ void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std:
   m_.begin_block(done);
 }
 
-void TaskEmitter::loop_back_edge(Id header, Id merge) {
-  if (options_.max_loop_iterations == 0) {
-    m_.branch(header);
-    return;
-  }
+uint32_t TaskEmitter::loop_limit_message() {
   if (loop_limit_message_ < 0) {
     Message msg;
     msg.is_assert = true;
@@ -442,6 +439,17 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
     loop_limit_message_ = options_.message_base + static_cast<int64_t>(out_.messages.size());
     out_.messages.push_back(std::move(msg));
   }
+  return static_cast<uint32_t>(loop_limit_message_);
+}
+
+// llvmpipe's limiter counts every pass through a loop's end, the last one
+// (where the loop exits) included: back-edges here, and one more per loop in
+// after_loop().
+void TaskEmitter::loop_back_edge(Id header, Id merge) {
+  if (options_.max_loop_iterations == 0) {
+    m_.branch(header);
+    return;
+  }
   const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(1));
   m_.store(back_edges_, n);
   const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
@@ -449,7 +457,7 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
   m_.selection_merge(back);
   m_.branch_conditional(over, report, back);
   m_.begin_block(report);
-  claim_error_record(static_cast<uint32_t>(loop_limit_message_), {});
+  claim_error_record(loop_limit_message(), {});
   m_.branch(back);
   m_.begin_block(back);
   m_.branch_conditional(over, merge, header);
@@ -457,11 +465,14 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
 
 void TaskEmitter::after_loop() {
   if (options_.max_loop_iterations == 0) return;
-  const Id over = m_.compare(Op::OpUGreaterThanEqual, m_.load(back_edges_), u32c(options_.max_loop_iterations));
+  const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(1));
+  m_.store(back_edges_, n);
+  const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
   const Id stop = m_.new_label(), go_on = m_.new_label();
   m_.selection_merge(go_on);
   m_.branch_conditional(over, stop, go_on);
   m_.begin_block(stop);
+  claim_error_record(loop_limit_message(), {});  // no-op if the back-edge already claimed it
   m_.ret();
   m_.begin_block(go_on);
 }

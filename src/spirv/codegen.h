@@ -34,8 +34,17 @@
 // device's limit) when the bounds are known on the host — constants
 // (TaskModule::static_iterations) or arithmetic of constants and arguments
 // (evaluate TaskModule::loop's bounds) — and a fixed number of groups
-// otherwise (bounds read from a tree, as in listgen and struct-fors). Serial
-// tasks (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
+// otherwise (bounds read from a tree, as in listgen and struct-fors): 1024
+// on GPUs, 64 on CPU devices such as lavapipe, where idle groups cost real
+// time. Serial tasks (serial, clear_list, gc_finish) have LocalSize 1 and run
+// one group.
+//
+// Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any
+// loop once one invocation has taken 65535 loop back-edges in all; with
+// CodegenOptions::max_loop_iterations set, every loop counts them and the
+// launch fails with an error naming the task instead of computing garbage.
+// (Long serial loops therefore cannot run on lavapipe; parallel loops spread
+// their iterations over enough invocations.)
 //
 // Semantics follow src/ir/interpreter.cpp bit for bit where SPIR-V allows it:
 // integer division and remainder by zero (and INT_MIN / -1) give 0 through
@@ -44,11 +53,16 @@
 // operation, so no Int8/Int16 capability is needed; f16 is converted with
 // UnpackHalf2x16 on loads and an exact integer round-to-nearest-even on
 // stores (no Float16 capability); float arithmetic is decorated NoContraction
-// so no driver fuses it into FMAs; float min/max, round (half away from zero)
-// and float-to-int casts (saturating, NaN -> 0) are written out. Known
-// differences: transcendental functions (sin, exp, pow, atan2, ...) follow
-// the device's GLSL.std.450 precision, and on f64 values they compute in f32
-// (GLSL.std.450 defines them for 16- and 32-bit floats only).
+// so no driver fuses it into FMAs; float min/max, round (half away from zero),
+// fmod (exact long division), pow's special cases and float-to-int casts
+// (saturating, NaN -> 0) are written out. exp, log, atan, atan2, asin, acos
+// and tanh are Cephes' f32 algorithms in SPIR-V (within 3 ulp of the host's
+// libm on every device; lavapipe's own were up to 3826 ulp off). Known
+// differences: sin, cos, tan, sqrt and pow of finite arguments are the
+// driver's GLSL.std.450 (lavapipe: sin/cos/tan within 3 ulp, pow within ~40
+// ulp, wrong for subnormal bases); f64 transcendental functions keep f64's
+// range but only f32's precision (GLSL.std.450 defines them for 16- and
+// 32-bit floats only).
 #pragma once
 
 #include <cstdint>

@@ -95,6 +95,7 @@ class TaskEmitter {
   // the start of the merge block) then returns from the invocation.
   void loop_back_edge(Id header, Id merge);
   void after_loop();
+  uint32_t loop_limit_message();  // the task's message id for it (made on first use)
   void claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values);
   // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying
   // `op` to the float value there; yields the old value as t.

@@ -307,7 +307,9 @@ TEST_P(SparseMore, DynamicChunkPoolExhaustion) {
   EXPECT_LE(chunks, 3);
   EXPECT_GE(stored, 1);
   EXPECT_LE(stored, 8 * chunks);
-  if (GetParam() == Arch::Interp) EXPECT_EQ(stored, 24);  // one append at a time: no race
+  if (GetParam() == Arch::Interp) {
+    EXPECT_EQ(stored, 24);  // one append at a time: no race
+  }
 }
 
 TEST_P(SparseMore, HostWriteToADynamicElementExtendsTheList) {

@@ -1,0 +1,440 @@
+// vulkan_sparse.cpp — Grove's generated SPIR-V against hand-written GLSL on
+// the same Vulkan device, sparse workloads on a 256^3 grid stored as
+// pointer(ijk, 64^3) blocks of dense(ijk, 4^3) voxels:
+//
+//   vk_sparse_activate   write 100k pseudo-random voxels into an empty grid
+//                        (activating ~83k blocks); everything is deactivated
+//                        again in an untimed step after each launch
+//   vk_sparse_struct_for y = 2 x + 1 over every voxel of the active blocks
+//                        (~5% of the blocks)
+//
+// The GLSL baselines keep the same memory contract by hand: a slot array
+// per block (0 or 1 + pool entry), a pool of blocks, an atomic bump
+// allocator and compare-and-swap publication with losers' candidates on a
+// spare list (activation); the same pool layout with x and y side by side
+// per voxel, and a list of the active blocks' pool entries built once on
+// the host (struct-for).
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grove/grove.h>
+
+#include "harness.h"
+#include "shaders/embedded.h"
+#include "vulkan_common.h"
+
+namespace grove_bench {
+namespace {
+
+using grove::Expr;
+namespace vk = grove::vk;
+
+constexpr int kGrid = 256;                       // voxels per side
+constexpr int kBlockSide = 4;                    // voxels per block side
+constexpr int kBlocksPerSide = kGrid / kBlockSide;  // 64
+constexpr int kBlocks = kBlocksPerSide * kBlocksPerSide * kBlocksPerSide;  // 262144
+constexpr int kBlockVoxels = kBlockSide * kBlockSide * kBlockSide;        // 64
+constexpr size_t kGridVoxels = size_t{kGrid} * kGrid * kGrid;
+
+grove::Config vulkan_config() {
+  grove::Config c;
+  c.arch = grove::Arch::Vulkan;
+  return c;
+}
+
+template <typename F>
+void guarded(benchmark::State& state, F&& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+constexpr size_t linear(std::uint32_t i, std::uint32_t j, std::uint32_t k) {
+  return (size_t{i} * kGrid + j) * kGrid + k;
+}
+
+// The voxel (i, j, k) of local cell `l` of block `b` (both row-major).
+struct Voxel {
+  std::uint32_t i, j, k;
+};
+constexpr Voxel voxel_of(std::uint32_t b, std::uint32_t l) {
+  return {(b / (kBlocksPerSide * kBlocksPerSide)) * kBlockSide + l / 16,
+          (b / kBlocksPerSide % kBlocksPerSide) * kBlockSide + l / 4 % 4,
+          (b % kBlocksPerSide) * kBlockSide + l % 4};
+}
+
+// ---- activation of random voxels ---------------------------------------------------
+
+constexpr int kVoxels = 100000;
+constexpr std::int64_t kActivatePool = 131072;  // blocks; ~83k are needed
+constexpr std::uint32_t kSalt = 0x5EED1234u;
+constexpr int kActivateIterations = 40;
+constexpr std::string_view kActivate = "vk_sparse_activate";
+
+// The voxels one launch writes.
+Voxel written_voxel(std::uint32_t n) {
+  const std::uint32_t h = vkb::hash_u32(n, kSalt);
+  return {h & 255u, (h >> 8) & 255u, (h >> 16) & 255u};
+}
+
+// The number of blocks one launch activates.
+std::int64_t activate_expected_blocks() {
+  std::vector<bool> active(kBlocks, false);
+  std::int64_t blocks = 0;
+  for (std::uint32_t n = 0; n < kVoxels; ++n) {
+    const Voxel v = written_voxel(n);
+    const size_t b = (size_t{v.i / 4} * kBlocksPerSide + v.j / 4) * kBlocksPerSide + v.k / 4;
+    if (!active[b]) ++blocks;
+    active[b] = true;
+  }
+  return blocks;
+}
+
+// The grid after one launch.
+std::vector<float> activate_expected() {
+  std::vector<float> grid(kGridVoxels, 0.0f);
+  for (std::uint32_t n = 0; n < kVoxels; ++n) {
+    const Voxel v = written_voxel(n);
+    grid[linear(v.i, v.j, v.k)] = static_cast<float>(linear(v.i, v.j, v.k));
+  }
+  return grid;
+}
+
+struct GroveActivate {
+  grove::Program prog{vulkan_config()};
+  grove::Field x = prog.field(grove::f32, "x");
+  grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
+  grove::Kernel write, clear;
+
+  GroveActivate() {
+    blocks.capacity(kActivatePool);
+    blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x);
+    write = prog.kernel("write_voxels", {grove::arg(grove::u32, "salt")}, [this](grove::Args a) {
+      grove::for_range(0, kVoxels, [&](Expr n) {
+        Expr h = vkb::hash_dsl(grove::cast(grove::u32, n), a[0]);
+        Expr i = grove::cast(grove::i32, h & 255u);
+        Expr j = grove::cast(grove::i32, (h >> 8u) & 255u);
+        Expr k = grove::cast(grove::i32, (h >> 16u) & 255u);
+        x(i, j, k) = grove::cast(grove::f32, (i * kGrid + j) * kGrid + k);
+      });
+    });
+    // Deactivates the blocks of slabs [lo, hi) of the first axis.
+    clear = prog.kernel("clear_slabs", {grove::arg(grove::i32, "lo"), grove::arg(grove::i32, "hi")},
+                        [this](grove::Args a) {
+                          grove::for_each(blocks, [&](grove::Indices B) {
+                            grove::if_(B[0] >= a[0] && B[0] < a[1], [&] { grove::deactivate(blocks, B); });
+                          });
+                        });
+  }
+
+  // Deactivates every block, a quarter of the slabs per launch: the gc task
+  // after a deactivation returns the freed blocks to the free list in a
+  // serial loop, and on lavapipe one invocation may take at most 65535 loop
+  // iterations, fewer than the ~83k blocks that SNode::deactivate_all()
+  // would free at once.
+  void deactivate_everything() {
+    for (int lo = 0; lo < kBlocksPerSide; lo += kBlocksPerSide / 4) clear(lo, lo + kBlocksPerSide / 4);
+    prog.sync();
+  }
+
+  std::vector<float> first_result(std::int64_t* active_blocks) {
+    write(kSalt);
+    prog.sync();
+    *active_blocks = prog.stats().find(blocks.name())->active_cells;
+    return x.to_vector<float>();
+  }
+};
+
+std::vector<float>& activate_reference() {
+  static std::vector<float> result;
+  return result;
+}
+
+void activate_grove(benchmark::State& state) {
+  guarded(state, [&] {
+    GroveActivate g;
+    std::int64_t got_blocks = 0;
+    const std::int64_t want_blocks = activate_expected_blocks();
+    std::vector<float> got = g.first_result(&got_blocks);
+    const std::vector<float> want = activate_expected();
+    std::string e = vkb::compare(got, want, 0.0f, "Grove sparse activation");
+    if (e.empty() && got_blocks != want_blocks) {
+      e = "Grove sparse activation: " + std::to_string(got_blocks) + " active blocks, expected " +
+          std::to_string(want_blocks);
+    }
+    if (!e.empty()) {
+      state.SkipWithError(e.c_str());
+      return;
+    }
+    activate_reference() = std::move(got);
+    g.deactivate_everything();
+    if (const std::int64_t left = g.prog.stats().find(g.blocks.name())->active_cells; left != 0) {
+      state.SkipWithError(("Grove sparse activation: " + std::to_string(left) +
+                           " blocks still active after deactivating all").c_str());
+      return;
+    }
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      g.write(kSalt);
+      g.prog.sync();
+      state.SetIterationTime(vkb::seconds_since(start));
+      g.deactivate_everything();  // untimed
+    }
+    state.counters["active_blocks"] = static_cast<double>(want_blocks);
+    state.SetItemsProcessed(state.iterations() * kVoxels);
+  });
+}
+
+// The hand-written version's buffers (see shaders/bench_sparse_activate.comp).
+struct GlslActivate {
+  static constexpr std::uint64_t kMetaWords = 4 + kBlocks;  // bump, spare_count, failures, pad, slots
+  std::unique_ptr<vk::Device> dev = vkb::open_device();
+  vk::BufferId meta = dev->create_buffer(kMetaWords * 4, "meta and slots");
+  vk::BufferId pool = dev->create_buffer(kActivatePool * kBlockVoxels * 4, "pool");
+  vk::BufferId spares = dev->create_buffer(kActivatePool * 4, "spares");
+  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_sparse_activate, 3, 12,
+                                             "bench_sparse_activate");
+  std::vector<vk::Dispatch> launch{{pipe,
+                                    {meta, pool, spares},
+                                    {kSalt, kVoxels, static_cast<std::uint32_t>(kActivatePool)},
+                                    static_cast<std::uint32_t>((kVoxels + 255) / 256)}};
+
+  // Deactivates everything: zeroes the slots, the allocator and the pool
+  // entries handed out (the contract: a fresh block reads 0).
+  void reset() {
+    std::uint32_t bump = 0;
+    dev->read_buffer(meta, 0, &bump, 4);
+    const std::uint64_t used = std::min<std::uint64_t>(bump, kActivatePool);
+    dev->fill_buffer(meta, 0, kMetaWords * 4, 0);
+    if (used > 0) dev->fill_buffer(pool, 0, used * kBlockVoxels * 4, 0);
+  }
+
+  // The dense grid the buffers hold; `blocks` = active blocks, `failures`
+  // = failed allocations.
+  std::vector<float> read_grid(std::int64_t* blocks, std::uint32_t* failures) {
+    std::vector<std::uint32_t> m(kMetaWords);
+    dev->read_buffer(meta, 0, m.data(), kMetaWords * 4);
+    std::vector<float> p(static_cast<size_t>(kActivatePool) * kBlockVoxels);
+    dev->read_buffer(pool, 0, p.data(), p.size() * 4);
+    *failures = m[2];
+    *blocks = 0;
+    std::vector<float> grid(kGridVoxels, 0.0f);
+    for (std::uint32_t b = 0; b < kBlocks; ++b) {
+      const std::uint32_t slot = m[4 + b];
+      if (slot == 0) continue;
+      ++*blocks;
+      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+        const Voxel v = voxel_of(b, l);
+        grid[linear(v.i, v.j, v.k)] = p[size_t{slot - 1} * kBlockVoxels + l];
+      }
+    }
+    return grid;
+  }
+};
+
+void activate_glsl(benchmark::State& state) {
+  guarded(state, [&] {
+    if (activate_reference().empty()) {
+      std::int64_t blocks = 0;
+      activate_reference() = GroveActivate().first_result(&blocks);
+    }
+    GlslActivate g;
+    g.dev->launch(g.launch);
+    std::int64_t blocks = 0;
+    const std::int64_t want_blocks = activate_expected_blocks();
+    std::uint32_t failures = 0;
+    std::string e = vkb::compare(g.read_grid(&blocks, &failures), activate_reference(), 0.0f,
+                                 "GLSL sparse activation vs Grove");
+    if (e.empty() && (blocks != want_blocks || failures != 0)) {
+      e = "GLSL sparse activation: " + std::to_string(blocks) + " active blocks (expected " +
+          std::to_string(want_blocks) + "), " + std::to_string(failures) + " failed allocations";
+    }
+    if (!e.empty()) {
+      state.SkipWithError(e.c_str());
+      return;
+    }
+    g.reset();
+    g.dev->sync();
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      g.dev->launch(g.launch);
+      g.dev->sync();
+      state.SetIterationTime(vkb::seconds_since(start));
+      g.reset();  // untimed
+      g.dev->sync();
+    }
+    state.counters["active_blocks"] = static_cast<double>(want_blocks);
+    state.SetItemsProcessed(state.iterations() * kVoxels);
+  });
+}
+
+// ---- struct-for over the active voxels -------------------------------------------
+
+constexpr std::int64_t kStructPool = 16384;  // blocks; ~13.1k (5%) are active
+constexpr std::uint32_t kSelectSalt = 0xB10C5u;
+constexpr int kStructIterations = 100;
+constexpr std::string_view kStructFor = "vk_sparse_struct_for";
+
+// Block b is active when its hash says so (1 in 20).
+constexpr bool selected(std::uint32_t b) { return vkb::hash_u32(b, kSelectSalt) % 20u == 0u; }
+constexpr float x_value(const Voxel& v) { return static_cast<float>(v.i + 2 * v.j + 3 * v.k); }
+
+std::vector<std::uint32_t> selected_blocks() {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t b = 0; b < kBlocks; ++b)
+    if (selected(b)) out.push_back(b);
+  return out;
+}
+
+struct GroveStructFor {
+  grove::Program prog{vulkan_config()};
+  grove::Field x = prog.field(grove::f32, "x");
+  grove::Field y = prog.field(grove::f32, "y");
+  grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
+  grove::Kernel fill, scale;
+
+  GroveStructFor() {
+    blocks.capacity(kStructPool);
+    blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x, y);
+    // Setup (untimed): x in every voxel of the selected blocks, one
+    // invocation per block (64 invocations racing to activate each block
+    // would each take a candidate from the pool).
+    fill = prog.kernel("fill", [this] {
+      grove::for_range(0, kBlocks, [&](Expr b) {
+        grove::if_(vkb::hash_dsl(grove::cast(grove::u32, b), kSelectSalt) % 20u == 0u, [&] {
+          grove::for_range(0, kBlockVoxels, [&](Expr l) {
+            Expr i = b / (kBlocksPerSide * kBlocksPerSide) * kBlockSide + l / 16;
+            Expr j = b / kBlocksPerSide % kBlocksPerSide * kBlockSide + l / 4 % 4;
+            Expr k = b % kBlocksPerSide * kBlockSide + l % 4;
+            x(i, j, k) = grove::cast(grove::f32, i + 2 * j + 3 * k);
+          });
+        });
+      });
+    });
+    // Timed: a struct-for over the active voxels.
+    scale = prog.kernel("scale", [this] {
+      grove::for_each(x, [&](Expr i, Expr j, Expr k) { y(i, j, k) = x(i, j, k).load() * 2.0f + 1.0f; });
+    });
+  }
+
+  std::vector<float> first_result(std::int64_t* active_blocks) {
+    fill();
+    scale();
+    prog.sync();
+    *active_blocks = prog.stats().find(blocks.name())->active_cells;
+    return y.to_vector<float>();
+  }
+};
+
+std::vector<float>& struct_for_reference() {
+  static std::vector<float> result;
+  return result;
+}
+
+void struct_for_grove(benchmark::State& state) {
+  guarded(state, [&] {
+    GroveStructFor g;
+    std::int64_t got_blocks = 0;
+    std::vector<float> got = g.first_result(&got_blocks);
+    const std::vector<std::uint32_t> list = selected_blocks();
+    std::vector<float> want(kGridVoxels, 0.0f);
+    for (std::uint32_t b : list) {
+      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+        const Voxel v = voxel_of(b, l);
+        want[linear(v.i, v.j, v.k)] = x_value(v) * 2.0f + 1.0f;
+      }
+    }
+    std::string e = vkb::compare(got, want, 0.0f, "Grove struct-for");
+    if (e.empty() && got_blocks != static_cast<std::int64_t>(list.size())) {
+      e = "Grove struct-for: " + std::to_string(got_blocks) + " active blocks, expected " +
+          std::to_string(list.size());
+    }
+    if (!e.empty()) {
+      state.SkipWithError(e.c_str());
+      return;
+    }
+    struct_for_reference() = std::move(got);
+    for (auto _ : state) {
+      g.scale();
+      g.prog.sync();
+    }
+    state.counters["active_blocks"] = static_cast<double>(list.size());
+    state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(list.size()) * kBlockVoxels);
+  });
+}
+
+void struct_for_glsl(benchmark::State& state) {
+  guarded(state, [&] {
+    if (struct_for_reference().empty()) {
+      std::int64_t blocks = 0;
+      struct_for_reference() = GroveStructFor().first_result(&blocks);
+    }
+    // The active blocks, in the pool in list order (entry e = list position
+    // e), each voxel holding (x, y).
+    const std::vector<std::uint32_t> blocks = selected_blocks();
+    const auto count = static_cast<std::uint32_t>(blocks.size());
+    if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
+    std::vector<std::uint32_t> list(count);
+    std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
+    for (std::uint32_t e = 0; e < count; ++e) {
+      list[e] = e;
+      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
+    }
+    std::unique_ptr<vk::Device> dev = vkb::open_device();
+    vk::BufferId list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
+    vk::BufferId pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
+    vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_block_map, 2, 4, "bench_block_map");
+    dev->write_buffer(list_buffer, 0, list.data(), list.size() * 4);
+    dev->write_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
+    const std::vector<vk::Dispatch> launch{{pipe, {list_buffer, pool_buffer}, {count}, count}};
+    dev->launch(launch);
+    dev->read_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
+    std::vector<float> grid(kGridVoxels, 0.0f);
+    for (std::uint32_t e = 0; e < count; ++e) {
+      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+        const Voxel v = voxel_of(blocks[e], l);
+        grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
+      }
+    }
+    if (std::string e = vkb::compare(grid, struct_for_reference(), 0.0f, "GLSL struct-for vs Grove"); !e.empty()) {
+      state.SkipWithError(e.c_str());
+      return;
+    }
+    for (auto _ : state) {
+      dev->launch(launch);
+      dev->sync();
+    }
+    state.counters["active_blocks"] = static_cast<double>(count);
+    state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(count) * kBlockVoxels);
+  });
+}
+
+}  // namespace
+
+void register_vulkan_sparse() {
+  benchmark::RegisterBenchmark(grove_name(kActivate, grove::Arch::Vulkan).c_str(), activate_grove)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseManualTime()
+      ->Iterations(kActivateIterations);
+  benchmark::RegisterBenchmark(baseline_name(kActivate, vkb::kGlsl).c_str(), activate_glsl)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseManualTime()
+      ->Iterations(kActivateIterations);
+  benchmark::RegisterBenchmark(grove_name(kStructFor, grove::Arch::Vulkan).c_str(), struct_for_grove)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime()
+      ->Iterations(kStructIterations);
+  benchmark::RegisterBenchmark(baseline_name(kStructFor, vkb::kGlsl).c_str(), struct_for_glsl)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseRealTime()
+      ->Iterations(kStructIterations);
+}
+
+}  // namespace grove_bench

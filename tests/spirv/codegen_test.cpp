@@ -1,0 +1,201 @@
+// tests/spirv/codegen_test.cpp — the SPIR-V code generator on lowered kernels
+// written as IR text: every module passes the validator, capabilities appear
+// only where a kernel needs them, and the layout (entry points, LocalSize,
+// bindings, push constants) is what codegen.h documents. Running the code is
+// tests/vulkan's job.
+#include "spirv/codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/parser.h"
+#include "spirv/validate.h"
+
+namespace grove::spirv {
+namespace {
+
+std::string text(std::string_view s) {
+  if (!s.empty() && s.front() == '\n') s.remove_prefix(1);
+  return std::string(s);
+}
+
+DeviceFeatures desktop() {
+  DeviceFeatures f;
+  f.shader_int64 = f.shader_float64 = f.atomic_int64 = f.atomic_float32_add = true;
+  return f;
+}
+
+KernelModules generate(std::string_view module, DeviceFeatures features, uint32_t loop_limit = 0) {
+  ir::ParsedModule m = ir::parse_module(text(module), "test");
+  EXPECT_EQ(m.kernels.size(), 1u);
+  ir::SNodeForest forest;
+  CodegenOptions options;
+  options.features = features;
+  options.validate = true;
+  options.max_loop_iterations = loop_limit;
+  return generate_kernel(*m.kernels.front(), forest, options);
+}
+
+bool has(const TaskModule& t, std::string_view needle) { return disassemble(t.words).find(needle) != std::string::npos; }
+
+// Narrow integers, f16 storage, u1, control flow, print and assert: 32-bit
+// words only, so Shader is the only capability.
+const char* kNarrow = R"(
+kernel @narrow(a: i8, h: f32) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg i8 0
+    %1 = const i8 100
+    %2 = binary add i8 %0 %1
+    %3 = binary mul i8 %2 %2
+    %4 = binary div i8 %3 %0
+    %5 = binary mod i8 %3 %0
+    %6 = binary pow i8 %4 %5
+    %7 = binary shl i8 %6 %0
+    %8 = cast u16 %7
+    %9 = unary bit_not u16 %8
+    %10 = const u32 4
+    tree_store @t1[%10] %9 as u16
+    %11 = arg f32 1
+    tree_store @t1[%10] %11 as f16
+    %12 = tree_load f32 @t1[%10] as f16
+    %13 = binary cmp_lt u1 %12 %11
+    %14 = alloca i32
+    while {
+      %15 = local_load i32 %14
+      %16 = const i32 10
+      %17 = binary cmp_ge u1 %15 %16
+      if %17 {
+        break
+      } else {
+      }
+      %18 = const i32 1
+      %19 = binary add i32 %15 %18
+      local_store %14 %19
+      if %13 {
+        continue
+      } else {
+      }
+    }
+    print "{} {}\n" %12 %13
+    assert %13 "h was {}" %11
+  }
+}
+)";
+
+TEST(Codegen, NarrowTypesNeedOnlyShader) {
+  KernelModules k = generate(kNarrow, DeviceFeatures{});
+  ASSERT_EQ(k.tasks.size(), 1u);
+  const TaskModule& t = k.tasks[0];
+  EXPECT_EQ(t.entry_point, "narrow.t0.serial");
+  EXPECT_EQ(t.local_size, 1u);
+  EXPECT_FALSE(t.parallel);
+  EXPECT_EQ(t.trees, std::vector<int>{1});
+  for (const char* cap : {"Int8", "Int16", "Int64", "Float16", "Float64", "Int64Atomics", "AtomicFloat32AddEXT"})
+    EXPECT_FALSE(has(t, std::string("OpCapability ") + cap)) << cap;
+  EXPECT_TRUE(has(t, "OpCapability Shader"));
+  EXPECT_TRUE(has(t, "OpName %context \"context\""));
+  EXPECT_TRUE(has(t, "OpName %tree1 \"tree1\""));
+  EXPECT_TRUE(has(t, "OpDecorate %args Block") || has(t, "PushConstant"));
+  EXPECT_EQ(k.arg_offsets, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(k.arg_words, 2u);
+  ASSERT_EQ(k.messages.size(), 2u);
+  EXPECT_FALSE(k.messages[0].is_assert);
+  EXPECT_EQ(k.messages[0].types, (std::vector<DataType>{f32, u1}));
+  EXPECT_TRUE(k.messages[1].is_assert);
+}
+
+const char* kWide = R"(
+kernel @wide(a: i64, d: f64) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 1000
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = cast u32 %3
+      %5 = const u32 2
+      %6 = binary mul u32 %4 %5
+      %7 = arg i64 0
+      %8 = tree_atomic add i64 @t1[%6] %7
+      %9 = arg f64 1
+      %10 = tree_atomic max f64 @t2[%6] %9
+      %11 = tree_cas i64 @t1[%6] %8 %7
+      %12 = const f32 1.5
+      %13 = tree_atomic add f32 @t2[%4] %12
+      %14 = tree_atomic min f32 @t2[%4] %12
+      tree_store @t1[%6] %11 as i64
+    }
+  }
+}
+)";
+
+TEST(Codegen, WideTypesAndAtomicsAddTheirCapabilities) {
+  KernelModules k = generate(kWide, desktop());
+  ASSERT_EQ(k.tasks.size(), 1u);
+  const TaskModule& t = k.tasks[0];
+  EXPECT_TRUE(t.parallel);
+  EXPECT_EQ(t.local_size, 128u);
+  EXPECT_EQ(t.static_iterations, 1000);
+  EXPECT_EQ(t.trees, (std::vector<int>{1, 2}));
+  EXPECT_TRUE(has(t, "OpCapability Int64"));
+  EXPECT_TRUE(has(t, "OpCapability Float64"));
+  EXPECT_TRUE(has(t, "OpCapability Int64Atomics"));
+  EXPECT_TRUE(has(t, "OpCapability AtomicFloat32AddEXT"));
+  EXPECT_TRUE(has(t, "SPV_EXT_shader_atomic_float_add"));
+  EXPECT_TRUE(has(t, "LocalSize 128 1 1"));
+  EXPECT_EQ(k.arg_offsets, (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(k.arg_words, 4u);
+}
+
+TEST(Codegen, FloatAtomicsWithoutTheExtensionAreCompareAndSwapLoops) {
+  DeviceFeatures f = desktop();
+  f.atomic_float32_add = false;
+  KernelModules k = generate(kWide, f);
+  EXPECT_FALSE(has(k.tasks[0], "AtomicFloat32AddEXT"));
+  EXPECT_TRUE(has(k.tasks[0], "OpAtomicCompareExchange"));
+}
+
+TEST(Codegen, MissingFeaturesAreUserErrorsNamingTheKernel) {
+  auto error = [](DeviceFeatures f) {
+    try {
+      generate(kWide, f);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  DeviceFeatures f = desktop();
+  f.shader_int64 = false;
+  EXPECT_EQ(error(f), "kernel 'wide' uses i64 values, which this Vulkan device does not support (shaderInt64)");
+  f = desktop();
+  f.shader_float64 = false;
+  EXPECT_EQ(error(f), "kernel 'wide' uses f64 values, which this Vulkan device does not support (shaderFloat64)");
+  f = desktop();
+  f.atomic_int64 = false;
+  EXPECT_EQ(error(f), "kernel 'wide' uses 64-bit atomics (atomic add on i64), which this Vulkan device does not "
+                      "support (shaderBufferInt64Atomics)");
+}
+
+TEST(Codegen, LoopLimitCountsAndReports) {
+  KernelModules k = generate(kNarrow, DeviceFeatures{}, 12345);
+  EXPECT_TRUE(has(k.tasks[0], "uint_12345"));
+  bool found = false;
+  for (const Message& m : k.messages) found |= m.is_assert && m.format.find("12345 loop iterations") != std::string::npos;
+  EXPECT_TRUE(found);
+  KernelModules plain = generate(kNarrow, DeviceFeatures{});
+  EXPECT_FALSE(has(plain.tasks[0], "uint_12345"));
+}
+
+TEST(Codegen, OnlyLoweredKernels) {
+  ir::ParsedModule m = ir::parse_module(text(R"(
+kernel @k() stage typed {
+}
+)"), "test");
+  ir::SNodeForest forest;
+  EXPECT_THROW(generate_kernel(*m.kernels.front(), forest, CodegenOptions{}), InternalError);
+}
+
+}  // namespace
+}  // namespace grove::spirv
