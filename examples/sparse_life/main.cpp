@@ -23,9 +23,10 @@ namespace {
 using namespace grove;
 
 constexpr int kBlock = 8;      // cells per block side
-constexpr int kView = 256;     // the window of cells shown, in cells
-constexpr int kMap = 256;      // the map of active blocks, in pixels
-constexpr int kPatch = 48;     // side of each random starting patch
+constexpr int kView = 128;     // the window of cells shown, in cells
+constexpr int kZoom = 3;       // pixels per cell in the window
+constexpr int kMap = kView * kZoom;  // the map of active blocks, in pixels
+constexpr int kPatch = 40;     // side of each random starting patch
 constexpr int kPatches = 12;
 
 struct Life {
@@ -111,25 +112,26 @@ void write_frame(Life& life, Program& prog, const std::filesystem::path& file) {
   prog.sync();
   std::vector<uint8_t> cells = life.view.to_vector<uint8_t>();
   std::vector<uint8_t> blocks = life.map.to_vector<uint8_t>();
-  const int width = kView + 8 + kMap;
-  std::vector<uint8_t> rgb(static_cast<size_t>(width) * kView * 3, 24);
-  for (int y = 0; y < kView; ++y)
-    for (int x = 0; x < kView; ++x) {
+  const int side = kView * kZoom, width = side + 8 + kMap;
+  std::vector<uint8_t> rgb(static_cast<size_t>(width) * side * 3, 24);
+  for (int y = 0; y < side; ++y)
+    for (int x = 0; x < side; ++x) {
       size_t p = (static_cast<size_t>(y) * width + x) * 3;
-      bool on = cells[static_cast<size_t>(x) * kView + static_cast<size_t>(y)] != 0;
-      rgb[p] = on ? 250 : 10;
-      rgb[p + 1] = on ? 220 : 14;
-      rgb[p + 2] = on ? 120 : 30;
+      bool on = cells[static_cast<size_t>(x / kZoom) * kView + static_cast<size_t>(y / kZoom)] != 0;
+      bool edge = x % kZoom == kZoom - 1 || y % kZoom == kZoom - 1;
+      rgb[p] = on ? (edge ? 200 : 250) : 10;
+      rgb[p + 1] = on ? (edge ? 170 : 220) : 14;
+      rgb[p + 2] = on ? (edge ? 90 : 120) : 30;
     }
   for (int y = 0; y < kMap; ++y)
     for (int x = 0; x < kMap; ++x) {
-      size_t p = (static_cast<size_t>(y) * width + kView + 8 + x) * 3;
+      size_t p = (static_cast<size_t>(y) * width + side + 8 + x) * 3;
       bool on = blocks[static_cast<size_t>(x) * kMap + static_cast<size_t>(y)] != 0;
       rgb[p] = on ? 90 : 16;
       rgb[p + 1] = on ? 200 : 20;
       rgb[p + 2] = on ? 255 : 40;
     }
-  grove_examples::write_png(file, width, kView, 3, rgb);
+  grove_examples::write_png(file, width, side, 3, rgb);
 }
 
 }  // namespace
