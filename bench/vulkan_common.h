@@ -31,6 +31,10 @@ inline constexpr std::string_view kGlsl = "glsl";          // a hand-written sha
 inline constexpr std::string_view kDevice = "device";      // the dispatch recorded by hand
 inline constexpr std::string_view kBudget = "budget_5ms";  // a fixed 5 ms budget
 
+// Repetitions of each device benchmark (a record averages them): lavapipe
+// runs on the host's cores, so other load on the machine shows up as noise.
+inline constexpr int kRepetitions = 3;
+
 // Whether a usable Vulkan device exists (the Vulkan benchmarks are
 // registered only then); `why` says what is missing otherwise.
 bool device_available(std::string* why);

@@ -317,11 +317,13 @@ void add(std::string_view workload, void (*grove_fn)(benchmark::State&), void (*
   benchmark::RegisterBenchmark(grove_name(workload, grove::Arch::Vulkan).c_str(), grove_fn)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime()
-      ->Iterations(kIterations);
+      ->Iterations(kIterations)
+      ->Repetitions(vkb::kRepetitions);
   benchmark::RegisterBenchmark(baseline_name(workload, vkb::kGlsl).c_str(), glsl_fn)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime()
-      ->Iterations(kIterations);
+      ->Iterations(kIterations)
+      ->Repetitions(vkb::kRepetitions);
 }
 
 }  // namespace

@@ -80,11 +80,13 @@ void register_vulkan_launch() {
   benchmark::RegisterBenchmark(grove_name(kWorkload, grove::Arch::Vulkan).c_str(), launch_grove)
       ->Unit(benchmark::kMicrosecond)
       ->UseManualTime()
-      ->Iterations(kIterations);
+      ->Iterations(kIterations)
+      ->Repetitions(vkb::kRepetitions);
   benchmark::RegisterBenchmark(baseline_name(kWorkload, vkb::kDevice).c_str(), launch_device)
       ->Unit(benchmark::kMicrosecond)
       ->UseManualTime()
-      ->Iterations(kIterations);
+      ->Iterations(kIterations)
+      ->Repetitions(vkb::kRepetitions);
 }
 
 }  // namespace grove_bench

@@ -111,7 +111,7 @@ struct GroveActivate {
   grove::Program prog{vulkan_config()};
   grove::Field x = prog.field(grove::f32, "x");
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
-  grove::Kernel write, clear;
+  grove::Kernel write;
 
   GroveActivate() {
     blocks.capacity(kActivatePool);
@@ -125,22 +125,11 @@ struct GroveActivate {
         x(i, j, k) = grove::cast(grove::f32, (i * kGrid + j) * kGrid + k);
       });
     });
-    // Deactivates the blocks of slabs [lo, hi) of the first axis.
-    clear = prog.kernel("clear_slabs", {grove::arg(grove::i32, "lo"), grove::arg(grove::i32, "hi")},
-                        [this](grove::Args a) {
-                          grove::for_each(blocks, [&](grove::Indices B) {
-                            grove::if_(B[0] >= a[0] && B[0] < a[1], [&] { grove::deactivate(blocks, B); });
-                          });
-                        });
   }
 
-  // Deactivates every block, a quarter of the slabs per launch: the gc task
-  // after a deactivation returns the freed blocks to the free list in a
-  // serial loop, and on lavapipe one invocation may take at most 65535 loop
-  // iterations, fewer than the ~83k blocks that SNode::deactivate_all()
-  // would free at once.
+  // The untimed step between launches.
   void deactivate_everything() {
-    for (int lo = 0; lo < kBlocksPerSide; lo += kBlocksPerSide / 4) clear(lo, lo + kBlocksPerSide / 4);
+    blocks.deactivate_all();
     prog.sync();
   }
 
@@ -422,19 +411,23 @@ void register_vulkan_sparse() {
   benchmark::RegisterBenchmark(grove_name(kActivate, grove::Arch::Vulkan).c_str(), activate_grove)
       ->Unit(benchmark::kMicrosecond)
       ->UseManualTime()
-      ->Iterations(kActivateIterations);
+      ->Iterations(kActivateIterations)
+      ->Repetitions(vkb::kRepetitions);
   benchmark::RegisterBenchmark(baseline_name(kActivate, vkb::kGlsl).c_str(), activate_glsl)
       ->Unit(benchmark::kMicrosecond)
       ->UseManualTime()
-      ->Iterations(kActivateIterations);
+      ->Iterations(kActivateIterations)
+      ->Repetitions(vkb::kRepetitions);
   benchmark::RegisterBenchmark(grove_name(kStructFor, grove::Arch::Vulkan).c_str(), struct_for_grove)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime()
-      ->Iterations(kStructIterations);
+      ->Iterations(kStructIterations)
+      ->Repetitions(vkb::kRepetitions);
   benchmark::RegisterBenchmark(baseline_name(kStructFor, vkb::kGlsl).c_str(), struct_for_glsl)
       ->Unit(benchmark::kMicrosecond)
       ->UseRealTime()
-      ->Iterations(kStructIterations);
+      ->Iterations(kStructIterations)
+      ->Repetitions(vkb::kRepetitions);
 }
 
 }  // namespace grove_bench
