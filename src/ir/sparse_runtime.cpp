@@ -287,6 +287,11 @@ Stmt* zero_of(Builder& b, DataType t) {
 }
 }  // namespace
 
+Stmt* SparseRuntime::cell_field_address(int field, Stmt* cell) {
+  const SNodeDecl& place = forest_.snode(forest_.place_of(field));
+  return bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(place.component_offset)));
+}
+
 Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stmt*>& indices) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   Cell cell = walk(place.parent, indices, false);
@@ -668,36 +673,42 @@ void SparseRuntime::emit_listgen(int node) {
       });
 }
 
-void SparseRuntime::emit_struct_for(int node,
-                                    const std::function<void(const std::vector<Stmt*>&)>& body) {
+void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
   for_list_cells(node, s.ndim(), [&](Stmt* c, Stmt* container, const std::vector<Stmt*>& index) {
     std::vector<Stmt*> indices;
     for (Stmt* g : index) indices.push_back(b_.cast(I32, g));
-    Stmt* active = nullptr;
+    Stmt* cw = u32(static_cast<uint64_t>(s.cell_words));
     switch (s.type) {
       case SNodeType::dense:
+        body(indices, bin(BinaryOp::add, container, bin(BinaryOp::mul, c, cw)));
         break;
       case SNodeType::bitmasked:
-        active = mask_bit(t, container, c);
+        if_then(mask_bit(t, container, c), [&] {
+          body(indices, bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.mask_words))),
+                            bin(BinaryOp::mul, c, cw)));
+        });
         break;
-      case SNodeType::pointer:
-        active = bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0));
+      case SNodeType::pointer: {
+        Stmt* v = load(t, bin(BinaryOp::add, container, c));
+        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
+          body(indices, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                            bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
+                                u32(static_cast<uint64_t>(s.pool_entry_words)))));
+        });
         break;
-      case SNodeType::dynamic:
-        active =
-            bin(BinaryOp::cmp_lt, c,
-                bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells))));
+      }
+      case SNodeType::dynamic: {
+        // Every element below the length is active, even in a chunk that was
+        // never allocated (it reads 0): no cell address is passed then.
+        Stmt* length = bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells)));
+        if_then(bin(BinaryOp::cmp_lt, c, length), [&] { body(indices, nullptr); });
         break;
+      }
       case SNodeType::root:
       case SNodeType::place:
         GROVE_ASSERT(false, "struct_for over a root or place");
-    }
-    if (active) {
-      if_then(active, [&] { body(indices); });
-    } else {
-      body(indices);
     }
   });
 }

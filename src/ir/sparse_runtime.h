@@ -49,8 +49,13 @@ class SparseRuntime {
   void emit_listgen(int node);
   // The struct-for over `node`'s active cells: prologue and parallel loop;
   // `body` is called inside the loop, under the activity test, with the
-  // cell's global indices (i32, one per axis of the node).
-  void emit_struct_for(int node, const std::function<void(const std::vector<Stmt*>&)>& body);
+  // cell's global indices (i32, one per axis of the node) and the address
+  // of the cell (u32), which the loop already knows from its list entry
+  // (null for dynamic nodes: an element may lie in a chunk not allocated).
+  using StructForBody = std::function<void(const std::vector<Stmt*>& indices, Stmt* cell)>;
+  void emit_struct_for(int node, const StructForBody& body);
+  // The address of `field`'s value in a cell of its place's parent SNode.
+  Stmt* cell_field_address(int field, Stmt* cell);
   // Garbage collection of one pool, four tasks in this order: gc (parallel:
   // zero the queued entries, queueing what lies below them), gc_prepare
   // (serial: drop the free-list entries taken since the last gc),

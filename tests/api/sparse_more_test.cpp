@@ -388,6 +388,33 @@ TEST_P(SparseMore, SiblingPointersHaveTheirOwnPools) {
   EXPECT_EQ(a.read<int32_t>({15}), 15);
 }
 
+TEST_P(SparseMore, WritingTheVisitedCellKeepsTheLists) {
+  Program prog(config());
+  Field x = prog.field(f32, "x"), y = prog.field(f32, "y");
+  SNode& blocks = prog.root().pointer(ij, {16, 16});
+  SNode& cells = blocks.dense(ij, {4, 4});
+  cells.place(x, y);
+  Kernel seed = prog.kernel("seed", [&] { x(5, 5) = 1.0f; x(60, 2) = 2.0f; });
+  // Writes only the cell each iteration visits: nothing can activate.
+  Kernel step = prog.kernel("step", [&] {
+    for_each(x, [&](Expr i, Expr j) { y(i, j) = x(i, j) * 2.0f; x(i, j) += 1.0f; });
+  });
+  seed();
+  for (int n = 0; n < 4; ++n) step();
+  EXPECT_EQ(prog.stats().find(cells.name())->listgen_runs, 1);
+  EXPECT_EQ(x.read<float>({5, 5}), 5.0f);
+  EXPECT_EQ(y.read<float>({60, 2}), 2.0f * 5.0f);
+  EXPECT_EQ(y.read<float>({5, 6}), 6.0f);  // x there went 0, 1, 2, 3 before the last step
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 2);
+  // A write to a neighbour may activate: that kernel regenerates the lists.
+  Kernel spread = prog.kernel("spread", [&] {
+    for_each(x, [&](Expr i, Expr j) { if_(i < 63, [&] { y(i + 1, j) = 1.0f; }); });
+  });
+  spread();
+  step();
+  EXPECT_EQ(prog.stats().find(cells.name())->listgen_runs, 2);
+}
+
 TEST_P(SparseMore, PrintInsideASparseStructFor) {
   Program prog(config());
   Field x = prog.field(i32, "x");

@@ -1,6 +1,10 @@
 // src/ir/passes/lower_access.cpp — fields and SNode operations become tree memory.
 #include "ir/passes/lower_access.h"
 
+#include <unordered_map>
+
+#include "ir/passes/offload.h"
+
 #include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/builder.h"
@@ -41,9 +45,22 @@ class Lowerer {
     Block* block = loop->parent();
     size_t pos = block->position_of(loop);
     std::unique_ptr<Stmt> owned = block->take(pos);
+    // Accesses to the loop's own cell (decided before the indices change).
+    bool keeps_cells = true;
+    walk(loop->body(), [&](Stmt* s) {
+      if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) keeps_cells = false;
+    });
+    std::vector<Stmt*> own;
+    if (keeps_cells)
+      walk(loop->body(), [&](Stmt* s) {
+        if ((s->kind() == StmtKind::FieldLoad || s->kind() == StmtKind::FieldStore ||
+             s->kind() == StmtKind::FieldAtomic) && is_own_cell_access(forest_, s, loop))
+          own.push_back(s);
+      });
     Builder b(block, pos);
     SparseRuntime rt(forest_, b);
-    rt.emit_struct_for(node_of_struct_for(loop), [&](const std::vector<Stmt*>& indices) {
+    rt.emit_struct_for(node_of_struct_for(loop), [&](const std::vector<Stmt*>& indices, Stmt* cell) {
+      for (Stmt* s : own) own_cell_[s] = cell;
       // Move the old body here; its loop indices become the cell's indices.
       Block* old = loop->body();
       while (!old->empty()) {
@@ -89,13 +106,21 @@ class Lowerer {
       case StmtKind::FieldLoad: {
         const FieldDecl& f = kernel_.fields().get(s->field());
         check_bounds(b, f, s->indices());
-        replacement = rt.load_field(f.id, f.dtype, idx(s->indices()));
+        if (Stmt* cell = own_cell(s)) {
+          replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
+        } else {
+          replacement = rt.load_field(f.id, f.dtype, idx(s->indices()));
+        }
         break;
       }
       case StmtKind::FieldStore: {
         const FieldDecl& f = kernel_.fields().get(s->field());
         check_bounds(b, f, s->indices());
-        rt.store_field(f.id, f.dtype, idx(s->indices()), s->value());
+        if (Stmt* cell = own_cell(s)) {
+          b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
+        } else {
+          rt.store_field(f.id, f.dtype, idx(s->indices()), s->value());
+        }
         break;
       }
       case StmtKind::FieldAtomic: {
@@ -150,9 +175,16 @@ class Lowerer {
     }
   }
 
+  // The cell address a struct-for already knows for an access to its own cell.
+  Stmt* own_cell(const Stmt* access) const {
+    auto it = own_cell_.find(access);
+    return it == own_cell_.end() ? nullptr : it->second;
+  }
+
   Kernel& kernel_;
   const SNodeForest& forest_;
   LowerAccessOptions options_;
+  std::unordered_map<const Stmt*, Stmt*> own_cell_;
 };
 
 }  // namespace

@@ -13,6 +13,21 @@
 
 namespace grove::ir {
 
+bool is_own_cell_access(const SNodeForest& f, const Stmt* access, const Stmt* struct_for) {
+  int node = struct_for->field() >= 0 ? f.snode(f.place_of(struct_for->field())).parent : struct_for->snode();
+  if (f.snode(f.place_of(access->field())).parent != node) return false;
+  // A dynamic element below the length may lie in a chunk never allocated
+  // (written past it): writing it allocates, so it is not a plain access.
+  if (f.snode(node).type == SNodeType::dynamic) return false;
+  std::span<Stmt* const> idx = access->indices();
+  for (size_t a = 0; a < idx.size(); ++a) {
+    const Stmt* i = idx[a];
+    if (i->kind() != StmtKind::LoopIndex || i->loop() != struct_for || i->index() != static_cast<int>(a))
+      return false;
+  }
+  return true;
+}
+
 namespace {
 
 // Sparse SNodes on the path root..node (inclusive).
@@ -21,12 +36,28 @@ void add_sparse_path(const SNodeForest& f, int node, std::set<int>& out) {
     if (f.snode(n).is_sparse()) out.insert(n);
 }
 
-// The SNodes whose activity `block` may change.
+bool deactivates(Block* block) {
+  bool found = false;
+  walk(block, [&](Stmt* s) {
+    if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) found = true;
+  });
+  return found;
+}
+
+// The SNodes whose activity `block` may change. A write to the very cell a
+// struct-for visits (its loop indices, a field of the SNode it loops over)
+// changes nothing: that cell is active, unless the loop deactivates cells.
 void collect_modifies(const SNodeForest& f, Block* block, std::set<int>& out) {
+  const Stmt* own_loop = nullptr;
+  if (block->size() > 0) {
+    Stmt* last = block->at(block->size() - 1);
+    if (last->kind() == StmtKind::StructFor && !deactivates(last->body())) own_loop = last;
+  }
   walk(block, [&](Stmt* s) {
     switch (s->kind()) {
       case StmtKind::FieldStore:
       case StmtKind::FieldAtomic:
+        if (own_loop && is_own_cell_access(f, s, own_loop)) break;
         add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
         break;
       case StmtKind::SNodeOp:
