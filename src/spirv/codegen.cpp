@@ -79,6 +79,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     tm.trees.push_back(t);
   }
 
+  static_iterations_ = -1;
   if (tm.parallel) {
     const ir::Block* body = task->body();
     if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
@@ -88,6 +89,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     const ir::Stmt* b = parallel_loop_->begin();
     const ir::Stmt* e = parallel_loop_->end();
     if (b->is_const() && e->is_const()) tm.static_iterations = std::max<int64_t>(0, e->const_int() - b->const_int());
+    static_iterations_ = tm.static_iterations;
   }
 
   task_index_ = index;
@@ -381,10 +383,26 @@ void TaskEmitter::emit_serial_range_for(const ir::Stmt* s) {
 }
 
 // The parallel loop: a grid-stride loop over k in [0, end - begin), index begin + k.
+// When the count is a constant the backend launches one invocation per
+// iteration (every Vulkan device takes 65535 groups), so there is no loop:
+// invocation k runs iteration k, if k < count.
 void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   const Id begin = value_as(s->begin(), DataType::i32);
   const Id end = value_as(s->end(), DataType::i32);
   const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+  if (static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size) {
+    const Id k = global_invocation_x();
+    const Id body = m_.new_label(), merge = m_.new_label();
+    const Id in_range = m_.compare(Op::OpULessThan, k, count);
+    m_.selection_merge(merge);
+    m_.branch_conditional(in_range, body, merge);
+    m_.begin_block(body);
+    loop_index_[s] = op2(Op::OpIAdd, begin, k);
+    emit_block(s->body());
+    if (m_.in_block()) m_.branch(merge);
+    m_.begin_block(merge);
+    return;
+  }
   const Id stride = op2(Op::OpIMul, num_workgroups_x(), u32c(options_.local_size));
   const Id k_var = m_.local_variable(u32_type());
   m_.store(k_var, global_invocation_x());

@@ -140,6 +140,7 @@ class TaskEmitter {
   };
   std::vector<LoopTarget> loops_;
   const ir::Stmt* parallel_loop_ = nullptr;
+  int64_t static_iterations_ = -1;  // the parallel loop's constant count, or -1
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   int64_t loop_limit_message_ = -1;
   size_t task_index_ = 0;
