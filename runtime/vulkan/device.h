@@ -59,6 +59,7 @@ struct DeviceInfo {
   std::uint32_t max_push_constants_size = 0;        // bytes (>= 128 everywhere)
   std::uint32_t max_storage_buffers_per_stage = 0;  // as few as 4 on some mobile GPUs
   std::uint32_t subgroup_size = 0;
+  bool subgroup_arithmetic = false;  // subgroup reduce (and elect) in compute shaders
 };
 
 // Every physical device the Vulkan loader reports, in its order. Throws

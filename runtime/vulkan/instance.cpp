@@ -151,6 +151,9 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   props2.pNext = &subgroup;
   api.vkGetPhysicalDeviceProperties2(handle, &props2);
   info.subgroup_size = subgroup.subgroupSize;
+  info.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0 &&
+                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
   info.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
 
   // Features: chain only the structures this device knows.

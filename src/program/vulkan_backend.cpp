@@ -287,6 +287,7 @@ std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel,
   options.features.shader_float64 = info.shader_float64;
   options.features.atomic_int64 = info.atomic_int64;
   options.features.atomic_float32_add = info.atomic_float32_add;
+  options.features.subgroup_arithmetic = info.subgroup_arithmetic;
   options.local_size = kLocalSize;
   options.message_base = static_cast<uint32_t>(messages_.size());
   options.debug = options_.debug;

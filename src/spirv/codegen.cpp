@@ -80,6 +80,10 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   }
 
   static_iterations_ = -1;
+  used_.clear();
+  ir::walk(const_cast<ir::Block*>(task->body()), [&](ir::Stmt* st) {
+    for (const ir::Stmt* op : st->operands()) used_.insert(op);
+  });
   if (tm.parallel) {
     const ir::Block* body = task->body();
     if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
@@ -656,6 +660,31 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   const int tree = s->tree();
   const Id address = value_as(s->address(), DataType::u32);
   const Id v = value_as(s->value(), t);
+  // A reduction (Taichi's `total[None] += x`): an add nobody reads the old
+  // value of, to one constant address. The subgroup sums its values and one
+  // elected invocation adds the sum: one atomic per subgroup instead of one
+  // per invocation. Works in divergent code (non-uniform operations).
+  if (options_.features.subgroup_arithmetic && op == ir::AtomicOp::add && s->address()->is_const() &&
+      used_.count(s) == 0 && (t == DataType::i32 || t == DataType::u32 || t == DataType::f32)) {
+    m_.require_capability(spv::Capability::GroupNonUniform);
+    m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
+    const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
+    const Id sum = m_.emit(t == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd, type_of(t),
+                           {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), v});
+    const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
+    const Id add = m_.new_label(), merge = m_.new_label();
+    m_.selection_merge(merge);
+    m_.branch_conditional(elected, add, merge);
+    m_.begin_block(add);
+    atomic_value(op, t, tree, address, sum);
+    if (m_.in_block()) m_.branch(merge);
+    m_.begin_block(merge);
+    return constant(t, 0);  // unused
+  }
+  return atomic_value(op, t, tree, address, v);
+}
+
+Id TaskEmitter::atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, Id v) {
   switch (t) {
     case DataType::i32: case DataType::u32:
       return m_.atomic(integer_atomic(op, is_signed(t)), word_pointer(tree, address), kScope, kRelaxed, v);

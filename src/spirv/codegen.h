@@ -94,6 +94,9 @@ struct DeviceFeatures {
   bool shader_float64 = false;      // f64 values (Float64)
   bool atomic_int64 = false;        // 64-bit atomics and compare-and-swap (Int64Atomics)
   bool atomic_float32_add = false;  // OpAtomicFAddEXT on f32 (else a compare-and-swap loop)
+  // Subgroup reduce + elect in compute: an atomic add whose result is unused,
+  // on one address for the whole subgroup, becomes one atomic per subgroup.
+  bool subgroup_arithmetic = false;
 };
 
 struct CodegenOptions {

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "spirv/codegen.h"
@@ -88,6 +89,8 @@ class TaskEmitter {
   Id emit_tree_load(const ir::Stmt* s);
   void emit_tree_store(const ir::Stmt* s);
   Id emit_tree_atomic(const ir::Stmt* s);
+  // The atomic read-modify-write itself (native, or a compare-and-swap loop).
+  Id atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, Id v);
   Id emit_tree_cas(const ir::Stmt* s);
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves
@@ -141,6 +144,7 @@ class TaskEmitter {
   std::vector<LoopTarget> loops_;
   const ir::Stmt* parallel_loop_ = nullptr;
   int64_t static_iterations_ = -1;  // the parallel loop's constant count, or -1
+  std::unordered_set<const ir::Stmt*> used_;  // statements of the task some other statement reads
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   int64_t loop_limit_message_ = -1;
   size_t task_index_ = 0;
