@@ -70,9 +70,8 @@ bool parse_op(std::string_view name, TaskKind* out) { return parse_name(name, kT
 bool is_parallel(TaskKind k) {
   switch (k) {
     case TaskKind::range_for: case TaskKind::struct_for: case TaskKind::listgen: case TaskKind::gc:
-    case TaskKind::gc_collect:
       return true;
-    case TaskKind::serial: case TaskKind::clear_list: case TaskKind::gc_prepare: case TaskKind::gc_finish:
+    case TaskKind::serial: case TaskKind::clear_list: case TaskKind::gc_finish:
       return false;
   }
   return false;

@@ -35,7 +35,7 @@ enum class StmtKind : uint8_t {
 
 // What an offloaded task does; the scheduler reads it (docs/ir.md, "Offloaded stage").
 #define GROVE_TASK_KINDS(X) \
-  X(serial) X(range_for) X(struct_for) X(listgen) X(clear_list) X(gc) X(gc_prepare) X(gc_collect) X(gc_finish)
+  X(serial) X(range_for) X(struct_for) X(listgen) X(clear_list) X(gc) X(gc_finish)
 
 #define GROVE_ENUMERATOR(name) name,
 enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };

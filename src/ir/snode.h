@@ -76,7 +76,8 @@ enum PoolState : int64_t {
   kAppendFailures = 6,// dynamic: appends past the maximum length
   kHighWater = 7,     // most entries ever in use
   kSpareTaken = 8,    // spare slots taken for reuse since the kernel started
-  kPoolStateWords = 9,
+  kCollected = 9,     // entries gc returned to the free list so far
+  kPoolStateWords = 10,
 };
 
 // Tree header words before the per-pool states.

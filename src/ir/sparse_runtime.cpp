@@ -133,14 +133,21 @@ Stmt* SparseRuntime::allocate(int pool) {
       [&] {
         // 2. Candidates that lost a race earlier in this kernel. A spare slot
         // holds entry + 1 once its writer got there; a slot taken before that
-        // is left for gc_finish to collect (nobody waits for the writer).
+        // is left for gc to collect (nobody waits for the writer). The
+        // exchange makes the entry ours; a ticket past the spares written so
+        // far is handed back, or the counter would run ahead of the spares and
+        // no later candidate could be reused (two threads holding the same
+        // ticket after that is harmless: only one exchange finds the entry).
         Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
-        if_then(bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))), [&] {
-          Stmt* v = atomic(AtomicOp::exchange, t,
-                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at),
-                           u32(0));
-          set(result, v);
-        });
+        if_then(
+            bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
+            [&] {
+              Stmt* v = atomic(AtomicOp::exchange, t,
+                               bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at),
+                               u32(0));
+              set(result, v);
+            },
+            [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
         // 3. The bump region.
         if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)), [&] {
           Stmt* bump = atomic(AtomicOp::add, t, state(pool, kBump), u32(1));
@@ -716,37 +723,10 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
 void SparseRuntime::emit_gc(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
-  Stmt* count = load(t, state(pool, kQueueCount));
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, count));
-  Block* saved = b_.block();
-  size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)), i));
-  Stmt* address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                      bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
-  if (s.type == SNodeType::pointer) {
-    release_cell(pool, address);
-  } else {
-    zero_words(t, address, s.pool_entry_words);  // a dynamic chunk holds only places
-  }
-  b_.set_insert_point(saved, pos);
-}
-
-void SparseRuntime::emit_gc_prepare(int pool) {
-  const SNodeDecl& s = forest_.snode(pool);
-  int t = s.tree;
-  // Allocations took free[top - 1], free[top - 2], ...: free[0, top - taken)
-  // were not taken and stay; gc_collect appends after them.
+  // Allocations took free[top - 1], free[top - 2], ...: free[0, kept) were not
+  // taken and stay; returned entries are appended after them.
   Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* taken = bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top);
-  store(t, state(pool, kFreeTop), bin(BinaryOp::sub, top, taken));
-  store(t, state(pool, kFreeTaken), u32(0));
-}
-
-void SparseRuntime::emit_gc_collect(int pool) {
-  const SNodeDecl& s = forest_.snode(pool);
-  int t = s.tree;
+  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top));
   Stmt* spares = load(t, state(pool, kSpareCount));
   Stmt* queued = load(t, state(pool, kQueueCount));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
@@ -755,20 +735,31 @@ void SparseRuntime::emit_gc_collect(int pool) {
   b_.set_insert_point_to_end(loop->body());
   Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
   auto give_back = [&](Stmt* entry) {
-    Stmt* at = atomic(AtomicOp::add, t, state(pool, kFreeTop), u32(1));
+    Stmt* at = bin(BinaryOp::add, kept, atomic(AtomicOp::add, t, state(pool, kCollected), u32(1)));
     store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at), entry);
   };
   if_then(
       bin(BinaryOp::cmp_lt, i, spares),
       [&] {
-        // A spare slot still holding entry + 1 was not reused this kernel.
-        Stmt* v = atomic(AtomicOp::exchange, t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), i),
-                         u32(0));
+        // A spare slot still holding entry + 1 was not reused this kernel;
+        // its entry was never published, so it is still zero.
+        Stmt* v = atomic(AtomicOp::exchange, t,
+                         bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), i), u32(0));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { give_back(bin(BinaryOp::sub, v, u32(1))); });
       },
       [&] {
-        Stmt* q = bin(BinaryOp::sub, i, spares);
-        give_back(load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)), q)));
+        // A deactivated entry: zero it (queueing what lies below it for the
+        // gc of the pools below, which runs later), then free it.
+        Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)),
+                                  bin(BinaryOp::sub, i, spares)));
+        Stmt* address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+                            bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+        if (s.type == SNodeType::pointer) {
+          release_cell(pool, address);
+        } else {
+          zero_words(t, address, s.pool_entry_words);  // a dynamic chunk holds only places
+        }
+        give_back(entry);
       });
   b_.set_insert_point(saved, pos);
 }
@@ -776,12 +767,18 @@ void SparseRuntime::emit_gc_collect(int pool) {
 void SparseRuntime::emit_gc_finish(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
+  Stmt* top = load(t, state(pool, kFreeTop));
+  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top));
+  Stmt* free_now = bin(BinaryOp::add, kept, load(t, state(pool, kCollected)));
+  store(t, state(pool, kFreeTop), free_now);
+  store(t, state(pool, kFreeTaken), u32(0));
+  store(t, state(pool, kCollected), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
   store(t, state(pool, kSpareTaken), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
   Stmt* bump = bin(BinaryOp::min, load(t, state(pool, kBump)), u32(static_cast<uint64_t>(s.capacity)));
   store(t, state(pool, kBump), bump);
-  Stmt* in_use = bin(BinaryOp::sub, bump, load(t, state(pool, kFreeTop)));
+  Stmt* in_use = bin(BinaryOp::sub, bump, free_now);
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), in_use));
 }
 

@@ -56,16 +56,14 @@ class SparseRuntime {
   void emit_struct_for(int node, const StructForBody& body);
   // The address of `field`'s value in a cell of its place's parent SNode.
   Stmt* cell_field_address(int field, Stmt* cell);
-  // Garbage collection of one pool, four tasks in this order: gc (parallel:
-  // zero the queued entries, queueing what lies below them), gc_prepare
-  // (serial: drop the free-list entries taken since the last gc),
-  // gc_collect (parallel: return spares and queued entries to the free
-  // list), gc_finish (serial: reset the counters, clamp the bump head,
-  // update the high-water mark). Only gc_prepare and gc_finish run on one
-  // thread, and they loop over nothing (some devices cap a loop's iterations).
+  // Garbage collection of one pool, two tasks: gc (parallel, one iteration
+  // per spare slot and per queued entry: zero a queued entry, queueing what
+  // lies below it for the gc of the pools below, which runs later; then
+  // append it, or the unused spare, to the free list) and gc_finish (serial,
+  // no loop: the free list's new length, counters reset, bump head clamped,
+  // high-water mark). Nothing runs a long loop on one thread (some devices
+  // cap a loop's iterations).
   void emit_gc(int pool_node);
-  void emit_gc_prepare(int pool_node);
-  void emit_gc_collect(int pool_node);
   void emit_gc_finish(int pool_node);
 
  private:

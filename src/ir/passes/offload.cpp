@@ -158,10 +158,6 @@ class Offloader {
       for (int pool : forest_.tree(tree).pools) {
         const std::string name = forest_.snode(pool).name();
         emit_runtime_task(TaskKind::gc, pool, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
-        emit_runtime_task(TaskKind::gc_prepare, pool, "gc_prepare " + name,
-                          [&](SparseRuntime& rt) { rt.emit_gc_prepare(pool); });
-        emit_runtime_task(TaskKind::gc_collect, pool, "gc_collect " + name,
-                          [&](SparseRuntime& rt) { rt.emit_gc_collect(pool); });
         emit_runtime_task(TaskKind::gc_finish, pool, "gc_finish " + name,
                           [&](SparseRuntime& rt) { rt.emit_gc_finish(pool); });
       }
