@@ -1,6 +1,6 @@
 // spirv_compile.cpp — compile latency of the SPIR-V backend, per kernel of
-// examples/sparse_life (seed, count, update, prune, snapshot; their bodies
-// are replicated here, on the example's default 16384^2 domain):
+// examples/sparse_life (seed, count, update, prune, snapshot, from the
+// example's own examples/sparse_life/life.h, on its default 16384^2 domain):
 //
 //   spirv_codegen_<kernel>           lowered IR -> SPIR-V words of every task
 //                                    (spirv::generate_kernel), without the driver
@@ -25,6 +25,8 @@
 #include <grove/grove.h>
 
 #include "harness.h"
+#include "life.h"
+#include "program/vulkan_backend.h"
 #include "spirv/codegen.h"
 #include "vulkan_common.h"
 
@@ -33,79 +35,12 @@ namespace {
 
 using namespace grove;
 
-constexpr int kBlock = 8;
-constexpr int kView = 256;
-constexpr int kMap = 256;
-constexpr int kPatch = 48;
-constexpr int kN = 16384;
+constexpr int kN = 16384;  // the example's default domain
 constexpr double kBudgetSeconds = 0.005;
 
-// examples/sparse_life's kernels, replicated.
-struct LifeKernels {
-  int n = kN;
-  Field alive, neighbours, view, map;
-  SNode* blocks = nullptr;
-  Kernel seed, count, update, prune, snapshot;
-
-  explicit LifeKernels(Program& prog) {
-    alive = prog.field(i32, "alive");
-    neighbours = prog.field(i32, "neighbours");
-    blocks = &prog.root().pointer(ij, {n / kBlock, n / kBlock});
-    blocks->dense(ij, {kBlock, kBlock}).place(alive, neighbours);
-    view = prog.field(u8, "view", {kView, kView});
-    map = prog.field(u8, "map", {kMap, kMap});
-
-    seed = prog.kernel("seed", {arg(i32, "x0"), arg(i32, "y0"), arg(u32, "salt")}, [&](Args a) {
-      for_range(0, kPatch * kPatch, [&](Expr k) {
-        Expr i = a[0] + k / kPatch, j = a[1] + k % kPatch;
-        Var h = cast(u32, i) * 0x9E3779B1u ^ cast(u32, j) * 0x85EBCA77u ^ a[2];
-        h = (h ^ (h >> 15u)) * 0x2C1B3C6Du;
-        h = h ^ (h >> 12u);
-        if_(h % 3u == 0u, [&] { alive(i, j) = 1; });
-      });
-    });
-
-    count = prog.kernel("count", [&] {
-      for_each(alive, [&](Expr i, Expr j) {
-        if_(alive(i, j) == 1, [&] {
-          for (int di = -1; di <= 1; ++di)
-            for (int dj = -1; dj <= 1; ++dj) {
-              if (di == 0 && dj == 0) continue;
-              Expr ni = i + di, nj = j + dj;
-              if_(ni >= 0 && ni < n && nj >= 0 && nj < n, [&] { neighbours(ni, nj) += 1; });
-            }
-        });
-      });
-    });
-
-    update = prog.kernel("update", [&] {
-      for_each(alive, [&](Expr i, Expr j) {
-        Expr c = neighbours(i, j);
-        alive(i, j) = select(c == 3 || (c == 2 && alive(i, j) == 1), 1, 0);
-        neighbours(i, j) = 0;
-      });
-    });
-
-    prune = prog.kernel("prune", [&] {
-      for_each(*blocks, [&](Indices B) {
-        Var any = 0;
-        for_range(0, kBlock * kBlock, [&](Expr k) {
-          any = any | alive(B[0] * kBlock + k / kBlock, B[1] * kBlock + k % kBlock);
-        });
-        if_(any == 0, [&] { deactivate(*blocks, B); });
-      });
-    });
-
-    snapshot = prog.kernel("snapshot", {arg(i32, "cx"), arg(i32, "cy")}, [&](Args a) {
-      for_each(view, [&](Expr i, Expr j) {
-        view(i, j) = cast(u8, alive(a[0] - kView / 2 + i, a[1] - kView / 2 + j));
-      });
-      for_each(map, [&](Expr i, Expr j) { map(i, j) = cast(u8, 0); });
-      for_each(*blocks, [&](Indices B) {
-        map(B[0] * kMap / (n / kBlock), B[1] * kMap / (n / kBlock)) = cast(u8, 1);
-      });
-    });
-  }
+// examples/sparse_life's fields and kernels (examples/sparse_life/life.h).
+struct LifeKernels : sparse_life::Life {
+  explicit LifeKernels(Program& prog) : sparse_life::Life(prog, kN) {}
 
   Kernel by_name(std::string_view name) const {
     for (const Kernel& k : {seed, count, update, prune, snapshot})
@@ -114,16 +49,11 @@ struct LifeKernels {
   }
 };
 
-// The options src/program/vulkan_backend.cpp gives the code generator.
+// The options the Vulkan backend gives the code generator, validator off
+// (as in a release build).
 spirv::CodegenOptions backend_options(const vk::DeviceInfo& info) {
-  spirv::CodegenOptions o;
-  o.features.shader_int64 = info.shader_int64;
-  o.features.shader_float64 = info.shader_float64;
-  o.features.atomic_int64 = info.atomic_int64;
-  o.features.atomic_float32_add = info.atomic_float32_add;
-  o.local_size = 128;
+  spirv::CodegenOptions o = detail::codegen_options_for(info);
   o.validate = false;
-  if (info.name.find("llvmpipe") != std::string::npos) o.max_loop_iterations = 65535;
   return o;
 }
 

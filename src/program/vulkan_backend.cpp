@@ -26,6 +26,7 @@
 #include "ir/interpreter.h"
 #include "ir/type_rules.h"
 #include "program/backend.h"
+#include "program/vulkan_backend.h"
 #include "program/test_hooks.h"
 #include "runtime/vulkan/device.h"
 #include "spirv/codegen.h"
@@ -282,19 +283,10 @@ void VulkanBackend::write_words(int id, int64_t offset, int64_t count, const uin
 
 std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) {
   const vk::DeviceInfo& info = device_->info();
-  spirv::CodegenOptions options;
-  options.features.shader_int64 = info.shader_int64;
-  options.features.shader_float64 = info.shader_float64;
-  options.features.atomic_int64 = info.atomic_int64;
-  options.features.atomic_float32_add = info.atomic_float32_add;
-  options.features.subgroup_arithmetic = info.subgroup_arithmetic;
-  options.local_size = kLocalSize;
+  spirv::CodegenOptions options = codegen_options_for(info);
   options.message_base = static_cast<uint32_t>(messages_.size());
   options.debug = options_.debug;
   options.validate = spirv::validation_requested();
-  // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
-  // 65535 back-edges in all (gallivm's loop limiter): count and report.
-  if (info.name.find("llvmpipe") != std::string::npos) options.max_loop_iterations = kLavapipeLoopLimit;
   auto k = std::make_unique<VulkanKernel>();
   k->name = kernel.name();
   k->modules = spirv::generate_kernel(kernel, forest, options, info.max_push_constants_size);
@@ -450,6 +442,20 @@ void VulkanBackend::report_context() {
 
 std::unique_ptr<Backend> make_vulkan_backend(const BackendOptions& options) {
   return std::make_unique<VulkanBackend>(options);
+}
+
+spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {
+  spirv::CodegenOptions options;
+  options.features.shader_int64 = info.shader_int64;
+  options.features.shader_float64 = info.shader_float64;
+  options.features.atomic_int64 = info.atomic_int64;
+  options.features.atomic_float32_add = info.atomic_float32_add;
+  options.features.subgroup_arithmetic = info.subgroup_arithmetic;
+  options.local_size = kLocalSize;
+  // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
+  // 65535 back-edges in all (gallivm's loop limiter): count and report.
+  if (info.name.find("llvmpipe") != std::string::npos) options.max_loop_iterations = kLavapipeLoopLimit;
+  return options;
 }
 
 }  // namespace grove::detail
