@@ -1,0 +1,254 @@
+// offload and lower_access, text in and text out. Both need the kernel's SNode
+// trees, which the text form does not carry: each test builds its forest in
+// C++ and parses the kernel against it.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ir/parser.h"
+#include "ir/passes/lower_access.h"
+#include "ir/passes/offload.h"
+#include "ir/passes/simplify.h"
+#include "ir/printer.h"
+#include "ir/snode.h"
+#include "ir/verifier.h"
+
+namespace grove::ir {
+namespace {
+
+// Field 0 placed in dense(i, 4) under the root of tree 0.
+// Field 1 placed in pointer(i, 8).dense(i, 2) in tree 1.
+struct Trees {
+  SNodeForest forest;
+  int scratch;
+  Trees(const FieldTable& fields) {
+    int t0 = forest.add_tree();
+    int d = forest.add_child(forest.tree(t0).root, SNodeType::dense, {0}, {4});
+    forest.add_place(d, 0, fields.get(0).dtype, fields.get(0).name);
+    forest.lay_out(t0);
+    if (fields.size() > 1) {
+      int t1 = forest.add_tree();
+      int p = forest.add_child(forest.tree(t1).root, SNodeType::pointer, {0}, {8});
+      int c = forest.add_child(p, SNodeType::dense, {0}, {2});
+      forest.add_place(c, 1, fields.get(1).dtype, fields.get(1).name);
+      forest.lay_out(t1);
+    }
+    scratch = forest.add_scratch_tree(64);
+  }
+};
+
+// The task header lines of a printed kernel, one per task.
+std::vector<std::string> task_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("  task ", 0) == 0) out.push_back(line.substr(2, line.size() - 4));  // drop " {"
+
+  return out;
+}
+
+TEST(Offload, TasksListgenAndGcForAStructForOverAPointerTree) {
+  ParsedModule m = parse_module(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 0
+  %1 = const i32 7
+  field_store @d[%0] %1
+  %2 = const i32 4
+  %3 = range_for %0 %2 {
+    %4 = loop_index i32 %3 0
+    field_store @d[%4] %4
+  }
+  %5 = struct_for @s {
+    %6 = loop_index i32 %5 0
+    %7 = const f32 1
+    field_store @s[%6] %7
+  }
+}
+)", "test");
+  Kernel& k = *m.kernels[0];
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_words = 64;
+  OffloadResult r = offload(k, o);
+  verify(k, "offload");
+  EXPECT_EQ(task_lines(print_kernel(k)),
+            (std::vector<std::string>{
+                "task serial $-1 \"serial\"",
+                "task range_for $-1 \"range_for\"",
+                "task clear_list $S4 \"clear_list S4pointer\"",
+                "task listgen $S4 \"listgen S3root->S4pointer\"",
+                "task clear_list $S5 \"clear_list S5dense\"",
+                "task listgen $S5 \"listgen S4pointer->S5dense\"",
+                "task struct_for $S5 \"struct_for S5dense\"",
+            }));
+  // The struct-for writes the very cells it visits, which are active: it
+  // modifies nothing, and the other tasks touch only the dense tree, so no
+  // gc follows.
+  ASSERT_EQ(r.tasks.size(), 7u);
+  EXPECT_TRUE(r.tasks[6].modifies.empty());
+  EXPECT_EQ(r.tasks[2].kind, TaskKind::clear_list);
+  EXPECT_EQ(r.tasks[2].snode, 4);
+}
+
+TEST(Offload, PureValuesAreRecomputedAndVariablesLiveInScratch) {
+  ParsedModule m = parse_module(R"(field @d : i32[4]
+
+kernel @k(n: i32) stage typed {
+  %0 = arg i32 0
+  %1 = const i32 1
+  %2 = binary add i32 %0 %1
+  %3 = alloca i32
+  local_store %3 %2
+  %4 = const i32 0
+  %5 = range_for %4 %2 {
+    %6 = loop_index i32 %5 0
+    %7 = local_load i32 %3
+    field_store @d[%6] %7
+  }
+}
+)", "test");
+  Kernel& k = *m.kernels[0];
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_base = 10;
+  o.scratch_words = 64;
+  OffloadResult r = offload(k, o);
+  verify(k, "offload");
+  EXPECT_EQ(r.scratch_words_used, 2);
+  // The variable lives in two scratch words (zeroed where it was declared);
+  // the loop's bounds are recomputed in the loop's task.
+  EXPECT_EQ(print_kernel(k), R"(kernel @k(n: i32) stage offloaded {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = const i32 1
+    %2 = binary add i32 %0 %1
+    %3 = const i32 0
+    %4 = const u32 10
+    tree_store @t1[%4] %3 as i32
+    %5 = const u32 10
+    tree_store @t1[%5] %2 as i32
+    %6 = const i32 0
+  }
+  task range_for $-1 "range_for" {
+    %7 = const i32 0
+    %8 = arg i32 0
+    %9 = const i32 1
+    %10 = binary add i32 %8 %9
+    %11 = range_for %7 %10 {
+      %12 = loop_index i32 %11 0
+      %13 = const u32 10
+      %14 = tree_load i32 @t1[%13]
+      field_store @d[%12] %14
+    }
+  }
+}
+)");
+}
+
+TEST(LowerAccess, ADenseStoreBecomesWordArithmetic) {
+  ParsedModule m = parse_module(R"(field @d : f32[4]
+
+kernel @k() stage typed {
+  %0 = const i32 2
+  %1 = const f32 1.5
+  field_store @d[%0] %1
+  %2 = field_load f32 @d[%0]
+  %3 = const i32 3
+  field_store @d[%3] %2
+}
+)", "test");
+  Kernel& k = *m.kernels[0];
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_words = 64;
+  offload(k, o);
+  lower_access(k);
+  simplify(k);
+  verify(k, "lower_access");
+  // Root cell at word 4 (after the 4-word header); the dense node's cells are
+  // one word each; indices are reduced modulo the extent (then folded).
+  EXPECT_EQ(print_kernel(k), R"(kernel @k() stage lowered {
+  task serial $-1 "serial" {
+    %0 = const f32 1.5
+    %1 = const u32 6
+    tree_store @t0[%1] %0 as f32
+    %2 = tree_load f32 @t0[%1]
+    %3 = const u32 7
+    tree_store @t0[%3] %2 as f32
+  }
+}
+)");
+}
+
+TEST(LowerAccess, ASparseReadChecksThePathAndNeverActivates) {
+  ParsedModule m = parse_module(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 5
+  %1 = field_load f32 @s[%0]
+  %2 = cast i32 %1
+  %3 = const i32 0
+  field_store @d[%3] %2
+}
+)", "test");
+  Kernel& k = *m.kernels[0];
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_words = 64;
+  offload(k, o);
+  lower_access(k);
+  simplify(k);
+  verify(k, "lower_access");
+  std::string text = print_kernel(k);
+  // The slot of pointer cell 2 is read; no compare-and-swap, no atomic, and
+  // the value is selected against 0 for an inactive cell.
+  EXPECT_NE(text.find("tree_load u32 @t1["), std::string::npos) << text;
+  EXPECT_EQ(text.find("tree_cas"), std::string::npos) << text;
+  EXPECT_EQ(text.find("tree_atomic"), std::string::npos) << text;
+  EXPECT_NE(text.find("select f32"), std::string::npos) << text;
+  EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\""}));
+}
+
+TEST(LowerAccess, ASparseWriteActivatesWithCompareAndSwap) {
+  ParsedModule m = parse_module(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 5
+  %1 = const f32 2
+  field_store @s[%0] %1
+}
+)", "test");
+  Kernel& k = *m.kernels[0];
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_words = 64;
+  offload(k, o);
+  lower_access(k);
+  simplify(k);
+  verify(k, "lower_access");
+  std::string text = print_kernel(k);
+  EXPECT_NE(text.find("tree_cas u32 @t1["), std::string::npos) << text;          // publication
+  EXPECT_NE(text.find("tree_atomic add u32 @t1["), std::string::npos) << text;   // bump / free list
+  EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\"", "task gc $S4 \"gc S4pointer\"",
+                                                         "task gc_finish $S4 \"gc_finish S4pointer\""}));
+}
+
+}  // namespace
+}  // namespace grove::ir
