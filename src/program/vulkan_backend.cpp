@@ -334,7 +334,8 @@ uint32_t VulkanBackend::group_count(const spirv::TaskModule& task, std::span<con
     const bool cpu = device_->info().type == vk::DeviceType::cpu;
     return std::min(max_groups, cpu ? kDynamicGroupsCpu : kDynamicGroups);
   }
-  return static_cast<uint32_t>(std::min<int64_t>((n + task.local_size - 1) / task.local_size, max_groups));
+  const int64_t per_group = int64_t{task.local_size} * task.iterations_per_invocation;
+  return static_cast<uint32_t>(std::min<int64_t>((n + per_group - 1) / per_group, max_groups));
 }
 
 void VulkanBackend::launch(CompiledKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run) {

@@ -81,6 +81,8 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
 
   static_iterations_ = -1;
   used_.clear();
+  accumulators_.clear();
+  reductions_.clear();
   ir::walk(const_cast<ir::Block*>(task->body()), [&](ir::Stmt* st) {
     for (const ir::Stmt* op : st->operands()) used_.insert(op);
   });
@@ -94,6 +96,8 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     const ir::Stmt* e = parallel_loop_->end();
     if (b->is_const() && e->is_const()) tm.static_iterations = std::max<int64_t>(0, e->const_int() - b->const_int());
     static_iterations_ = tm.static_iterations;
+    find_reductions(parallel_loop_);
+    if (!reductions_.empty()) tm.iterations_per_invocation = kReductionIterations;
   }
 
   task_index_ = index;
@@ -394,7 +398,12 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   const Id begin = value_as(s->begin(), DataType::i32);
   const Id end = value_as(s->end(), DataType::i32);
   const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
-  if (static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size) {
+  for (Accumulator& a : accumulators_) {  // the function is open now
+    a.var = m_.local_variable(type_of(a.type));
+    m_.store(a.var, constant(a.type, 0));
+  }
+  if (static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
+      reductions_.empty()) {
     const Id k = global_invocation_x();
     const Id body = m_.new_label(), merge = m_.new_label();
     const Id in_range = m_.compare(Op::OpULessThan, k, count);
@@ -429,6 +438,67 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   loop_back_edge(header, merge);
   m_.begin_block(merge);
   after_loop();
+  flush_accumulators();
+}
+
+void TaskEmitter::find_reductions(const ir::Stmt* loop) {
+  // Constant addresses the task touches in any way other than a candidate.
+  std::map<std::pair<int, uint64_t>, int> others;
+  std::vector<const ir::Stmt*> candidates;
+  ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic: case StmtKind::TreeCas: {
+        if (!s->address()->is_const()) return;
+        const DataType t = s->type();
+        const bool candidate = s->kind() == StmtKind::TreeAtomic && s->atomic_op() == ir::AtomicOp::add &&
+                               used_.count(s) == 0 &&
+                               (t == DataType::i32 || t == DataType::u32 || t == DataType::f32);
+        if (candidate) {
+          candidates.push_back(s);
+        } else {
+          ++others[{s->tree(), s->address()->bits()}];
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  });
+  for (const ir::Stmt* s : candidates) {
+    const std::pair<int, uint64_t> key{s->tree(), s->address()->bits()};
+    if (others.count(key)) continue;
+    size_t n = 0;
+    while (n < accumulators_.size() &&
+           !(accumulators_[n].tree == key.first && accumulators_[n].address == key.second &&
+             accumulators_[n].type == s->type()))
+      ++n;
+    if (n == accumulators_.size())
+      accumulators_.push_back({key.first, static_cast<uint32_t>(key.second), s->type(), 0});
+    reductions_[s] = n;
+  }
+}
+
+void TaskEmitter::flush_accumulators() {
+  for (const Accumulator& a : accumulators_) {
+    const Id sum = m_.load(a.var);
+    if (options_.features.subgroup_arithmetic) {
+      m_.require_capability(spv::Capability::GroupNonUniform);
+      m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
+      const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
+      const Id total = m_.emit(a.type == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd,
+                               type_of(a.type), {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), sum});
+      const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
+      const Id add = m_.new_label(), merge = m_.new_label();
+      m_.selection_merge(merge);
+      m_.branch_conditional(elected, add, merge);
+      m_.begin_block(add);
+      atomic_value(ir::AtomicOp::add, a.type, a.tree, u32c(a.address), total);
+      m_.branch(merge);
+      m_.begin_block(merge);
+    } else {
+      atomic_value(ir::AtomicOp::add, a.type, a.tree, u32c(a.address), sum);
+    }
+  }
 }
 
 void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values) {
@@ -660,6 +730,12 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   const int tree = s->tree();
   const Id address = value_as(s->address(), DataType::u32);
   const Id v = value_as(s->value(), t);
+  if (auto r = reductions_.find(s); r != reductions_.end()) {
+    const Accumulator& a = accumulators_[r->second];
+    const Id sum = a.type == DataType::f32 ? op2(Op::OpFAdd, m_.load(a.var), v) : op2(Op::OpIAdd, m_.load(a.var), v);
+    m_.store(a.var, sum);
+    return constant(t, 0);  // unused
+  }
   // A reduction (Taichi's `total[None] += x`): an add nobody reads the old
   // value of, to one constant address. The subgroup sums its values and one
   // elected invocation adds the sum: one atomic per subgroup instead of one

@@ -138,6 +138,10 @@ struct TaskModule {
   // i32), and its iteration count when both bounds are constants (else -1).
   const ir::Stmt* loop = nullptr;
   int64_t static_iterations = -1;
+  // Iterations each invocation should take on average: above 1 for a task
+  // whose loop accumulates a reduction in registers (the backend launches
+  // count / (local_size * iterations_per_invocation) invocations).
+  uint32_t iterations_per_invocation = 1;
 };
 
 struct KernelModules {

@@ -13,6 +13,9 @@
 
 namespace grove::spirv::detail {
 
+// Iterations per invocation of a task that accumulates reductions in registers.
+inline constexpr uint32_t kReductionIterations = 16;
+
 class TaskEmitter {
  public:
   TaskEmitter(const ir::Kernel& kernel, const ir::SNodeForest& forest, const CodegenOptions& options,
@@ -145,6 +148,19 @@ class TaskEmitter {
   const ir::Stmt* parallel_loop_ = nullptr;
   int64_t static_iterations_ = -1;  // the parallel loop's constant count, or -1
   std::unordered_set<const ir::Stmt*> used_;  // statements of the task some other statement reads
+  // Reductions of a parallel task (an unused atomic add to a constant address
+  // nothing else in the task touches): each invocation sums into a Function
+  // variable, and adds the sum once after its loop.
+  struct Accumulator {
+    int tree;
+    uint32_t address;
+    DataType type;
+    Id var;
+  };
+  std::vector<Accumulator> accumulators_;
+  std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
+  void find_reductions(const ir::Stmt* loop);
+  void flush_accumulators();
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   int64_t loop_limit_message_ = -1;
   size_t task_index_ = 0;

@@ -222,6 +222,48 @@ TEST_P(Dsl, AtomicAddAccumulatesAcrossAParallelLoop) {
   EXPECT_FLOAT_EQ(total.read<float>(), 500.0f);
 }
 
+TEST_P(Dsl, ReductionsIntoOneValueAreExact) {
+  Program prog(config());
+  Field isum = prog.field(i32, "isum", {}), usum = prog.field(u32, "usum", {});
+  Field fsum = prog.field(f32, "fsum", {}), seen = prog.field(i32, "seen", {});
+  Field x = prog.field(i32, "x", {1000});
+  Kernel k = prog.kernel("k", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, 100000, [&](Expr i) {
+      isum() += i % 7;                    // two accumulators in one loop
+      fsum() += 0.25f;
+      if_(i % 3 == 0, [&] { usum() += cast(u32, 2); });  // under a branch
+    });
+    for_range(0, a[0], [&](Expr i) {      // a bound known only at launch
+      x(i % 1000) += 1;                    // not one address: plain atomics
+      seen() += 1;
+    });
+  });
+  k(12345);
+  int64_t want = 0;
+  for (int i = 0; i < 100000; ++i) want += i % 7;
+  EXPECT_EQ(isum.read<int32_t>(), want);
+  EXPECT_EQ(fsum.read<float>(), 25000.0f);
+  EXPECT_EQ(usum.read<uint32_t>(), 2u * 33334u);
+  EXPECT_EQ(seen.read<int32_t>(), 12345);
+  EXPECT_EQ(x.read<int32_t>({344}), 13);
+  EXPECT_EQ(x.read<int32_t>({345}), 12);
+}
+
+TEST_P(Dsl, AReductionTargetThatIsAlsoReadStaysAtomic) {
+  Program prog(config());
+  Field total = prog.field(i32, "total", {});
+  Field peak = prog.field(i32, "peak", {});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 5000, [&](Expr) {
+      Expr before = atomic_add(total(), 1);  // the old value is used
+      atomic_max(peak(), before);
+    });
+  });
+  k();
+  EXPECT_EQ(total.read<int32_t>(), 5000);
+  EXPECT_EQ(peak.read<int32_t>(), 4999);
+}
+
 TEST_P(Dsl, PrintGoesToTheSink) {
   Program prog(config());
   std::string out;
