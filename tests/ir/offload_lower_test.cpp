@@ -39,6 +39,30 @@ struct Trees {
   }
 };
 
+// Parses `module` (fields as in Trees) and runs offload, then lower_access and
+// simplify when `lower`; returns the printed kernel and, in *result, what
+// offload reported.
+std::string run(const std::string& module, bool lower, OffloadResult* result = nullptr,
+                int64_t scratch_base = 0) {
+  ParsedModule m = parse_module(module, "test");
+  Kernel& k = *m.kernels.at(0);
+  Trees trees(*m.fields);
+  k.forest = &trees.forest;
+  OffloadOptions o;
+  o.scratch_tree = trees.scratch;
+  o.scratch_base = scratch_base;
+  o.scratch_words = 64;
+  OffloadResult r = offload(k, o);
+  verify(k, "offload");
+  if (lower) {
+    lower_access(k);
+    simplify(k);
+    verify(k, "lower_access");
+  }
+  if (result) *result = std::move(r);
+  return print_kernel(k);
+}
+
 // The task header lines of a printed kernel, one per task.
 std::vector<std::string> task_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -51,7 +75,7 @@ std::vector<std::string> task_lines(const std::string& text) {
 }
 
 TEST(Offload, TasksListgenAndGcForAStructForOverAPointerTree) {
-  ParsedModule m = parse_module(R"(field @d : i32[4]
+  const std::string module = R"(field @d : i32[4]
 field @s : f32[16]
 
 kernel @k() stage typed {
@@ -69,16 +93,9 @@ kernel @k() stage typed {
     field_store @s[%6] %7
   }
 }
-)", "test");
-  Kernel& k = *m.kernels[0];
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
-  OffloadOptions o;
-  o.scratch_tree = trees.scratch;
-  o.scratch_words = 64;
-  OffloadResult r = offload(k, o);
-  verify(k, "offload");
-  EXPECT_EQ(task_lines(print_kernel(k)),
+)";
+  OffloadResult r;
+  EXPECT_EQ(task_lines(run(module, false, &r)),
             (std::vector<std::string>{
                 "task serial $-1 \"serial\"",
                 "task range_for $-1 \"range_for\"",
@@ -98,7 +115,7 @@ kernel @k() stage typed {
 }
 
 TEST(Offload, PureValuesAreRecomputedAndVariablesLiveInScratch) {
-  ParsedModule m = parse_module(R"(field @d : i32[4]
+  const std::string module = R"(field @d : i32[4]
 
 kernel @k(n: i32) stage typed {
   %0 = arg i32 0
@@ -113,20 +130,13 @@ kernel @k(n: i32) stage typed {
     field_store @d[%6] %7
   }
 }
-)", "test");
-  Kernel& k = *m.kernels[0];
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
-  OffloadOptions o;
-  o.scratch_tree = trees.scratch;
-  o.scratch_base = 10;
-  o.scratch_words = 64;
-  OffloadResult r = offload(k, o);
-  verify(k, "offload");
+)";
+  OffloadResult r;
+  std::string text = run(module, false, &r, 10);
   EXPECT_EQ(r.scratch_words_used, 2);
   // The variable lives in two scratch words (zeroed where it was declared);
   // the loop's bounds are recomputed in the loop's task.
-  EXPECT_EQ(print_kernel(k), R"(kernel @k(n: i32) stage offloaded {
+  EXPECT_EQ(text, R"(kernel @k(n: i32) stage offloaded {
   task serial $-1 "serial" {
     %0 = arg i32 0
     %1 = const i32 1
@@ -155,7 +165,7 @@ kernel @k(n: i32) stage typed {
 }
 
 TEST(LowerAccess, ADenseStoreBecomesWordArithmetic) {
-  ParsedModule m = parse_module(R"(field @d : f32[4]
+  const std::string module = R"(field @d : f32[4]
 
 kernel @k() stage typed {
   %0 = const i32 2
@@ -165,20 +175,10 @@ kernel @k() stage typed {
   %3 = const i32 3
   field_store @d[%3] %2
 }
-)", "test");
-  Kernel& k = *m.kernels[0];
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
-  OffloadOptions o;
-  o.scratch_tree = trees.scratch;
-  o.scratch_words = 64;
-  offload(k, o);
-  lower_access(k);
-  simplify(k);
-  verify(k, "lower_access");
+)";
   // Root cell at word 4 (after the 4-word header); the dense node's cells are
   // one word each; indices are reduced modulo the extent (then folded).
-  EXPECT_EQ(print_kernel(k), R"(kernel @k() stage lowered {
+  EXPECT_EQ(run(module, true), R"(kernel @k() stage lowered {
   task serial $-1 "serial" {
     %0 = const f32 1.5
     %1 = const u32 6
@@ -192,7 +192,7 @@ kernel @k() stage typed {
 }
 
 TEST(LowerAccess, ASparseReadChecksThePathAndNeverActivates) {
-  ParsedModule m = parse_module(R"(field @d : i32[4]
+  const std::string module = R"(field @d : i32[4]
 field @s : f32[16]
 
 kernel @k() stage typed {
@@ -202,18 +202,8 @@ kernel @k() stage typed {
   %3 = const i32 0
   field_store @d[%3] %2
 }
-)", "test");
-  Kernel& k = *m.kernels[0];
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
-  OffloadOptions o;
-  o.scratch_tree = trees.scratch;
-  o.scratch_words = 64;
-  offload(k, o);
-  lower_access(k);
-  simplify(k);
-  verify(k, "lower_access");
-  std::string text = print_kernel(k);
+)";
+  std::string text = run(module, true);
   // The slot of pointer cell 2 is read; no compare-and-swap, no atomic, and
   // the value is selected against 0 for an inactive cell.
   EXPECT_NE(text.find("tree_load u32 @t1["), std::string::npos) << text;
@@ -224,7 +214,7 @@ kernel @k() stage typed {
 }
 
 TEST(LowerAccess, ASparseWriteActivatesWithCompareAndSwap) {
-  ParsedModule m = parse_module(R"(field @d : i32[4]
+  const std::string module = R"(field @d : i32[4]
 field @s : f32[16]
 
 kernel @k() stage typed {
@@ -232,18 +222,8 @@ kernel @k() stage typed {
   %1 = const f32 2
   field_store @s[%0] %1
 }
-)", "test");
-  Kernel& k = *m.kernels[0];
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
-  OffloadOptions o;
-  o.scratch_tree = trees.scratch;
-  o.scratch_words = 64;
-  offload(k, o);
-  lower_access(k);
-  simplify(k);
-  verify(k, "lower_access");
-  std::string text = print_kernel(k);
+)";
+  std::string text = run(module, true);
   EXPECT_NE(text.find("tree_cas u32 @t1["), std::string::npos) << text;          // publication
   EXPECT_NE(text.find("tree_atomic add u32 @t1["), std::string::npos) << text;   // bump / free list
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\"", "task gc $S4 \"gc S4pointer\"",
