@@ -207,29 +207,48 @@ void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr
 void for_each(const Field& field, const std::function<void(Indices)>& body);
 // A struct-for over the active cells of an SNode, in its own index space.
 void for_each(const SNode& snode, const std::function<void(Indices)>& body);
-// Checks that a struct-for body takes as many indices as the field has axes.
+// Check that a struct-for body takes as many indices as there are axes.
 void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
-// for i, j in field: the callable takes one Expr per axis of the field.
+void for_each(const SNode& snode, const std::function<void(Indices)>& body, int arity);
+
+namespace detail {
+// How many Exprs a struct-for body takes (0..4).
+template <typename F>
+constexpr int struct_for_arity() {
+  return std::is_invocable_v<F> ? 0
+         : std::is_invocable_v<F, Expr> ? 1
+         : std::is_invocable_v<F, Expr, Expr> ? 2
+         : std::is_invocable_v<F, Expr, Expr, Expr> ? 3 : 4;
+}
+// Calls `body` with one Expr per axis.
+template <typename F>
+std::function<void(Indices)> per_axis(F& body) {
+  return [&body](Indices I) {
+    if constexpr (std::is_invocable_v<F>) {
+      body();
+    } else if constexpr (std::is_invocable_v<F, Expr>) {
+      body(I.at(0));
+    } else if constexpr (std::is_invocable_v<F, Expr, Expr>) {
+      body(I.at(0), I.at(1));
+    } else if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) {
+      body(I.at(0), I.at(1), I.at(2));
+    } else {
+      body(I.at(0), I.at(1), I.at(2), I.at(3));
+    }
+  };
+}
+}  // namespace detail
+
+// for i, j in field (or an SNode): the callable takes one Expr per axis.
 template <typename F>
   requires(!std::is_invocable_v<F, Indices>)
 void for_each(const Field& field, F&& body) {
-  for_each(field, std::function<void(Indices)>([&](Indices I) {
-             if constexpr (std::is_invocable_v<F>) {
-               body();
-             } else if constexpr (std::is_invocable_v<F, Expr>) {
-               body(I.at(0));
-             } else if constexpr (std::is_invocable_v<F, Expr, Expr>) {
-               body(I.at(0), I.at(1));
-             } else if constexpr (std::is_invocable_v<F, Expr, Expr, Expr>) {
-               body(I.at(0), I.at(1), I.at(2));
-             } else {
-               body(I.at(0), I.at(1), I.at(2), I.at(3));
-             }
-           }),
-           static_cast<int>(std::is_invocable_v<F> ? 0
-                            : std::is_invocable_v<F, Expr> ? 1
-                            : std::is_invocable_v<F, Expr, Expr> ? 2
-                            : std::is_invocable_v<F, Expr, Expr, Expr> ? 3 : 4));
+  for_each(field, detail::per_axis(body), detail::struct_for_arity<F>());
+}
+template <typename F>
+  requires(!std::is_invocable_v<F, Indices>)
+void for_each(const SNode& snode, F&& body) {
+  for_each(snode, detail::per_axis(body), detail::struct_for_arity<F>());
 }
 
 class IfBuilder {

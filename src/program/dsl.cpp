@@ -419,9 +419,14 @@ Expr length(const SNode& sn, const Indices& index) {
   return Expr(b().snode_op(ir::SNodeOpKind::length, s.id, stmts(index)));
 }
 
-void for_each(const SNode& sn, const std::function<void(Indices)>& body) {
+void for_each(const SNode& sn, const std::function<void(Indices)>& body) { for_each(sn, body, -1); }
+
+void for_each(const SNode& sn, const std::function<void(Indices)>& body, int arity) {
   auto& ctx = current();
   const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  if (arity >= 0 && arity != s.ndim())
+    fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.ndim()) +
+         " axes) with a body taking " + std::to_string(arity) + " indices; take one Expr per axis, or an Indices");
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail("for_each over SNode '" + s.name() + "': loop over a dense, pointer, bitmasked or dynamic SNode");
   if (!at_kernel_top_level())

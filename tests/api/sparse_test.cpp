@@ -365,11 +365,15 @@ TEST_P(Sparse, StructForOverAnSNode) {
     x(13, 30) = 1;
   });
   Kernel k = prog.kernel("k", [&] { for_each(blocks, [&](Indices I) { seen(I[0], I[1]) += 1; }); });
+  Kernel per_axis = prog.kernel("per_axis", [&] { for_each(blocks, [&](Expr bi, Expr bj) { seen(bi, bj) += 10; }); });
+  Kernel wrong = prog.kernel("wrong", [&] { for_each(blocks, [&](Expr bi) { seen(bi, bi) += 1; }); });
   w();
   k();
+  per_axis();
+  EXPECT_THROW(wrong(), Error);  // blocks has 2 axes
   std::vector<int32_t> s = seen.to_vector<int32_t>();
-  EXPECT_EQ(s[0], 1);
-  EXPECT_EQ(s[3 * 8 + 7], 1);
+  EXPECT_EQ(s[0], 11);
+  EXPECT_EQ(s[3 * 8 + 7], 11);
   EXPECT_EQ(std::count(s.begin(), s.end(), 0), 62);
 }
 
