@@ -270,14 +270,7 @@ class Printer {
         if (s->has_result()) type(out, s);
         out += ' ';
         append_snode(out, s->snode());
-        out += '[';
-        bool first = true;
-        for (Stmt* i : s->indices()) {
-          if (!first) out += ", ";
-          first = false;
-          value(out, i);
-        }
-        out += ']';
+        index_list(out, s);
         if (op == SNodeOpKind::append) operand(out, s->value());
         break;
       }
@@ -366,6 +359,11 @@ class Printer {
   void field_access(std::string& out, const Stmt* s) const {
     out += ' ';
     field_name(out, s->field());
+    index_list(out, s);
+  }
+
+  // `[%i, %j]`: the indices of a field access or an SNode operation.
+  void index_list(std::string& out, const Stmt* s) const {
     out += '[';
     bool first = true;
     for (Stmt* i : s->indices()) {
