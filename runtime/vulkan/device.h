@@ -75,6 +75,9 @@ struct DeviceProfile {
   bool no_float64 = false;        // shader_float64 off
   bool no_float_atomics = false;  // atomic_float32_add and _min_max off
   std::uint64_t max_storage_buffer_range = 0;  // 0 = the device's own limit
+  // Caps maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]
+  // (0 = the device's own limits; Vulkan guarantees 128).
+  std::uint32_t max_workgroup_invocations = 0;
 };
 
 struct DeviceOptions {

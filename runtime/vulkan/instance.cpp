@@ -338,6 +338,11 @@ DeviceInfo apply_profile(DeviceInfo info, const DeviceProfile& profile) {
     info.max_storage_buffer_range =
         std::min(info.max_storage_buffer_range, profile.max_storage_buffer_range);
   }
+  if (profile.max_workgroup_invocations != 0) {
+    info.max_compute_workgroup_invocations =
+        std::min(info.max_compute_workgroup_invocations, profile.max_workgroup_invocations);
+    info.max_compute_workgroup_size_x = std::min(info.max_compute_workgroup_size_x, profile.max_workgroup_invocations);
+  }
   return info;
 }
 

@@ -15,6 +15,7 @@ struct VulkanTestProfile {
   bool no_float64 = false;        // no shaderFloat64
   bool no_float_atomics = false;  // no OpAtomicFAddEXT: f32 atomics become compare-and-swap loops
   uint64_t max_storage_buffer_range = 0;  // bytes; 0 = the device's own limit
+  uint32_t max_workgroup_invocations = 0;  // invocations per group; 0 = the device's own limit
 };
 
 // Programs created after this call open their Vulkan device with `profile`

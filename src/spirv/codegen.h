@@ -33,10 +33,11 @@
 // picks the number of groups: exactly ceil(count / local_size) (at most the
 // device's limit) when the bounds are known on the host — constants
 // (TaskModule::static_iterations) or arithmetic of constants and arguments
-// (evaluate TaskModule::loop's bounds) — and a fixed number of groups
-// otherwise (bounds read from a tree, as in listgen and struct-fors): 1024
-// on GPUs, 64 on CPU devices such as lavapipe, where idle groups cost real
-// time. Serial tasks (serial, clear_list, gc_finish) have LocalSize 1 and run
+// (evaluate TaskModule::loop's bounds) — and a fixed number of invocations
+// otherwise (bounds read from a tree, as in listgen and struct-fors): 128k
+// on GPUs, 8k on CPU devices such as lavapipe, where idle groups cost real
+// time. The backend picks local_size: 256, or less where the device's
+// limits are lower. Serial tasks (serial, clear_list, gc_finish) have LocalSize 1 and run
 // one group.
 //
 // Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any

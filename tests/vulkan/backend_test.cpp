@@ -76,13 +76,15 @@ class VulkanBackend : public ::testing::Test {
     c.vulkan_validation = true;
     return c;
   }
-  // A device without shaderInt64/shaderFloat64/float atomics and with 1 MiB buffers.
+  // A device without shaderInt64/shaderFloat64/float atomics, with 1 MiB
+  // buffers and Vulkan's minimum of 128 invocations per group.
   static void use_mobile_profile() {
     detail::VulkanTestProfile p;
     p.no_int64 = true;
     p.no_float64 = true;
     p.no_float_atomics = true;
     p.max_storage_buffer_range = 1 << 20;
+    p.max_workgroup_invocations = 128;
     detail::set_vulkan_test_profile(p);
   }
 
@@ -520,7 +522,36 @@ TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
   asm_text << text.rdbuf();
   EXPECT_THAT(asm_text.str(), HasSubstr("OpEntryPoint GLCompute"));
   EXPECT_THAT(asm_text.str(), HasSubstr("\"dumped.t0.range_for\""));
-  EXPECT_THAT(asm_text.str(), HasSubstr("LocalSize 128 1 1"));
+  EXPECT_THAT(asm_text.str(), HasSubstr("LocalSize "));
+}
+
+// Parallel tasks run groups of 256 invocations, or of the device's largest
+// group when that is smaller (Vulkan's minimum, 128, on the mobile profile).
+TEST_F(VulkanBackend, ParallelTasksUseTheLargestGroupUpTo256) {
+  auto dumped_local_size = [](const std::string& kernel_name) {
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_local_size_test";
+    std::filesystem::remove_all(dir);
+    setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+    Program prog(config());
+    const int n = 100000;
+    Field x = prog.field(i32, "x", {n});
+    Kernel k = prog.kernel(kernel_name, [&] { for_range(0, n, [&](Expr i) { x(i) = i * 3; }); });
+    k();
+    unsetenv("GROVE_DUMP_DIR");
+    std::vector<int32_t> got = x.to_vector<int32_t>();
+    for (int i = 0; i < n; i += 997) EXPECT_EQ(got[static_cast<size_t>(i)], i * 3) << i;
+    EXPECT_EQ(got.back(), (n - 1) * 3);
+    std::ifstream text(dir / (kernel_name + ".t0_range_for.spvasm"));
+    std::stringstream asm_text;
+    asm_text << text.rdbuf();
+    const std::string s = asm_text.str();
+    const size_t at = s.find("LocalSize ");
+    return at == std::string::npos ? std::string("(none)") : s.substr(at, s.find('\n', at) - at);
+  };
+  // Every desktop driver and lavapipe take at least 256 invocations per group.
+  EXPECT_EQ(dumped_local_size("wide_groups"), "LocalSize 256 1 1");
+  use_mobile_profile();
+  EXPECT_EQ(dumped_local_size("narrow_groups"), "LocalSize 128 1 1");
 }
 
 TEST_F(VulkanBackend, AutoPicksTheVulkanDevice) {
