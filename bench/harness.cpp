@@ -2,7 +2,9 @@
 #include "harness.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <stdexcept>
 
@@ -11,6 +13,9 @@ namespace {
 
 constexpr std::string_view kGroveRole = "grove";
 constexpr std::string_view kBaselineRole = "baseline";
+constexpr std::string_view kPairRole = "pair";
+constexpr std::string_view kGroveCounter = "grove_s";
+constexpr std::string_view kBaselineCounter = "baseline_s";
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";
@@ -33,6 +38,24 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+// Seconds `side.run` takes, then its untimed part.
+double timed(const Side& side) {
+  const auto start = std::chrono::steady_clock::now();
+  side.run();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (side.after) side.after();
+  return seconds;
+}
+
 std::string json_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -50,6 +73,47 @@ std::string baseline_name(std::string_view workload, std::string_view baseline) 
   return std::string(workload) + "/" + std::string(kBaselineRole) + "/" + std::string(baseline);
 }
 
+std::string pair_name(std::string_view workload, grove::Arch arch, std::string_view baseline) {
+  return std::string(workload) + "/" + std::string(kPairRole) + "/" + std::string(grove::arch_name(arch)) + "/" +
+         std::string(baseline);
+}
+
+void register_pair(std::string_view workload, grove::Arch arch, std::string_view baseline, int iterations,
+                   int repetitions, std::function<Pair()> setup) {
+  auto body = [setup = std::move(setup)](benchmark::State& state) {
+    try {
+      const Pair pair = setup();
+      std::vector<double> grove_s, baseline_s;
+      bool grove_first = true;
+      for (auto _ : state) {
+        double g = 0, b = 0;
+        if (grove_first) {
+          g = timed(pair.grove);
+          b = timed(pair.baseline);
+        } else {
+          b = timed(pair.baseline);
+          g = timed(pair.grove);
+        }
+        grove_first = !grove_first;
+        grove_s.push_back(g / pair.runs_per_sample);
+        baseline_s.push_back(b / pair.runs_per_sample);
+        state.SetIterationTime(g + b);
+      }
+      state.counters[std::string(kGroveCounter)] = median(grove_s);
+      state.counters[std::string(kBaselineCounter)] = median(baseline_s);
+      for (const auto& [name, value] : pair.counters) state.counters[name] = value;
+      if (pair.items_per_run > 0) state.SetItemsProcessed(state.iterations() * pair.items_per_run);
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+    }
+  };
+  benchmark::RegisterBenchmark(pair_name(workload, arch, baseline).c_str(), body)
+      ->Unit(benchmark::kMicrosecond)
+      ->UseManualTime()
+      ->Iterations(iterations)
+      ->Repetitions(repetitions);
+}
+
 void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
   for (const Run& run : runs) {
@@ -60,36 +124,45 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
     const size_t second = first == std::string::npos ? first : name.find('/', first + 1);
     if (second == std::string::npos) continue;  // not named by the convention
     const std::string_view role = std::string_view(name).substr(first + 1, second - first - 1);
-    if (role != kGroveRole && role != kBaselineRole) continue;
-
     std::string workload = name.substr(0, first);
     if (!run.run_name.args.empty()) workload += "/" + run.run_name.args;
     const std::string variant = name.substr(second + 1);
-    const bool is_grove = role == kGroveRole;
-
-    Measurement* m = nullptr;
-    for (Measurement& existing : measurements_) {
-      if (existing.workload == workload && existing.is_grove == is_grove &&
-          existing.variant == variant) {
-        m = &existing;
-      }
+    if (role == kPairRole) {
+      const size_t slash = variant.find('/');
+      if (slash == std::string::npos) continue;  // not named by the convention
+      auto value = [&](std::string_view counter) {
+        auto it = run.counters.find(std::string(counter));
+        return it == run.counters.end() ? -1.0 : static_cast<double>(it->second);
+      };
+      add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
+      add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
+    } else if (role == kGroveRole || role == kBaselineRole) {
+      const double seconds = run.iterations > 0 ? run.real_accumulated_time / static_cast<double>(run.iterations) : -1;
+      add(workload, role == kGroveRole, variant, run, seconds);
     }
-    if (m == nullptr) {
-      m = &measurements_.emplace_back();
-      m->workload = workload;
-      m->is_grove = is_grove;
-      m->variant = variant;
-    }
-    if (run.error_occurred) {
-      m->error = run.error_message.empty() ? "failed" : run.error_message;
-      continue;
-    }
-    if (run.iterations <= 0) continue;
-    const double seconds = run.real_accumulated_time / static_cast<double>(run.iterations);
-    // Running mean over repetitions.
-    m->seconds = (m->seconds * m->repetitions + seconds) / (m->repetitions + 1);
-    ++m->repetitions;
   }
+}
+
+void CollectingReporter::add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run,
+                             double seconds) {
+  Measurement* m = nullptr;
+  for (Measurement& existing : measurements_) {
+    if (existing.workload == workload && existing.is_grove == is_grove && existing.variant == variant) m = &existing;
+  }
+  if (m == nullptr) {
+    m = &measurements_.emplace_back();
+    m->workload = workload;
+    m->is_grove = is_grove;
+    m->variant = variant;
+  }
+  if (run.error_occurred) {
+    m->error = run.error_message.empty() ? "failed" : run.error_message;
+    return;
+  }
+  if (seconds < 0) return;
+  // Running mean over repetitions.
+  m->seconds = (m->seconds * m->repetitions + seconds) / (m->repetitions + 1);
+  ++m->repetitions;
 }
 
 std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {

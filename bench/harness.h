@@ -7,9 +7,12 @@
 // and every Grove result is paired with every baseline of the same workload.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -20,7 +23,32 @@ namespace grove_bench {
 std::string grove_name(std::string_view workload, grove::Arch arch);
 std::string baseline_name(std::string_view workload, std::string_view baseline);
 
-// One benchmark's outcome: mean real time per iteration over its repetitions.
+// A workload measured as a pair inside one benchmark, registered as
+//   <workload>/pair/<backend>/<baseline>  e.g. vk_saxpy/pair/vulkan/glsl
+// Both sides are set up (and their results checked) first; then every
+// iteration runs the Grove side and the baseline one right after the other,
+// alternating which goes first, so that both see the same load on a shared
+// machine. Each repetition reports the median time per run of each side
+// (counters grove_s and baseline_s), and becomes one measurement of each.
+struct Side {
+  std::function<void()> run;    // the timed work (for example a launch and a sync)
+  std::function<void()> after;  // untimed work before the next run; may be empty
+};
+struct Pair {
+  Side grove, baseline;
+  double runs_per_sample = 1;   // a run's time is divided by this (launches per run, say)
+  std::int64_t items_per_run = 0;  // for Google Benchmark's items_per_second
+  std::vector<std::pair<std::string, double>> counters;  // extra columns (active_blocks, say)
+};
+
+std::string pair_name(std::string_view workload, grove::Arch arch, std::string_view baseline);
+// Registers the pair. `setup` throws on any failure, a wrong result
+// included; the benchmark is then skipped with the exception's message.
+void register_pair(std::string_view workload, grove::Arch arch, std::string_view baseline, int iterations,
+                   int repetitions, std::function<Pair()> setup);
+
+// One benchmark's outcome: mean real time per iteration over its repetitions
+// (for a pair: the mean over repetitions of each side's median).
 struct Measurement {
   std::string workload;  // includes benchmark arguments, e.g. "dense_saxpy/1024"
   bool is_grove = false;
@@ -47,6 +75,10 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   const std::vector<Measurement>& measurements() const { return measurements_; }
 
  private:
+  // Folds one repetition's time per iteration (negative: none) into the
+  // measurement of (workload, side, variant).
+  void add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run, double seconds);
+
   std::vector<Measurement> measurements_;
 };
 

@@ -33,6 +33,18 @@ grove::vk::PipelineId shader_pipeline(grove::vk::Device& device, std::span<const
   return device.create_pipeline(spirv, "main", num_buffers, push_constant_bytes, name);
 }
 
+void check(const std::string& error) {
+  if (!error.empty()) throw grove::Error(error);
+}
+
+std::function<void()> launch_and_sync(std::shared_ptr<grove::vk::Device> device,
+                                      std::vector<grove::vk::Dispatch> dispatches) {
+  return [device = std::move(device), dispatches = std::move(dispatches)] {
+    device->launch(dispatches);
+    device->sync();
+  };
+}
+
 std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 
 grove::Expr hash_dsl(const grove::Expr& n, const grove::Expr& salt) {

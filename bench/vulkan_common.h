@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,6 +68,13 @@ grove::Expr hash_dsl(const grove::Expr& n, const grove::Expr& salt);
 // message naming the first mismatch and how many there are.
 std::string compare(std::span<const float> got, std::span<const float> want, float tolerance,
                     std::string_view what);
+
+// Throws `error` as a grove::Error unless it is empty (the result of compare()).
+void check(const std::string& error);
+
+// The baseline side of a pair: one launch of `dispatches` and a sync.
+std::function<void()> launch_and_sync(std::shared_ptr<grove::vk::Device> device,
+                                      std::vector<grove::vk::Dispatch> dispatches);
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

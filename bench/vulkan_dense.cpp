@@ -5,16 +5,14 @@
 //   vk_stencil5     one Jacobi step of a 5-point stencil on 1024 x 1024 f32 (read a, write b)
 //   vk_reduce_sum   the sum of 1<<20 f32 into one value with atomics
 //
-// Each pair: "<workload>/grove/vulkan" is a Grove kernel launched through
-// the public API (Arch::Vulkan); "<workload>/baseline/glsl" is a shader of
-// shaders/ dispatched through runtime/vulkan's Device on buffers of the same
-// size. Both time one launch and a sync per iteration. Before timing, the
-// Grove side checks one launch against a C++ reference and the GLSL side
-// checks one launch against the Grove result.
-#include <algorithm>
-#include <chrono>
+// Each is one pair benchmark, "<workload>/pair/vulkan/glsl" (harness.h):
+// the Grove side is a kernel launched through the public API
+// (Arch::Vulkan), the GLSL side a shader of shaders/ dispatched through
+// runtime/vulkan's Device on buffers of the same size; a run of either is
+// one launch and a sync. Before timing, the Grove side checks one launch
+// against a C++ reference and the GLSL side checks one launch against the
+// Grove result.
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,22 +29,12 @@ namespace {
 using grove::Expr;
 namespace vk = grove::vk;
 
-constexpr int kIterations = 100;  // launches timed per benchmark (each one sync'd)
+constexpr int kIterations = 100;  // runs of each side per repetition
 
 grove::Config vulkan_config() {
   grove::Config c;
   c.arch = grove::Arch::Vulkan;
   return c;
-}
-
-// Runs `body`, turning any exception into a skipped benchmark.
-template <typename F>
-void guarded(benchmark::State& state, F&& body) {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-  }
 }
 
 std::uint32_t groups_for(std::uint64_t invocations, std::uint32_t local_size) {
@@ -83,56 +71,36 @@ struct GroveSaxpy {
   }
 };
 
-std::vector<float>& saxpy_reference() {
-  static std::vector<float> result;
-  return result;
-}
+Pair saxpy_pair() {
+  auto g = std::make_shared<GroveSaxpy>();
+  const std::vector<float> got = g->first_result();
+  std::vector<float> want = saxpy_x();
+  for (float& v : want) v = kSaxpyA * v + 1.0f;
+  vkb::check(vkb::compare(got, want, 0.0f, "Grove saxpy"));
 
-void saxpy_grove(benchmark::State& state) {
-  guarded(state, [&] {
-    GroveSaxpy g;
-    std::vector<float> got = g.first_result();
-    std::vector<float> want = saxpy_x();
-    for (float& v : want) v = kSaxpyA * v + 1.0f;
-    if (std::string e = vkb::compare(got, want, 0.0f, "Grove saxpy"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    saxpy_reference() = std::move(got);
-    for (auto _ : state) {
-      g.saxpy(kSaxpyA);
-      g.prog.sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kSaxpyN);
-  });
-}
+  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  const std::uint64_t bytes = std::uint64_t{kSaxpyN} * 4;
+  vk::BufferId x = dev->create_buffer(bytes, "x");
+  vk::BufferId y = dev->create_buffer(bytes, "y");
+  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_saxpy, 2, 8, "bench_saxpy");
+  const std::vector<float> xs = saxpy_x();
+  dev->write_buffer(x, 0, xs.data(), bytes);
+  dev->fill_buffer(y, 0, bytes, vkb::float_bits(1.0f));
+  const std::vector<vk::Dispatch> launch{
+      {pipe, {x, y}, {vkb::float_bits(kSaxpyA), kSaxpyN}, groups_for(kSaxpyN, 256)}};
+  dev->launch(launch);
+  std::vector<float> glsl(kSaxpyN);
+  dev->read_buffer(y, 0, glsl.data(), bytes);
+  vkb::check(vkb::compare(glsl, got, 0.0f, "GLSL saxpy vs Grove"));
 
-void saxpy_glsl(benchmark::State& state) {
-  guarded(state, [&] {
-    if (saxpy_reference().empty()) saxpy_reference() = GroveSaxpy().first_result();
-    std::unique_ptr<vk::Device> dev = vkb::open_device();
-    const std::uint64_t bytes = std::uint64_t{kSaxpyN} * 4;
-    vk::BufferId x = dev->create_buffer(bytes, "x");
-    vk::BufferId y = dev->create_buffer(bytes, "y");
-    vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_saxpy, 2, 8, "bench_saxpy");
-    const std::vector<float> xs = saxpy_x();
-    dev->write_buffer(x, 0, xs.data(), bytes);
-    dev->fill_buffer(y, 0, bytes, vkb::float_bits(1.0f));
-    const std::vector<vk::Dispatch> launch{
-        {pipe, {x, y}, {vkb::float_bits(kSaxpyA), kSaxpyN}, groups_for(kSaxpyN, 256)}};
-    dev->launch(launch);
-    std::vector<float> got(kSaxpyN);
-    dev->read_buffer(y, 0, got.data(), bytes);
-    if (std::string e = vkb::compare(got, saxpy_reference(), 0.0f, "GLSL saxpy vs Grove"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    for (auto _ : state) {
-      dev->launch(launch);
-      dev->sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kSaxpyN);
-  });
+  Pair p;
+  p.grove.run = [g] {
+    g->saxpy(kSaxpyA);
+    g->prog.sync();
+  };
+  p.baseline.run = vkb::launch_and_sync(dev, launch);
+  p.items_per_run = kSaxpyN;
+  return p;
 }
 
 // ---- 5-point stencil -------------------------------------------------------------
@@ -171,58 +139,37 @@ struct GroveStencil {
   }
 };
 
-std::vector<float>& stencil_reference() {
-  static std::vector<float> result;
-  return result;
-}
+Pair stencil_pair() {
+  auto g = std::make_shared<GroveStencil>();
+  const std::vector<float> got = g->first_result();
+  const std::vector<float> as = stencil_a();
+  std::vector<float> want(as.size(), 0.0f);
+  constexpr size_t n = kStencilN;
+  for (size_t i = 1; i + 1 < n; ++i)
+    for (size_t j = 1; j + 1 < n; ++j)
+      want[i * n + j] = 0.25f * (as[(i - 1) * n + j] + as[(i + 1) * n + j] + as[i * n + j - 1] + as[i * n + j + 1]);
+  vkb::check(vkb::compare(got, want, 0.0f, "Grove stencil"));
 
-void stencil_grove(benchmark::State& state) {
-  guarded(state, [&] {
-    GroveStencil g;
-    std::vector<float> got = g.first_result();
-    const std::vector<float> a = stencil_a();
-    std::vector<float> want(a.size(), 0.0f);
-    constexpr size_t n = kStencilN;
-    for (size_t i = 1; i + 1 < n; ++i)
-      for (size_t j = 1; j + 1 < n; ++j)
-        want[i * n + j] = 0.25f * (a[(i - 1) * n + j] + a[(i + 1) * n + j] + a[i * n + j - 1] + a[i * n + j + 1]);
-    if (std::string e = vkb::compare(got, want, 0.0f, "Grove stencil"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    stencil_reference() = std::move(got);
-    for (auto _ : state) {
-      g.step();
-      g.prog.sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kStencilN * kStencilN);
-  });
-}
+  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  constexpr std::uint64_t cells = std::uint64_t{kStencilN} * kStencilN;
+  vk::BufferId a = dev->create_buffer(cells * 4, "a");
+  vk::BufferId b = dev->create_buffer(cells * 4, "b");
+  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_stencil5, 2, 4, "bench_stencil5");
+  dev->write_buffer(a, 0, as.data(), cells * 4);
+  const std::vector<vk::Dispatch> launch{{pipe, {a, b}, {kStencilN}, groups_for(cells, 256)}};
+  dev->launch(launch);
+  std::vector<float> glsl(cells);
+  dev->read_buffer(b, 0, glsl.data(), cells * 4);
+  vkb::check(vkb::compare(glsl, got, 0.0f, "GLSL stencil vs Grove"));
 
-void stencil_glsl(benchmark::State& state) {
-  guarded(state, [&] {
-    if (stencil_reference().empty()) stencil_reference() = GroveStencil().first_result();
-    std::unique_ptr<vk::Device> dev = vkb::open_device();
-    constexpr std::uint64_t cells = std::uint64_t{kStencilN} * kStencilN;
-    vk::BufferId a = dev->create_buffer(cells * 4, "a");
-    vk::BufferId b = dev->create_buffer(cells * 4, "b");
-    vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_stencil5, 2, 4, "bench_stencil5");
-    const std::vector<float> as = stencil_a();
-    dev->write_buffer(a, 0, as.data(), cells * 4);
-    const std::vector<vk::Dispatch> launch{{pipe, {a, b}, {kStencilN}, groups_for(cells, 256)}};
-    dev->launch(launch);
-    std::vector<float> got(cells);
-    dev->read_buffer(b, 0, got.data(), cells * 4);
-    if (std::string e = vkb::compare(got, stencil_reference(), 0.0f, "GLSL stencil vs Grove"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    for (auto _ : state) {
-      dev->launch(launch);
-      dev->sync();
-    }
-    state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(cells));
-  });
+  Pair p;
+  p.grove.run = [g] {
+    g->step();
+    g->prog.sync();
+  };
+  p.baseline.run = vkb::launch_and_sync(dev, launch);
+  p.items_per_run = static_cast<std::int64_t>(cells);
+  return p;
 }
 
 // ---- reduction --------------------------------------------------------------------
@@ -256,82 +203,47 @@ struct GroveReduce {
   }
 };
 
-std::vector<float>& reduce_reference() {
-  static std::vector<float> result;
-  return result;
-}
+Pair reduce_pair() {
+  auto g = std::make_shared<GroveReduce>();
+  const float got = g->first_result();
+  double sum = 0;
+  for (float v : reduce_x()) sum += v;
+  const float want = static_cast<float>(sum);
+  vkb::check(vkb::compare({&got, 1}, {&want, 1}, 0.0f, "Grove sum"));
 
-void reduce_grove(benchmark::State& state) {
-  guarded(state, [&] {
-    GroveReduce g;
-    const float got = g.first_result();
-    double sum = 0;
-    for (float v : reduce_x()) sum += v;
-    const float want = static_cast<float>(sum);
-    if (std::string e = vkb::compare({&got, 1}, {&want, 1}, 0.0f, "Grove sum"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    reduce_reference() = {got};
-    for (auto _ : state) {
-      g.sum();
-      g.prog.sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kReduceN);
-  });
-}
+  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  if (!dev->info().atomic_float32_add)
+    throw grove::Error("the device has no float atomic add (shaderBufferFloat32AtomicAdd) for the GLSL sum");
+  constexpr std::uint64_t bytes = std::uint64_t{kReduceN} * 4;
+  vk::BufferId x = dev->create_buffer(bytes, "x");
+  vk::BufferId total = dev->create_buffer(4, "total");
+  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_reduce_sum, 2, 4, "bench_reduce_sum");
+  const std::vector<float> xs = reduce_x();
+  dev->write_buffer(x, 0, xs.data(), bytes);
+  dev->fill_buffer(total, 0, 4, vkb::float_bits(0.0f));
+  const std::vector<vk::Dispatch> launch{
+      {pipe, {x, total}, {kReduceN}, groups_for(kReduceN, kReduceLocal * kReducePerInvocation)}};
+  dev->launch(launch);
+  float glsl = 0;
+  dev->read_buffer(total, 0, &glsl, 4);
+  vkb::check(vkb::compare({&glsl, 1}, {&got, 1}, 0.0f, "GLSL sum vs Grove"));
 
-void reduce_glsl(benchmark::State& state) {
-  guarded(state, [&] {
-    if (reduce_reference().empty()) reduce_reference() = {GroveReduce().first_result()};
-    std::unique_ptr<vk::Device> dev = vkb::open_device();
-    if (!dev->info().atomic_float32_add) {
-      state.SkipWithError("the device has no float atomic add (shaderBufferFloat32AtomicAdd)");
-      return;
-    }
-    constexpr std::uint64_t bytes = std::uint64_t{kReduceN} * 4;
-    vk::BufferId x = dev->create_buffer(bytes, "x");
-    vk::BufferId total = dev->create_buffer(4, "total");
-    vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_reduce_sum, 2, 4, "bench_reduce_sum");
-    const std::vector<float> xs = reduce_x();
-    dev->write_buffer(x, 0, xs.data(), bytes);
-    dev->fill_buffer(total, 0, 4, vkb::float_bits(0.0f));
-    const std::vector<vk::Dispatch> launch{
-        {pipe, {x, total}, {kReduceN}, groups_for(kReduceN, kReduceLocal * kReducePerInvocation)}};
-    dev->launch(launch);
-    float got = 0;
-    dev->read_buffer(total, 0, &got, 4);
-    if (std::string e = vkb::compare({&got, 1}, reduce_reference(), 0.0f, "GLSL sum vs Grove"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    for (auto _ : state) {
-      dev->launch(launch);
-      dev->sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kReduceN);
-  });
-}
-
-void add(std::string_view workload, void (*grove_fn)(benchmark::State&), void (*glsl_fn)(benchmark::State&)) {
-  benchmark::RegisterBenchmark(grove_name(workload, grove::Arch::Vulkan).c_str(), grove_fn)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime()
-      ->Iterations(kIterations)
-      ->Repetitions(vkb::kRepetitions);
-  benchmark::RegisterBenchmark(baseline_name(workload, vkb::kGlsl).c_str(), glsl_fn)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime()
-      ->Iterations(kIterations)
-      ->Repetitions(vkb::kRepetitions);
+  Pair p;
+  p.grove.run = [g] {
+    g->sum();
+    g->prog.sync();
+  };
+  p.baseline.run = vkb::launch_and_sync(dev, launch);
+  p.items_per_run = kReduceN;
+  return p;
 }
 
 }  // namespace
 
 void register_vulkan_dense() {
-  add(kSaxpy, saxpy_grove, saxpy_glsl);
-  add(kStencil, stencil_grove, stencil_glsl);
-  add(kReduce, reduce_grove, reduce_glsl);
+  register_pair(kSaxpy, grove::Arch::Vulkan, vkb::kGlsl, kIterations, vkb::kRepetitions, saxpy_pair);
+  register_pair(kStencil, grove::Arch::Vulkan, vkb::kGlsl, kIterations, vkb::kRepetitions, stencil_pair);
+  register_pair(kReduce, grove::Arch::Vulkan, vkb::kGlsl, kIterations, vkb::kRepetitions, reduce_pair);
 }
 
 }  // namespace grove_bench

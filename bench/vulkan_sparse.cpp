@@ -8,16 +8,15 @@
 //   vk_sparse_struct_for y = 2 x + 1 over every voxel of the active blocks
 //                        (~5% of the blocks)
 //
-// The GLSL baselines keep the same memory contract by hand: a slot array
+// Each is one pair benchmark (harness.h); a run of either side is one
+// launch and a sync. The GLSL baselines keep the same memory contract by hand: a slot array
 // per block (0 or 1 + pool entry), a pool of blocks, an atomic bump
 // allocator and compare-and-swap publication with losers' candidates on a
 // spare list (activation); the same pool layout with x and y side by side
 // per voxel, and a list of the active blocks' pool entries built once on
 // the host (struct-for).
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,15 +44,6 @@ grove::Config vulkan_config() {
   grove::Config c;
   c.arch = grove::Arch::Vulkan;
   return c;
-}
-
-template <typename F>
-void guarded(benchmark::State& state, F&& body) {
-  try {
-    body();
-  } catch (const std::exception& e) {
-    state.SkipWithError(e.what());
-  }
 }
 
 constexpr size_t linear(std::uint32_t i, std::uint32_t j, std::uint32_t k) {
@@ -141,46 +131,6 @@ struct GroveActivate {
   }
 };
 
-std::vector<float>& activate_reference() {
-  static std::vector<float> result;
-  return result;
-}
-
-void activate_grove(benchmark::State& state) {
-  guarded(state, [&] {
-    GroveActivate g;
-    std::int64_t got_blocks = 0;
-    const std::int64_t want_blocks = activate_expected_blocks();
-    std::vector<float> got = g.first_result(&got_blocks);
-    const std::vector<float> want = activate_expected();
-    std::string e = vkb::compare(got, want, 0.0f, "Grove sparse activation");
-    if (e.empty() && got_blocks != want_blocks) {
-      e = "Grove sparse activation: " + std::to_string(got_blocks) + " active blocks, expected " +
-          std::to_string(want_blocks);
-    }
-    if (!e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    activate_reference() = std::move(got);
-    g.deactivate_everything();
-    if (const std::int64_t left = g.prog.stats().find(g.blocks.name())->active_cells; left != 0) {
-      state.SkipWithError(("Grove sparse activation: " + std::to_string(left) +
-                           " blocks still active after deactivating all").c_str());
-      return;
-    }
-    for (auto _ : state) {
-      const auto start = std::chrono::steady_clock::now();
-      g.write(kSalt);
-      g.prog.sync();
-      state.SetIterationTime(vkb::seconds_since(start));
-      g.deactivate_everything();  // untimed
-    }
-    state.counters["active_blocks"] = static_cast<double>(want_blocks);
-    state.SetItemsProcessed(state.iterations() * kVoxels);
-  });
-}
-
 // The hand-written version's buffers (see shaders/bench_sparse_activate.comp).
 struct GlslActivate {
   static constexpr std::uint64_t kMetaWords = 4 + kBlocks;  // bump, spare_count, failures, pad, slots
@@ -228,40 +178,51 @@ struct GlslActivate {
   }
 };
 
-void activate_glsl(benchmark::State& state) {
-  guarded(state, [&] {
-    if (activate_reference().empty()) {
-      std::int64_t blocks = 0;
-      activate_reference() = GroveActivate().first_result(&blocks);
-    }
-    GlslActivate g;
-    g.dev->launch(g.launch);
-    std::int64_t blocks = 0;
-    const std::int64_t want_blocks = activate_expected_blocks();
-    std::uint32_t failures = 0;
-    std::string e = vkb::compare(g.read_grid(&blocks, &failures), activate_reference(), 0.0f,
-                                 "GLSL sparse activation vs Grove");
-    if (e.empty() && (blocks != want_blocks || failures != 0)) {
-      e = "GLSL sparse activation: " + std::to_string(blocks) + " active blocks (expected " +
-          std::to_string(want_blocks) + "), " + std::to_string(failures) + " failed allocations";
-    }
-    if (!e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    g.reset();
-    g.dev->sync();
-    for (auto _ : state) {
-      const auto start = std::chrono::steady_clock::now();
-      g.dev->launch(g.launch);
-      g.dev->sync();
-      state.SetIterationTime(vkb::seconds_since(start));
-      g.reset();  // untimed
-      g.dev->sync();
-    }
-    state.counters["active_blocks"] = static_cast<double>(want_blocks);
-    state.SetItemsProcessed(state.iterations() * kVoxels);
-  });
+Pair activate_pair() {
+  auto g = std::make_shared<GroveActivate>();
+  std::int64_t got_blocks = 0;
+  const std::int64_t want_blocks = activate_expected_blocks();
+  const std::vector<float> got = g->first_result(&got_blocks);
+  vkb::check(vkb::compare(got, activate_expected(), 0.0f, "Grove sparse activation"));
+  if (got_blocks != want_blocks) {
+    throw grove::Error("Grove sparse activation: " + std::to_string(got_blocks) + " active blocks, expected " +
+                       std::to_string(want_blocks));
+  }
+  g->deactivate_everything();
+  if (const std::int64_t left = g->prog.stats().find(g->blocks.name())->active_cells; left != 0) {
+    throw grove::Error("Grove sparse activation: " + std::to_string(left) +
+                       " blocks still active after deactivating all");
+  }
+
+  auto h = std::make_shared<GlslActivate>();
+  h->dev->launch(h->launch);
+  std::int64_t blocks = 0;
+  std::uint32_t failures = 0;
+  vkb::check(vkb::compare(h->read_grid(&blocks, &failures), got, 0.0f, "GLSL sparse activation vs Grove"));
+  if (blocks != want_blocks || failures != 0) {
+    throw grove::Error("GLSL sparse activation: " + std::to_string(blocks) + " active blocks (expected " +
+                       std::to_string(want_blocks) + "), " + std::to_string(failures) + " failed allocations");
+  }
+  h->reset();
+  h->dev->sync();
+
+  Pair p;
+  p.grove.run = [g] {
+    g->write(kSalt);
+    g->prog.sync();
+  };
+  p.grove.after = [g] { g->deactivate_everything(); };
+  p.baseline.run = [h] {
+    h->dev->launch(h->launch);
+    h->dev->sync();
+  };
+  p.baseline.after = [h] {
+    h->reset();
+    h->dev->sync();
+  };
+  p.items_per_run = kVoxels;
+  p.counters = {{"active_blocks", static_cast<double>(want_blocks)}};
+  return p;
 }
 
 // ---- struct-for over the active voxels -------------------------------------------
@@ -322,112 +283,69 @@ struct GroveStructFor {
   }
 };
 
-std::vector<float>& struct_for_reference() {
-  static std::vector<float> result;
-  return result;
-}
+Pair struct_for_pair() {
+  auto g = std::make_shared<GroveStructFor>();
+  std::int64_t got_blocks = 0;
+  const std::vector<float> got = g->first_result(&got_blocks);
+  const std::vector<std::uint32_t> blocks = selected_blocks();
+  std::vector<float> want(kGridVoxels, 0.0f);
+  for (std::uint32_t b : blocks) {
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+      const Voxel v = voxel_of(b, l);
+      want[linear(v.i, v.j, v.k)] = x_value(v) * 2.0f + 1.0f;
+    }
+  }
+  vkb::check(vkb::compare(got, want, 0.0f, "Grove struct-for"));
+  if (got_blocks != static_cast<std::int64_t>(blocks.size())) {
+    throw grove::Error("Grove struct-for: " + std::to_string(got_blocks) + " active blocks, expected " +
+                       std::to_string(blocks.size()));
+  }
 
-void struct_for_grove(benchmark::State& state) {
-  guarded(state, [&] {
-    GroveStructFor g;
-    std::int64_t got_blocks = 0;
-    std::vector<float> got = g.first_result(&got_blocks);
-    const std::vector<std::uint32_t> list = selected_blocks();
-    std::vector<float> want(kGridVoxels, 0.0f);
-    for (std::uint32_t b : list) {
-      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
-        const Voxel v = voxel_of(b, l);
-        want[linear(v.i, v.j, v.k)] = x_value(v) * 2.0f + 1.0f;
-      }
+  // The active blocks, in the pool in list order (entry e = list position
+  // e), each voxel holding (x, y).
+  const auto count = static_cast<std::uint32_t>(blocks.size());
+  if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
+  std::vector<std::uint32_t> list(count);
+  std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
+  for (std::uint32_t e = 0; e < count; ++e) {
+    list[e] = e;
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
+  }
+  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  vk::BufferId list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
+  vk::BufferId pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
+  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_block_map, 2, 4, "bench_block_map");
+  dev->write_buffer(list_buffer, 0, list.data(), list.size() * 4);
+  dev->write_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
+  const std::vector<vk::Dispatch> launch{{pipe, {list_buffer, pool_buffer}, {count}, count}};
+  dev->launch(launch);
+  dev->read_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
+  std::vector<float> grid(kGridVoxels, 0.0f);
+  for (std::uint32_t e = 0; e < count; ++e) {
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+      const Voxel v = voxel_of(blocks[e], l);
+      grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
     }
-    std::string e = vkb::compare(got, want, 0.0f, "Grove struct-for");
-    if (e.empty() && got_blocks != static_cast<std::int64_t>(list.size())) {
-      e = "Grove struct-for: " + std::to_string(got_blocks) + " active blocks, expected " +
-          std::to_string(list.size());
-    }
-    if (!e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    struct_for_reference() = std::move(got);
-    for (auto _ : state) {
-      g.scale();
-      g.prog.sync();
-    }
-    state.counters["active_blocks"] = static_cast<double>(list.size());
-    state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(list.size()) * kBlockVoxels);
-  });
-}
+  }
+  vkb::check(vkb::compare(grid, got, 0.0f, "GLSL struct-for vs Grove"));
 
-void struct_for_glsl(benchmark::State& state) {
-  guarded(state, [&] {
-    if (struct_for_reference().empty()) {
-      std::int64_t blocks = 0;
-      struct_for_reference() = GroveStructFor().first_result(&blocks);
-    }
-    // The active blocks, in the pool in list order (entry e = list position
-    // e), each voxel holding (x, y).
-    const std::vector<std::uint32_t> blocks = selected_blocks();
-    const auto count = static_cast<std::uint32_t>(blocks.size());
-    if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
-    std::vector<std::uint32_t> list(count);
-    std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
-    for (std::uint32_t e = 0; e < count; ++e) {
-      list[e] = e;
-      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
-    }
-    std::unique_ptr<vk::Device> dev = vkb::open_device();
-    vk::BufferId list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
-    vk::BufferId pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
-    vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_block_map, 2, 4, "bench_block_map");
-    dev->write_buffer(list_buffer, 0, list.data(), list.size() * 4);
-    dev->write_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
-    const std::vector<vk::Dispatch> launch{{pipe, {list_buffer, pool_buffer}, {count}, count}};
-    dev->launch(launch);
-    dev->read_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
-    std::vector<float> grid(kGridVoxels, 0.0f);
-    for (std::uint32_t e = 0; e < count; ++e) {
-      for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
-        const Voxel v = voxel_of(blocks[e], l);
-        grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
-      }
-    }
-    if (std::string e = vkb::compare(grid, struct_for_reference(), 0.0f, "GLSL struct-for vs Grove"); !e.empty()) {
-      state.SkipWithError(e.c_str());
-      return;
-    }
-    for (auto _ : state) {
-      dev->launch(launch);
-      dev->sync();
-    }
-    state.counters["active_blocks"] = static_cast<double>(count);
-    state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(count) * kBlockVoxels);
-  });
+  Pair p;
+  p.grove.run = [g] {
+    g->scale();
+    g->prog.sync();
+  };
+  p.baseline.run = vkb::launch_and_sync(dev, launch);
+  p.items_per_run = static_cast<std::int64_t>(count) * kBlockVoxels;
+  p.counters = {{"active_blocks", static_cast<double>(count)}};
+  return p;
 }
 
 }  // namespace
 
 void register_vulkan_sparse() {
-  benchmark::RegisterBenchmark(grove_name(kActivate, grove::Arch::Vulkan).c_str(), activate_grove)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseManualTime()
-      ->Iterations(kActivateIterations)
-      ->Repetitions(vkb::kRepetitions);
-  benchmark::RegisterBenchmark(baseline_name(kActivate, vkb::kGlsl).c_str(), activate_glsl)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseManualTime()
-      ->Iterations(kActivateIterations)
-      ->Repetitions(vkb::kRepetitions);
-  benchmark::RegisterBenchmark(grove_name(kStructFor, grove::Arch::Vulkan).c_str(), struct_for_grove)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime()
-      ->Iterations(kStructIterations)
-      ->Repetitions(vkb::kRepetitions);
-  benchmark::RegisterBenchmark(baseline_name(kStructFor, vkb::kGlsl).c_str(), struct_for_glsl)
-      ->Unit(benchmark::kMicrosecond)
-      ->UseRealTime()
-      ->Iterations(kStructIterations)
-      ->Repetitions(vkb::kRepetitions);
+  register_pair(kActivate, grove::Arch::Vulkan, vkb::kGlsl, kActivateIterations, vkb::kRepetitions, activate_pair);
+  register_pair(kStructFor, grove::Arch::Vulkan, vkb::kGlsl, kStructIterations, vkb::kRepetitions,
+                struct_for_pair);
 }
 
 }  // namespace grove_bench
