@@ -536,7 +536,9 @@ uint32_t TaskEmitter::loop_limit_message() {
 
 // llvmpipe's limiter counts every pass through a loop's end, the last one
 // (where the loop exits) included: back-edges here, and one more per loop in
-// after_loop().
+// after_loop(). At the limit the loop is left and after_loop() reports it:
+// llvmpipe runs the body of every `if` under a lane mask whether or not any
+// lane takes it, so a report inside the loop would cost every iteration.
 void TaskEmitter::loop_back_edge(Id header, Id merge) {
   if (options_.max_loop_iterations == 0) {
     m_.branch(header);
@@ -545,13 +547,6 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
   const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(1));
   m_.store(back_edges_, n);
   const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
-  const Id report = m_.new_label(), back = m_.new_label();
-  m_.selection_merge(back);
-  m_.branch_conditional(over, report, back);
-  m_.begin_block(report);
-  claim_error_record(loop_limit_message(), {});
-  m_.branch(back);
-  m_.begin_block(back);
   m_.branch_conditional(over, merge, header);
 }
 
@@ -564,7 +559,7 @@ void TaskEmitter::after_loop() {
   m_.selection_merge(go_on);
   m_.branch_conditional(over, stop, go_on);
   m_.begin_block(stop);
-  claim_error_record(loop_limit_message(), {});  // no-op if the back-edge already claimed it
+  claim_error_record(loop_limit_message(), {});
   m_.ret();
   m_.begin_block(go_on);
 }
