@@ -441,6 +441,22 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   flush_accumulators();
 }
 
+// An add nobody reads the old value of, of a 32-bit value, to one constant
+// address of field data. Not the sparse runtime's own counters in the tree
+// header (allocation failures, say): they are rarely touched, and summing
+// one would cost every invocation (and turn a loop-free task into a loop).
+bool TaskEmitter::is_sum_into_one_cell(const ir::Stmt* s) const {
+  if (s->kind() != StmtKind::TreeAtomic || s->atomic_op() != ir::AtomicOp::add || used_.count(s) != 0) return false;
+  const DataType t = s->type();
+  if (t != DataType::i32 && t != DataType::u32 && t != DataType::f32) return false;
+  if (!s->address()->is_const()) return false;
+  const int tree = s->tree();
+  const uint64_t data_start = tree >= 0 && tree < forest_.num_trees()  // IR-text kernels come without a forest
+                                  ? static_cast<uint64_t>(forest_.tree(tree).root_offset)
+                                  : 0;
+  return s->address()->bits() >= data_start;
+}
+
 void TaskEmitter::find_reductions(const ir::Stmt* loop) {
   // Constant addresses the task touches in any way other than a candidate.
   std::map<std::pair<int, uint64_t>, int> others;
@@ -449,11 +465,7 @@ void TaskEmitter::find_reductions(const ir::Stmt* loop) {
     switch (s->kind()) {
       case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic: case StmtKind::TreeCas: {
         if (!s->address()->is_const()) return;
-        const DataType t = s->type();
-        const bool candidate = s->kind() == StmtKind::TreeAtomic && s->atomic_op() == ir::AtomicOp::add &&
-                               used_.count(s) == 0 &&
-                               (t == DataType::i32 || t == DataType::u32 || t == DataType::f32);
-        if (candidate) {
+        if (is_sum_into_one_cell(s)) {
           candidates.push_back(s);
         } else {
           ++others[{s->tree(), s->address()->bits()}];
@@ -731,12 +743,12 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
     m_.store(a.var, sum);
     return constant(t, 0);  // unused
   }
-  // A reduction (Taichi's `total[None] += x`): an add nobody reads the old
-  // value of, to one constant address. The subgroup sums its values and one
-  // elected invocation adds the sum: one atomic per subgroup instead of one
-  // per invocation. Works in divergent code (non-uniform operations).
-  if (options_.features.subgroup_arithmetic && op == ir::AtomicOp::add && s->address()->is_const() &&
-      used_.count(s) == 0 && (t == DataType::i32 || t == DataType::u32 || t == DataType::f32)) {
+  // A sum into one cell (Taichi's `total[None] += x`) that is not kept in a
+  // register (the task also reads the cell, say). The subgroup sums its
+  // values and one elected invocation adds the sum: one atomic per subgroup
+  // instead of one per invocation. Works in divergent code (non-uniform
+  // operations).
+  if (options_.features.subgroup_arithmetic && is_sum_into_one_cell(s)) {
     m_.require_capability(spv::Capability::GroupNonUniform);
     m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
     const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));

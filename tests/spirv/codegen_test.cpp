@@ -188,6 +188,52 @@ TEST(Codegen, LoopLimitCountsAndReports) {
   EXPECT_FALSE(has(plain.tasks[0], "uint_12345"));
 }
 
+// An unused atomic add to one address of field data becomes a reduction
+// (summed in registers, 16 iterations per invocation, one add per subgroup);
+// the same add to a word of the tree header (the sparse runtime's failure
+// counters live there) stays one atomic per iteration, so the task needs no
+// loop.
+TEST(Codegen, ReductionsAreFieldDataOnly) {
+  ir::SNodeForest forest;
+  const int tree = forest.add_tree();
+  const int dense = forest.add_child(forest.tree(tree).root, ir::SNodeType::dense, {0}, {4});
+  forest.add_place(dense, 0, DataType::i32, "x");
+  forest.lay_out(tree);
+  const int64_t data = forest.tree(tree).root_offset;
+  ASSERT_GT(data, 0);
+  auto task_for = [&](int64_t address) {
+    const std::string src = R"(
+kernel @count() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 100000
+    %2 = range_for %0 %1 {
+      %3 = const u32 )" + std::to_string(address) + R"(
+      %4 = const i32 1
+      %5 = tree_atomic add i32 @t)" + std::to_string(tree) + R"([%3] %4
+    }
+  }
+}
+)";
+    ir::ParsedModule m = ir::parse_module(src, "test");
+    CodegenOptions options;
+    options.features = desktop();
+    options.features.subgroup_arithmetic = true;
+    options.validate = true;
+    KernelModules k = generate_kernel(*m.kernels.front(), forest, options);
+    EXPECT_EQ(k.tasks.size(), 1u);
+    return k.tasks.front();
+  };
+  const TaskModule field = task_for(data);
+  EXPECT_EQ(field.iterations_per_invocation, 16u);
+  EXPECT_TRUE(has(field, "OpGroupNonUniformIAdd"));
+  EXPECT_TRUE(has(field, "OpLoopMerge"));
+  const TaskModule header = task_for(ir::kHeaderWords - 1);
+  EXPECT_EQ(header.iterations_per_invocation, 1u);
+  EXPECT_FALSE(has(header, "OpLoopMerge"));
+  EXPECT_TRUE(has(header, "OpAtomicIAdd"));
+}
+
 TEST(Codegen, OnlyLoweredKernels) {
   ir::ParsedModule m = ir::parse_module(text(R"(
 kernel @k() stage typed {
