@@ -67,9 +67,9 @@ struct SNodeDecl {
 
 // Allocator state of one pool, in the tree header (word offsets from state_offset).
 enum PoolState : int64_t {
-  kBump = 0,          // entries handed out from the bump region so far (may pass capacity)
+  kBump = 0,          // entries of the bump region handed out before the kernel started
   kFreeTop = 1,       // valid free-list entries when the kernel started
-  kFreeTaken = 2,     // free-list entries taken since (allocations take from the top)
+  kTickets = 2,       // allocations since: the free list's entries from the top, then the bump region's
   kSpareCount = 3,    // spare slots written by CAS losers (entry + 1 each)
   kQueueCount = 4,    // entries deactivated, waiting for gc
   kAllocFailures = 5, // allocations that found the pool full

@@ -120,41 +120,41 @@ Stmt* SparseRuntime::allocate(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* result = var(U32, u32(0));
-  // 1. The free list (filled by gc; constant during a kernel).
-  Stmt* taken = atomic(AtomicOp::add, t, state(pool, kFreeTaken), u32(1));
+  // 1. One ticket per allocation: tickets below the free list's length (set
+  // by gc, constant during a kernel) take its entries from the top; the
+  // rest take the bump region's entries in order. One atomic either way.
+  Stmt* ticket = atomic(AtomicOp::add, t, state(pool, kTickets), u32(1));
   Stmt* top = load(t, state(pool, kFreeTop));
   if_then(
-      bin(BinaryOp::cmp_lt, taken, top),
+      bin(BinaryOp::cmp_lt, ticket, top),
       [&] {
-        Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, top, u32(1)), taken);
+        Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, top, u32(1)), ticket);
         Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at));
         set(result, bin(BinaryOp::add, entry, u32(1)));
       },
       [&] {
-        // 2. Candidates that lost a race earlier in this kernel. A spare slot
-        // holds entry + 1 once its writer got there; a slot taken before that
-        // is left for gc to collect (nobody waits for the writer). The
-        // exchange makes the entry ours; a ticket past the spares written so
-        // far is handed back, or the counter would run ahead of the spares and
-        // no later candidate could be reused (two threads holding the same
-        // ticket after that is harmless: only one exchange finds the entry).
-        Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
-        if_then(
-            bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
-            [&] {
-              Stmt* v = atomic(AtomicOp::exchange, t,
-                               bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at),
-                               u32(0));
-              set(result, v);
-            },
-            [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
-        // 3. The bump region.
-        if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)), [&] {
-          Stmt* bump = atomic(AtomicOp::add, t, state(pool, kBump), u32(1));
-          if_then(bin(BinaryOp::cmp_lt, bump, u32(static_cast<uint64_t>(s.capacity))),
-                  [&] { set(result, bin(BinaryOp::add, bump, u32(1))); });
-        });
+        Stmt* fresh = bin(BinaryOp::add, load(t, state(pool, kBump)), bin(BinaryOp::sub, ticket, top));
+        if_then(bin(BinaryOp::cmp_lt, fresh, u32(static_cast<uint64_t>(s.capacity))),
+                [&] { set(result, bin(BinaryOp::add, fresh, u32(1))); });
       });
+  // 2. The pool is full: candidates that lost a race earlier in this kernel.
+  // A spare slot holds entry + 1 once its writer got there; a slot taken
+  // before that is left for gc to collect (nobody waits for the writer). The
+  // exchange makes the entry ours; a ticket past the spares written so far is
+  // handed back, or the counter would run ahead of the spares and no later
+  // candidate could be reused (two threads holding the same ticket after
+  // that is harmless: only one exchange finds the entry).
+  if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)), [&] {
+    Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
+    if_then(
+        bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
+        [&] {
+          Stmt* v = atomic(AtomicOp::exchange, t,
+                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at), u32(0));
+          set(result, v);
+        },
+        [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
+  });
   return get(result);
 }
 
@@ -726,7 +726,7 @@ void SparseRuntime::emit_gc(int pool) {
   // Allocations took free[top - 1], free[top - 2], ...: free[0, kept) were not
   // taken and stay; returned entries are appended after them.
   Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top));
+  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kTickets)), top));
   Stmt* spares = load(t, state(pool, kSpareCount));
   Stmt* queued = load(t, state(pool, kQueueCount));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
@@ -768,16 +768,21 @@ void SparseRuntime::emit_gc_finish(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kFreeTaken)), top));
+  Stmt* tickets = load(t, state(pool, kTickets));
+  Stmt* from_free = bin(BinaryOp::min, tickets, top);
+  Stmt* kept = bin(BinaryOp::sub, top, from_free);
   Stmt* free_now = bin(BinaryOp::add, kept, load(t, state(pool, kCollected)));
   store(t, state(pool, kFreeTop), free_now);
-  store(t, state(pool, kFreeTaken), u32(0));
+  // Tickets past the free list took bump entries (those past the capacity
+  // took none).
+  Stmt* bumped = bin(BinaryOp::add, load(t, state(pool, kBump)), bin(BinaryOp::sub, tickets, from_free));
+  Stmt* bump = bin(BinaryOp::min, bumped, u32(static_cast<uint64_t>(s.capacity)));
+  store(t, state(pool, kBump), bump);
+  store(t, state(pool, kTickets), u32(0));
   store(t, state(pool, kCollected), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
   store(t, state(pool, kSpareTaken), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
-  Stmt* bump = bin(BinaryOp::min, load(t, state(pool, kBump)), u32(static_cast<uint64_t>(s.capacity)));
-  store(t, state(pool, kBump), bump);
   Stmt* in_use = bin(BinaryOp::sub, bump, free_now);
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), in_use));
 }

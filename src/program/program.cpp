@@ -429,8 +429,11 @@ Stats Program::stats() const {
       if (s.has_pool()) {
         auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
         ss.pool_capacity = s.capacity;
-        int64_t bump = std::min(word(ir::kBump), s.capacity);
-        int64_t free_left = word(ir::kFreeTop) - std::min(word(ir::kFreeTaken), word(ir::kFreeTop));
+        // Tickets take the free list's entries first, then the bump region's
+        // (gc folds them into kFreeTop and kBump at the end of a kernel).
+        const int64_t from_free = std::min(word(ir::kTickets), word(ir::kFreeTop));
+        int64_t bump = std::min(word(ir::kBump) + word(ir::kTickets) - from_free, s.capacity);
+        int64_t free_left = word(ir::kFreeTop) - from_free;
         int64_t spares_left = word(ir::kSpareCount) - std::min(word(ir::kSpareTaken), word(ir::kSpareCount));
         ss.pool_used = bump - free_left - spares_left - word(ir::kQueueCount);
         ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);

@@ -280,6 +280,49 @@ TEST_P(SparseMore, FreedCellsAreReused) {
   EXPECT_EQ(s.allocation_failures, 0);
 }
 
+// One kernel's allocations take the free list's entries first and then the
+// bump region's, with nothing lost between the two, up to the capacity.
+TEST_P(SparseMore, OneKernelAllocatesFromTheFreeListThenTheBumpRegion) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 64).capacity(12);
+  blocks.dense(i, 4).place(x);
+  Kernel on = prog.kernel("on", {arg(i32, "first"), arg(i32, "count")}, [&](Args a) {
+    for_range(0, a[1], [&](Expr n) { x((a[0] + n) * 4) = a[0] + n + 100; });
+  });
+  Kernel off = prog.kernel("off", {arg(i32, "first"), arg(i32, "count")}, [&](Args a) {
+    for_range(0, a[1], [&](Expr n) { deactivate(blocks, {a[0] + n}); });
+  });
+  on(0, 6);   // entries 0..5 from the bump region
+  off(0, 4);  // 4 of them back on the free list
+  on(10, 10);  // 4 from the free list, 6 from the bump region: all 12 in use
+  Stats s = prog.stats();
+  EXPECT_EQ(s.find(blocks.name())->pool_used, 12);
+  EXPECT_EQ(s.find(blocks.name())->pool_high_water, 12);
+  EXPECT_EQ(s.find(blocks.name())->active_cells, 12);
+  EXPECT_EQ(s.allocation_failures, 0);
+  for (int b = 0; b < 64; ++b) {
+    const bool active = (b >= 4 && b < 6) || (b >= 10 && b < 20);
+    EXPECT_EQ(x.read<int32_t>({b * 4}), active ? b + 100 : 0) << "block " << b;
+  }
+  // The pool is full now: one more block fails, is reported, and changes nothing.
+  try {
+    on(30, 1);
+    prog.sync();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("ran out of pool memory"));
+  }
+  EXPECT_EQ(x.read<int32_t>({30 * 4}), 0);
+  EXPECT_EQ(x.read<int32_t>({19 * 4}), 119);
+  blocks.deactivate_all();
+  on(40, 12);  // everything free again: 12 entries, no more
+  s = prog.stats();
+  EXPECT_EQ(s.find(blocks.name())->pool_used, 12);
+  EXPECT_EQ(s.find(blocks.name())->pool_high_water, 12);
+  EXPECT_EQ(x.read<int32_t>({51 * 4}), 151);
+}
+
 TEST_P(SparseMore, DynamicChunkPoolExhaustion) {
   Program prog(config());
   Field v = prog.field(i32, "v");
