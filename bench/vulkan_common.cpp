@@ -37,12 +37,16 @@ void check(const std::string& error) {
   if (!error.empty()) throw grove::Error(error);
 }
 
-std::function<void()> launch_and_sync(std::shared_ptr<grove::vk::Device> device,
-                                      std::vector<grove::vk::Dispatch> dispatches) {
-  return [device = std::move(device), dispatches = std::move(dispatches)] {
+Pair glsl_pair(std::function<void()> grove_run, std::shared_ptr<grove::vk::Device> device,
+               std::vector<grove::vk::Dispatch> dispatches, std::int64_t items_per_run) {
+  Pair p;
+  p.grove.run = std::move(grove_run);
+  p.baseline.run = [device = std::move(device), dispatches = std::move(dispatches)] {
     device->launch(dispatches);
     device->sync();
   };
+  p.items_per_run = items_per_run;
+  return p;
 }
 
 std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }

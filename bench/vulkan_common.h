@@ -18,6 +18,7 @@
 #include <benchmark/benchmark.h>
 #include <grove/grove.h>
 
+#include "harness.h"
 #include "runtime/vulkan/device.h"
 
 namespace grove::ir {
@@ -72,9 +73,9 @@ std::string compare(std::span<const float> got, std::span<const float> want, flo
 // Throws `error` as a grove::Error unless it is empty (the result of compare()).
 void check(const std::string& error);
 
-// The baseline side of a pair: one launch of `dispatches` and a sync.
-std::function<void()> launch_and_sync(std::shared_ptr<grove::vk::Device> device,
-                                      std::vector<grove::vk::Dispatch> dispatches);
+// A pair whose baseline side is one launch of `dispatches` and a sync.
+Pair glsl_pair(std::function<void()> grove_run, std::shared_ptr<grove::vk::Device> device,
+               std::vector<grove::vk::Dispatch> dispatches, std::int64_t items_per_run);
 
 // Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -93,14 +93,12 @@ Pair saxpy_pair() {
   dev->read_buffer(y, 0, glsl.data(), bytes);
   vkb::check(vkb::compare(glsl, got, 0.0f, "GLSL saxpy vs Grove"));
 
-  Pair p;
-  p.grove.run = [g] {
-    g->saxpy(kSaxpyA);
-    g->prog.sync();
-  };
-  p.baseline.run = vkb::launch_and_sync(dev, launch);
-  p.items_per_run = kSaxpyN;
-  return p;
+  return vkb::glsl_pair(
+      [g] {
+        g->saxpy(kSaxpyA);
+        g->prog.sync();
+      },
+      dev, launch, kSaxpyN);
 }
 
 // ---- 5-point stencil -------------------------------------------------------------
@@ -162,14 +160,12 @@ Pair stencil_pair() {
   dev->read_buffer(b, 0, glsl.data(), cells * 4);
   vkb::check(vkb::compare(glsl, got, 0.0f, "GLSL stencil vs Grove"));
 
-  Pair p;
-  p.grove.run = [g] {
-    g->step();
-    g->prog.sync();
-  };
-  p.baseline.run = vkb::launch_and_sync(dev, launch);
-  p.items_per_run = static_cast<std::int64_t>(cells);
-  return p;
+  return vkb::glsl_pair(
+      [g] {
+        g->step();
+        g->prog.sync();
+      },
+      dev, launch, static_cast<std::int64_t>(cells));
 }
 
 // ---- reduction --------------------------------------------------------------------
@@ -228,14 +224,12 @@ Pair reduce_pair() {
   dev->read_buffer(total, 0, &glsl, 4);
   vkb::check(vkb::compare({&glsl, 1}, {&got, 1}, 0.0f, "GLSL sum vs Grove"));
 
-  Pair p;
-  p.grove.run = [g] {
-    g->sum();
-    g->prog.sync();
-  };
-  p.baseline.run = vkb::launch_and_sync(dev, launch);
-  p.items_per_run = kReduceN;
-  return p;
+  return vkb::glsl_pair(
+      [g] {
+        g->sum();
+        g->prog.sync();
+      },
+      dev, launch, kReduceN);
 }
 
 }  // namespace

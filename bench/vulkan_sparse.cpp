@@ -329,13 +329,12 @@ Pair struct_for_pair() {
   }
   vkb::check(vkb::compare(grid, got, 0.0f, "GLSL struct-for vs Grove"));
 
-  Pair p;
-  p.grove.run = [g] {
-    g->scale();
-    g->prog.sync();
-  };
-  p.baseline.run = vkb::launch_and_sync(dev, launch);
-  p.items_per_run = static_cast<std::int64_t>(count) * kBlockVoxels;
+  Pair p = vkb::glsl_pair(
+      [g] {
+        g->scale();
+        g->prog.sync();
+      },
+      dev, launch, static_cast<std::int64_t>(count) * kBlockVoxels);
   p.counters = {{"active_blocks", static_cast<double>(count)}};
   return p;
 }
