@@ -74,7 +74,7 @@ enum PoolState : int64_t {
   kQueueCount = 4,    // entries deactivated, waiting for gc
   kAllocFailures = 5, // allocations that found the pool full
   kAppendFailures = 6,// dynamic: appends past the maximum length
-  kHighWater = 7,     // most entries ever in use
+  kHighWater = 7,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
   kSpareTaken = 8,    // spare slots taken for reuse since the kernel started
   kCollected = 9,     // entries gc returned to the free list so far
   kPoolStateWords = 10,

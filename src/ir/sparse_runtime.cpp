@@ -778,13 +778,18 @@ void SparseRuntime::emit_gc_finish(int pool) {
   Stmt* bumped = bin(BinaryOp::add, load(t, state(pool, kBump)), bin(BinaryOp::sub, tickets, from_free));
   Stmt* bump = bin(BinaryOp::min, bumped, u32(static_cast<uint64_t>(s.capacity)));
   store(t, state(pool, kBump), bump);
+  // Entries in use only grow between two gcs (kernels without gc do not
+  // free any), so the most in use since the last gc is what this gc found
+  // before it freed the queued entries: in use now plus those (the spares it
+  // returned were never in use).
+  Stmt* in_use = bin(BinaryOp::sub, bump, free_now);
+  Stmt* before = bin(BinaryOp::add, in_use, load(t, state(pool, kQueueCount)));
+  store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), before));
   store(t, state(pool, kTickets), u32(0));
   store(t, state(pool, kCollected), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
   store(t, state(pool, kSpareTaken), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
-  Stmt* in_use = bin(BinaryOp::sub, bump, free_now);
-  store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), in_use));
 }
 
 }  // namespace grove::ir

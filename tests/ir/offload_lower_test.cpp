@@ -226,6 +226,22 @@ kernel @k() stage typed {
   std::string text = run(module, true);
   EXPECT_NE(text.find("tree_cas u32 @t1["), std::string::npos) << text;          // publication
   EXPECT_NE(text.find("tree_atomic add u32 @t1["), std::string::npos) << text;   // bump / free list
+  // It only activates: no gc follows (losers' candidates wait on the spare
+  // list for the next kernel that deactivates).
+  EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\""}));
+}
+
+TEST(LowerAccess, ADeactivationIsFollowedByGcOfItsTree) {
+  const std::string module = R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 3
+  snode_op deactivate $S4[%0]
+}
+)";
+  std::string text = run(module, true);
+  EXPECT_NE(text.find("tree_atomic exchange u32 @t1["), std::string::npos) << text;  // the slot
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\"", "task gc $S4 \"gc S4pointer\"",
                                                          "task gc_finish $S4 \"gc_finish S4pointer\""}));
 }

@@ -138,23 +138,31 @@ class Offloader {
     }
     flush_serial();
 
-    // 2. What each user task may change; the pools to collect afterwards.
-    std::set<int> touched_trees;
+    // 2. What each user task may change; the pools to collect afterwards:
+    // those of the trees the kernel deactivates cells of. A kernel that only
+    // activates leaves its losers' candidates on the spare lists, where
+    // allocations reuse them once a pool is used up and the next gc returns
+    // them to the free list, so it needs no gc dispatches of its own.
+    std::set<int> collected_trees;
     for (size_t n = 0; n < body->size(); ++n) {
       Stmt* t = body->at(n);
       std::set<int> m;
       if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
-          t->task_kind() == TaskKind::struct_for)
+          t->task_kind() == TaskKind::struct_for) {
         collect_modifies(forest_, t->body(), m);
+        walk(t->body(), [&](Stmt* s) {
+          if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate)
+            collected_trees.insert(forest_.snode(s->snode()).tree);
+        });
+      }
       result_.tasks[n].modifies.assign(m.begin(), m.end());
-      for (int s : m) touched_trees.insert(forest_.snode(s).tree);
     }
 
     // 3. Values that cross tasks: recompute pure ones, keep the rest in scratch.
     localize();
 
-    // 4. gc for every pool of the trees the kernel may change.
-    for (int tree : touched_trees) {
+    // 4. gc for every pool of the trees the kernel deactivates cells of.
+    for (int tree : collected_trees) {
       for (int pool : forest_.tree(tree).pools) {
         const std::string name = forest_.snode(pool).name();
         emit_runtime_task(TaskKind::gc, pool, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });

@@ -30,8 +30,8 @@ struct OffloadResult {
 // Typed -> offloaded. Top-level range_for and struct_for become parallel
 // tasks, the statements between them serial tasks; each struct_for over an
 // SNode is preceded by clear_list + listgen for every level of its path, and
-// a kernel that may activate or deactivate sparse cells ends with gc and
-// gc_finish tasks for the pools of the trees it touches. Values used across
+// a kernel that deactivates sparse cells ends with gc and gc_finish tasks for
+// the pools of the trees it deactivates cells of. Values used across
 // tasks are recomputed when pure, kept in the scratch buffer otherwise.
 // Needs kernel.forest.
 OffloadResult offload(Kernel& kernel, const OffloadOptions& options);
