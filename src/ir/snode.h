@@ -67,15 +67,15 @@ struct SNodeDecl {
 
 // Allocator state of one pool, in the tree header (word offsets from state_offset).
 enum PoolState : int64_t {
-  kBump = 0,          // entries of the bump region handed out before the kernel started
-  kFreeTop = 1,       // valid free-list entries when the kernel started
+  kBump = 0,          // entries of the bump region handed out as of the last gc
+  kFreeTop = 1,       // valid free-list entries as of the last gc
   kTickets = 2,       // allocations since: the free list's entries from the top, then the bump region's
   kSpareCount = 3,    // spare slots written by CAS losers (entry + 1 each)
   kQueueCount = 4,    // entries deactivated, waiting for gc
   kAllocFailures = 5, // allocations that found the pool full
   kAppendFailures = 6,// dynamic: appends past the maximum length
   kHighWater = 7,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
-  kSpareTaken = 8,    // spare slots taken for reuse since the kernel started
+  kSpareTaken = 8,    // spare slots taken for reuse since the last gc
   kCollected = 9,     // entries gc returned to the free list so far
   kPoolStateWords = 10,
 };

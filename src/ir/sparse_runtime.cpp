@@ -121,7 +121,7 @@ Stmt* SparseRuntime::allocate(int pool) {
   int t = s.tree;
   Stmt* result = var(U32, u32(0));
   // 1. One ticket per allocation: tickets below the free list's length (set
-  // by gc, constant during a kernel) take its entries from the top; the
+  // by gc, constant until the next gc) take its entries from the top; the
   // rest take the bump region's entries in order. One atomic either way.
   Stmt* ticket = atomic(AtomicOp::add, t, state(pool, kTickets), u32(1));
   Stmt* top = load(t, state(pool, kFreeTop));
@@ -137,7 +137,7 @@ Stmt* SparseRuntime::allocate(int pool) {
         if_then(bin(BinaryOp::cmp_lt, fresh, u32(static_cast<uint64_t>(s.capacity))),
                 [&] { set(result, bin(BinaryOp::add, fresh, u32(1))); });
       });
-  // 2. The pool is full: candidates that lost a race earlier in this kernel.
+  // 2. The pool is full: candidates that lost a race since the last gc.
   // A spare slot holds entry + 1 once its writer got there; a slot taken
   // before that is left for gc to collect (nobody waits for the writer). The
   // exchange makes the entry ours; a ticket past the spares written so far is
