@@ -1,5 +1,7 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -119,7 +121,9 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
   if (!rec.internal) ++launches;
   backend->launch(*rec.compiled, bits, run);
-  pools_dirty = true;
+  // Only a kernel that may activate can fail to allocate: the others leave
+  // the failure counters alone, and the next sync need not read them.
+  for (const ir::TaskInfo& t : rec.tasks) pools_dirty = pools_dirty || !t.modifies.empty();
   if (backend->synchronous()) check_pools();
 }
 
@@ -155,13 +159,20 @@ void ProgramImpl::check_pools() {
   std::string problems;
   for (int t = 0; t < forest.num_trees(); ++t) {
     const ir::TreeDecl& tree = forest.tree(t);
-    if (!tree.laid_out || tree.root < 0) continue;
+    if (!tree.laid_out || tree.root < 0 || tree.pools.empty()) continue;
+    // The pools' states lie together in the tree header: one read (one
+    // round trip to a device) for all of them.
+    int64_t first = INT64_MAX, last = 0;
+    for (int p : tree.pools) {
+      first = std::min(first, forest.snode(p).state_offset);
+      last = std::max(last, forest.snode(p).state_offset + ir::kPoolStateWords);
+    }
+    std::vector<uint32_t> states(static_cast<size_t>(last - first));
+    backend->read_words(t, first, last - first, states.data());
     for (int p : tree.pools) {
       const ir::SNodeDecl& s = forest.snode(p);
-      uint32_t counters[2];
-      backend->read_words(t, s.state_offset + ir::kAllocFailures, 2, counters);
-      static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
-      uint32_t alloc = counters[0], append = counters[1];
+      const uint32_t* state = states.data() + (s.state_offset - first);
+      uint32_t alloc = state[ir::kAllocFailures], append = state[ir::kAppendFailures];
       if (alloc == 0 && append == 0) continue;
       if (alloc != 0) {
         problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
@@ -175,6 +186,7 @@ void ProgramImpl::check_pools() {
                     std::to_string(s.num_cells) + " were dropped";
       }
       allocation_failures += alloc + append;
+      static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
       const uint32_t zero[2] = {0, 0};
       backend->write_words(t, s.state_offset + ir::kAllocFailures, 2, zero);
     }

@@ -475,6 +475,31 @@ TEST_P(Sparse, PoolExhaustionIsReportedAndEarlierDataSurvives) {
   prog.sync();  // reported once
 }
 
+// A sync reads the pools' failure counters only after kernels that may
+// allocate, but a failure stays reported through launches that cannot.
+TEST_P(Sparse, AnAllocationFailureIsReportedAfterLaterDenseLaunches) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  Field d = prog.field(i32, "d", {4});
+  SNode& blocks = prog.root().pointer(i, 100).capacity(2);
+  blocks.dense(i, 4).place(x);
+  Kernel w = prog.kernel("w", [&] { for_range(0, 3, [&](Expr n) { x(n * 4) = n + 1; }); });
+  Kernel dense = prog.kernel("dense", [&] { for_range(0, 4, [&](Expr n) { d(n) = n; }); });
+  try {
+    w();  // 3 blocks, room for 2
+    dense();
+    dense();
+    prog.sync();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("capacity 2"));
+  }
+  dense();
+  prog.sync();  // reported once
+  EXPECT_EQ(d.read<int32_t>({3}), 3);
+  EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 2);
+}
+
 TEST_P(Sparse, SeedListgenDemoCounts) {
   // The seed's first demo: pointer(i, 4) holding dense(i, 2) twice.
   Program prog(config());
