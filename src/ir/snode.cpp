@@ -286,8 +286,9 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         int64_t possible = parent_cells * per_container;
         int64_t cap = s.requested_capacity;
         // Headroom past the most entries that can be in use at once: on a
-        // parallel device, threads that lose an activation race hold their
-        // candidate entry (on the spare list) until the kernel's gc.
+        // parallel device, threads that lose an activation race leave their
+        // candidate entry on the spare list until the next gc (or until a
+        // full pool reuses it).
         int64_t headroom = std::max<int64_t>(possible / 2, 1024);
         if (cap == 0) cap = std::clamp<int64_t>(share / ((s.pool_entry_words + 3) * 4), 1, possible + headroom);
         s.capacity = cap;

@@ -51,7 +51,9 @@ struct SNodeDecl {
   int64_t free_offset = -1;       // free list: capacity words
   int64_t spare_offset = -1;      // candidates returned by CAS losers: capacity words
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
-  int64_t state_offset = -1;      // allocator state: kPoolStateWords words in the header
+  // Allocator state: kPoolStateWords words in the tree header, the pools'
+  // blocks side by side in TreeDecl::pools order.
+  int64_t state_offset = -1;
   // List of active containers filled by listgen (not for root and place).
   int64_t list_offset = -1;       // [length][entries]
   int64_t list_capacity = 0;      // entries

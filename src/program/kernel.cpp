@@ -1,7 +1,6 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
 #include <algorithm>
-#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -97,6 +96,10 @@ void ProgramImpl::compile(KernelRecord& rec) {
   ir::run_pipeline(*kernel, options);
   scratch_used += offloaded.scratch_words_used;
   rec.tasks = std::move(offloaded.tasks);
+  // Only a kernel that may activate can fail to allocate: the others leave
+  // the failure counters alone, and a sync after them need not read them.
+  rec.may_allocate = std::any_of(rec.tasks.begin(), rec.tasks.end(),
+                                 [](const ir::TaskInfo& t) { return !t.modifies.empty(); });
   rec.compiled = backend->compile(*kernel, forest);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);
@@ -121,9 +124,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
   if (!rec.internal) ++launches;
   backend->launch(*rec.compiled, bits, run);
-  // Only a kernel that may activate can fail to allocate: the others leave
-  // the failure counters alone, and the next sync need not read them.
-  for (const ir::TaskInfo& t : rec.tasks) pools_dirty = pools_dirty || !t.modifies.empty();
+  pools_dirty = pools_dirty || rec.may_allocate;
   if (backend->synchronous()) check_pools();
 }
 
@@ -160,15 +161,12 @@ void ProgramImpl::check_pools() {
   for (int t = 0; t < forest.num_trees(); ++t) {
     const ir::TreeDecl& tree = forest.tree(t);
     if (!tree.laid_out || tree.root < 0 || tree.pools.empty()) continue;
-    // The pools' states lie together in the tree header: one read (one
-    // round trip to a device) for all of them.
-    int64_t first = INT64_MAX, last = 0;
-    for (int p : tree.pools) {
-      first = std::min(first, forest.snode(p).state_offset);
-      last = std::max(last, forest.snode(p).state_offset + ir::kPoolStateWords);
-    }
-    std::vector<uint32_t> states(static_cast<size_t>(last - first));
-    backend->read_words(t, first, last - first, states.data());
+    // The pools' states lie side by side in the tree header, in pool order:
+    // one read (one round trip to a device) for all of them.
+    const int64_t first = forest.snode(tree.pools.front()).state_offset;
+    const int64_t words = static_cast<int64_t>(tree.pools.size()) * ir::kPoolStateWords;
+    std::vector<uint32_t> states(static_cast<size_t>(words));
+    backend->read_words(t, first, words, states.data());
     for (int p : tree.pools) {
       const ir::SNodeDecl& s = forest.snode(p);
       const uint32_t* state = states.data() + (s.state_offset - first);

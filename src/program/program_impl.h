@@ -35,6 +35,7 @@ struct KernelRecord {
   std::vector<ir::TaskInfo> tasks;                   // from offload, for the scheduler
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
+  bool may_allocate = false;                         // some task may activate (set at compile)
 };
 
 // The list scheduler's memory (DESIGN.md, "List generation"): an epoch

@@ -459,7 +459,6 @@ spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {
   options.features.subgroup_arithmetic = info.subgroup_arithmetic;
   options.local_size = std::min({kPreferredLocalSize, info.max_compute_workgroup_invocations,
                                  info.max_compute_workgroup_size_x});
-  options.local_size = std::max<uint32_t>(options.local_size, 1);
   // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
   // 65535 back-edges in all (gallivm's loop limiter): count and report.
   if (info.name.find("llvmpipe") != std::string::npos) options.max_loop_iterations = kLavapipeLoopLimit;

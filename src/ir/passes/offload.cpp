@@ -36,12 +36,13 @@ void add_sparse_path(const SNodeForest& f, int node, std::set<int>& out) {
     if (f.snode(n).is_sparse()) out.insert(n);
 }
 
-bool deactivates(Block* block) {
-  bool found = false;
+// The SNodes `block` deactivates cells of.
+std::set<int> deactivated_snodes(Block* block) {
+  std::set<int> out;
   walk(block, [&](Stmt* s) {
-    if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) found = true;
+    if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) out.insert(s->snode());
   });
-  return found;
+  return out;
 }
 
 // The SNodes whose activity `block` may change. A write to the very cell a
@@ -51,7 +52,7 @@ void collect_modifies(const SNodeForest& f, Block* block, std::set<int>& out) {
   const Stmt* own_loop = nullptr;
   if (block->size() > 0) {
     Stmt* last = block->at(block->size() - 1);
-    if (last->kind() == StmtKind::StructFor && !deactivates(last->body())) own_loop = last;
+    if (last->kind() == StmtKind::StructFor && deactivated_snodes(last->body()).empty()) own_loop = last;
   }
   walk(block, [&](Stmt* s) {
     switch (s->kind()) {
@@ -150,10 +151,7 @@ class Offloader {
       if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
           t->task_kind() == TaskKind::struct_for) {
         collect_modifies(forest_, t->body(), m);
-        walk(t->body(), [&](Stmt* s) {
-          if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate)
-            collected_trees.insert(forest_.snode(s->snode()).tree);
-        });
+        for (int s : deactivated_snodes(t->body())) collected_trees.insert(forest_.snode(s).tree);
       }
       result_.tasks[n].modifies.assign(m.begin(), m.end());
     }
