@@ -15,12 +15,6 @@ constexpr int kSize = 1 << 16;
 constexpr float kA = 0.5f;
 constexpr std::string_view kWorkload = "dense_saxpy";
 
-std::vector<float> initial_x() {
-  std::vector<float> x(kSize);
-  for (int i = 0; i < kSize; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);
-  return x;
-}
-
 void saxpy_grove(benchmark::State& state, grove::Arch arch) {
   using namespace grove;
   try {
@@ -32,7 +26,7 @@ void saxpy_grove(benchmark::State& state, grove::Arch arch) {
     });
 
     // Compile, and check one launch, outside the timed loop.
-    const std::vector<float> xs = initial_x();
+    const std::vector<float> xs = mod7_values(kSize);
     x.from_vector(xs);
     y.fill(1.0f);
     saxpy(2.0f);
@@ -58,7 +52,7 @@ void saxpy_grove(benchmark::State& state, grove::Arch arch) {
 }
 
 void saxpy_cpp(benchmark::State& state) {
-  const std::vector<float> x = initial_x();
+  const std::vector<float> x = mod7_values(kSize);
   std::vector<float> y(kSize, 1.0f);
   for (auto _ : state) {
     for (size_t i = 0; i < y.size(); ++i) y[i] = kA * x[i] + y[i];

@@ -73,6 +73,12 @@ std::string baseline_name(std::string_view workload, std::string_view baseline) 
   return std::string(workload) + "/" + std::string(kBaselineRole) + "/" + std::string(baseline);
 }
 
+std::vector<float> mod7_values(int n) {
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);
+  return x;
+}
+
 std::string pair_name(std::string_view workload, grove::Arch arch, std::string_view baseline) {
   return std::string(workload) + "/" + std::string(kPairRole) + "/" + std::string(grove::arch_name(arch)) + "/" +
          std::string(baseline);

@@ -41,6 +41,10 @@ struct Pair {
   std::vector<std::pair<std::string, double>> counters;  // extra columns (active_blocks, say)
 };
 
+// n floats 0, 1, ..., 6, 0, 1, ...: small integers, so sums of them are
+// exact in any order. The input of the saxpy and reduction workloads.
+std::vector<float> mod7_values(int n);
+
 std::string pair_name(std::string_view workload, grove::Arch arch, std::string_view baseline);
 // Registers the pair. `setup` throws on any failure, a wrong result
 // included; the benchmark is then skipped with the exception's message.

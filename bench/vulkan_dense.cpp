@@ -47,12 +47,6 @@ constexpr int kSaxpyN = 1 << 20;
 constexpr float kSaxpyA = 2.0f;
 constexpr std::string_view kSaxpy = "vk_saxpy";
 
-std::vector<float> saxpy_x() {
-  std::vector<float> x(kSaxpyN);
-  for (int i = 0; i < kSaxpyN; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);
-  return x;
-}
-
 struct GroveSaxpy {
   grove::Program prog{vulkan_config()};
   grove::Field x = prog.field(grove::f32, "x", {kSaxpyN});
@@ -61,9 +55,9 @@ struct GroveSaxpy {
     grove::for_range(0, kSaxpyN, [&](Expr i) { y(i) = a[0] * x(i).load() + y(i).load(); });
   });
 
-  // y after one launch from x = saxpy_x(), y = 1.
+  // y after one launch from x = mod7_values(kSaxpyN), y = 1.
   std::vector<float> first_result() {
-    x.from_vector(saxpy_x());
+    x.from_vector(mod7_values(kSaxpyN));
     y.fill(1.0f);
     saxpy(kSaxpyA);
     prog.sync();
@@ -74,7 +68,7 @@ struct GroveSaxpy {
 Pair saxpy_pair() {
   auto g = std::make_shared<GroveSaxpy>();
   const std::vector<float> got = g->first_result();
-  std::vector<float> want = saxpy_x();
+  std::vector<float> want = mod7_values(kSaxpyN);
   for (float& v : want) v = kSaxpyA * v + 1.0f;
   vkb::check(vkb::compare(got, want, 0.0f, "Grove saxpy"));
 
@@ -83,7 +77,7 @@ Pair saxpy_pair() {
   vk::BufferId x = dev->create_buffer(bytes, "x");
   vk::BufferId y = dev->create_buffer(bytes, "y");
   vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_saxpy, 2, 8, "bench_saxpy");
-  const std::vector<float> xs = saxpy_x();
+  const std::vector<float> xs = mod7_values(kSaxpyN);
   dev->write_buffer(x, 0, xs.data(), bytes);
   dev->fill_buffer(y, 0, bytes, vkb::float_bits(1.0f));
   const std::vector<vk::Dispatch> launch{
@@ -175,13 +169,6 @@ constexpr std::uint32_t kReduceLocal = 256;
 constexpr std::uint32_t kReducePerInvocation = 16;  // elements each GLSL invocation sums
 constexpr std::string_view kReduce = "vk_reduce_sum";
 
-// Integers 0..6: every partial sum is an integer below 2^24, exact in any order.
-std::vector<float> reduce_x() {
-  std::vector<float> x(kReduceN);
-  for (int i = 0; i < kReduceN; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);
-  return x;
-}
-
 struct GroveReduce {
   grove::Program prog{vulkan_config()};
   grove::Field x = prog.field(grove::f32, "x", {kReduceN});
@@ -191,7 +178,7 @@ struct GroveReduce {
   });
 
   float first_result() {
-    x.from_vector(reduce_x());
+    x.from_vector(mod7_values(kReduceN));
     total.write({}, 0.0f);
     sum();
     prog.sync();
@@ -203,7 +190,7 @@ Pair reduce_pair() {
   auto g = std::make_shared<GroveReduce>();
   const float got = g->first_result();
   double sum = 0;
-  for (float v : reduce_x()) sum += v;
+  for (float v : mod7_values(kReduceN)) sum += v;
   const float want = static_cast<float>(sum);
   vkb::check(vkb::compare({&got, 1}, {&want, 1}, 0.0f, "Grove sum"));
 
@@ -214,7 +201,7 @@ Pair reduce_pair() {
   vk::BufferId x = dev->create_buffer(bytes, "x");
   vk::BufferId total = dev->create_buffer(4, "total");
   vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_reduce_sum, 2, 4, "bench_reduce_sum");
-  const std::vector<float> xs = reduce_x();
+  const std::vector<float> xs = mod7_values(kReduceN);
   dev->write_buffer(x, 0, xs.data(), bytes);
   dev->fill_buffer(total, 0, 4, vkb::float_bits(0.0f));
   const std::vector<vk::Dispatch> launch{
