@@ -287,10 +287,10 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         int64_t cap = s.requested_capacity;
         // Headroom past the most entries that can be in use at once: on a
         // parallel device, threads that lose an activation race leave their
-        // candidate entry on the spare list until the next gc (or until a
+        // candidate entry in a spare slot until the next gc (or until a
         // full pool reuses it).
         int64_t headroom = std::max<int64_t>(possible / 2, 1024);
-        if (cap == 0) cap = std::clamp<int64_t>(share / ((s.pool_entry_words + 3) * 4), 1, possible + headroom);
+        if (cap == 0) cap = std::clamp<int64_t>(share / ((s.pool_entry_words + kPoolBookkeepingWords) * 4), 1, possible + headroom);
         s.capacity = cap;
         s.max_cells = s.type == SNodeType::pointer
                           ? std::min(possible, cap)
@@ -317,7 +317,7 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     cur = align_up(cur, 2);
     s.pool_offset = cur;
     cur += s.capacity * s.pool_entry_words;
-    s.free_offset = cur;
+    s.order_offset = cur;
     cur += s.capacity;
     s.spare_offset = cur;
     cur += s.capacity;

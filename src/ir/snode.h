@@ -48,8 +48,8 @@ struct SNodeDecl {
   int64_t capacity = 0;           // pool entries
   int64_t pool_entry_words = 0;   // words per pool entry
   int64_t pool_offset = -1;       // entries
-  int64_t free_offset = -1;       // free list: capacity words
-  int64_t spare_offset = -1;      // candidates returned by CAS losers: capacity words
+  int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
+  int64_t spare_offset = -1;      // candidates left by CAS losers, a ring: capacity words
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
   // Allocator state: kPoolStateWords words in the tree header, the pools'
   // blocks side by side in TreeDecl::pools order.
@@ -68,19 +68,26 @@ struct SNodeDecl {
 };
 
 // Allocator state of one pool, in the tree header (word offsets from state_offset).
+//
+// The first `capacity` tickets take the positions of the allocation order
+// in turn: order[p] holds the entry minus p, so a zeroed pool hands out
+// entries 0, 1, 2, ..., and gc writes the entries it frees just below the
+// next position. Later tickets reuse the candidates CAS losers left in the
+// spare slots (entry + 1 each), through their own counter.
 enum PoolState : int64_t {
-  kBump = 0,          // entries of the bump region handed out as of the last gc
-  kFreeTop = 1,       // valid free-list entries as of the last gc
-  kTickets = 2,       // allocations since: the free list's entries from the top, then the bump region's
-  kSpareCount = 3,    // spare slots written by CAS losers (entry + 1 each)
-  kQueueCount = 4,    // entries deactivated, waiting for gc
-  kAllocFailures = 5, // allocations that found the pool full
-  kAppendFailures = 6,// dynamic: appends past the maximum length
-  kHighWater = 7,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
-  kSpareTaken = 8,    // spare slots taken for reuse since the last gc
-  kCollected = 9,     // entries gc returned to the free list so far
-  kPoolStateWords = 10,
+  kTickets = 0,       // allocations so far; the first `capacity` took the order's positions
+  kSpareCount = 1,    // candidates CAS losers left since the last gc (the n-th in spare slot n mod capacity)
+  kSpareTaken = 2,    // spare slots taken for reuse since the last gc
+  kQueueCount = 3,    // entries deactivated (or spares a later lap displaced), waiting for gc
+  kAllocFailures = 4, // allocations that found the pool full
+  kAppendFailures = 5,// dynamic: appends past the maximum length
+  kHighWater = 6,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
+  kCollected = 7,     // entries gc returned to the allocation order so far
+  kPoolStateWords = 8,
 };
+// Words of bookkeeping per pool entry: its position in the allocation
+// order, its spare slot and its gc queue slot.
+inline constexpr int64_t kPoolBookkeepingWords = 3;
 
 // Tree header words before the per-pool states.
 enum TreeHeader : int64_t {
@@ -90,7 +97,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 1;
+inline constexpr uint32_t kLayoutVersionValue = 2;
 
 struct TreeDecl {
   int id = -1;

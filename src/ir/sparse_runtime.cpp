@@ -2,11 +2,12 @@
 //
 // Everything here is straight-line word arithmetic, atomics and structured
 // control flow on u32 words; no statement is backend-specific. Conventions:
-// a pointer slot or chunk slot holds 0 (inactive) or entry + 1; pool entries
-// come from the free list first, then from the bump head; a CAS loser puts
-// its candidate on the spare list; deactivated entries wait in the queue
-// until the gc tasks zero them and return them (with the spares) to the free
-// list. No thread ever waits for another.
+// a pointer slot or chunk slot holds 0 (inactive) or entry + 1; a ticket
+// takes the next position of the allocation sequence (the allocation order,
+// then the spare slots CAS losers fill; see ir::PoolState); deactivated
+// entries wait in the queue until the gc tasks zero them and return them
+// (with unused spares) to the allocation order. No thread ever waits for
+// another.
 #include "ir/sparse_runtime.h"
 
 #include "ir/assert.h"
@@ -119,42 +120,35 @@ std::vector<Stmt*> SparseRuntime::full_indices(int node, const std::vector<Stmt*
 Stmt* SparseRuntime::allocate(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
+  const uint64_t cap = static_cast<uint64_t>(s.capacity);
   Stmt* result = var(U32, u32(0));
-  // 1. One ticket per allocation: tickets below the free list's length (set
-  // by gc, constant until the next gc) take its entries from the top; the
-  // rest take the bump region's entries in order. One atomic either way.
-  Stmt* ticket = atomic(AtomicOp::add, t, state(pool, kTickets), u32(1));
-  Stmt* top = load(t, state(pool, kFreeTop));
+  // 1. One ticket per allocation. A ticket below the capacity takes the
+  // entry its position of the allocation order encodes: a plain load, since
+  // no other ticket reads that position and gc, which writes it, runs
+  // between kernels.
+  Stmt* p = atomic(AtomicOp::add, t, state(pool, kTickets), u32(1));
   if_then(
-      bin(BinaryOp::cmp_lt, ticket, top),
+      bin(BinaryOp::cmp_lt, p, u32(cap)),
       [&] {
-        Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, top, u32(1)), ticket);
-        Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at));
-        set(result, bin(BinaryOp::add, entry, u32(1)));
+        Stmt* w = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.order_offset)), p));
+        set(result, bin(BinaryOp::add, bin(BinaryOp::add, w, p), u32(1)));
       },
       [&] {
-        Stmt* fresh = bin(BinaryOp::add, load(t, state(pool, kBump)), bin(BinaryOp::sub, ticket, top));
-        if_then(bin(BinaryOp::cmp_lt, fresh, u32(static_cast<uint64_t>(s.capacity))),
-                [&] { set(result, bin(BinaryOp::add, fresh, u32(1))); });
+        // 2. The pool is full: candidates that lost a race since the last gc.
+        // The spare slots are a ring: the n-th candidate left is in slot n
+        // mod capacity. A slot holds entry + 1 once its writer got there; a
+        // slot taken before that is left for the writer of the next lap or
+        // for gc (nobody waits for the writer). The exchange makes the entry
+        // ours; a take past the candidates left so far is handed back, or
+        // the counter would run ahead of them and no later candidate could be
+        // reused (two threads holding the same take after that is harmless:
+        // only one exchange finds the entry).
+        Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
+        if_then(
+            bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
+            [&] { set(result, atomic(AtomicOp::exchange, t, spare_slot(pool, spare_at), u32(0))); },
+            [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
       });
-  // 2. The pool is full: candidates that lost a race since the last gc.
-  // A spare slot holds entry + 1 once its writer got there; a slot taken
-  // before that is left for gc to collect (nobody waits for the writer). The
-  // exchange makes the entry ours; a ticket past the spares written so far is
-  // handed back, or the counter would run ahead of the spares and no later
-  // candidate could be reused (two threads holding the same ticket after
-  // that is harmless: only one exchange finds the entry).
-  if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)), [&] {
-    Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
-    if_then(
-        bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
-        [&] {
-          Stmt* v = atomic(AtomicOp::exchange, t,
-                           bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), spare_at), u32(0));
-          set(result, v);
-        },
-        [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
-  });
   return get(result);
 }
 
@@ -171,12 +165,17 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
           if_then(
               bin(BinaryOp::cmp_eq, old, u32(0)), [&] { set(value, candidate); },
               [&] {
-                // Lost the race: the winner's entry is used, ours goes to the spares.
-                Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
-                atomic(AtomicOp::exchange, t,
-                       bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), at),
-                       candidate);  // entry + 1: non-zero once written
+                // Lost the race: the winner's entry is used, ours goes to the
+                // next spare slot (entry + 1: non-zero once written). Fewer
+                // than capacity candidates wait at once (they are distinct
+                // entries), so the slot's previous candidate has been taken,
+                // unless its taker came before its writer: that one goes to
+                // the gc queue, which frees it.
                 set(value, old);
+                Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
+                Stmt* previous = atomic(AtomicOp::exchange, t, spare_slot(pool, at), candidate);
+                if_then(bin(BinaryOp::cmp_ne, previous, u32(0)),
+                        [&] { enqueue(pool, bin(BinaryOp::sub, previous, u32(1))); });
               });
         },
         [&] {
@@ -191,6 +190,12 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
         });
   });
   return get(value);
+}
+
+Stmt* SparseRuntime::spare_slot(int pool, Stmt* n) {
+  const SNodeDecl& s = forest_.snode(pool);
+  return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)),
+             bin(BinaryOp::mod, n, u32(static_cast<uint64_t>(s.capacity))));
 }
 
 void SparseRuntime::enqueue(int pool, Stmt* entry) {
@@ -720,14 +725,20 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
   });
 }
 
+// The order positions tickets took are [0, min(tickets, capacity)) (those
+// below the last gc's start were taken before it). Returned entries go just
+// below that end, downwards, so the next tickets take them first and then
+// the order positions nobody took yet.
+Stmt* SparseRuntime::order_taken(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  return bin(BinaryOp::min, load(s.tree, state(pool, kTickets)), u32(static_cast<uint64_t>(s.capacity)));
+}
+
 void SparseRuntime::emit_gc(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
-  // Allocations took free[top - 1], free[top - 2], ...: free[0, kept) were not
-  // taken and stay; returned entries are appended after them.
-  Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* kept = bin(BinaryOp::sub, top, bin(BinaryOp::min, load(t, state(pool, kTickets)), top));
-  Stmt* spares = load(t, state(pool, kSpareCount));
+  Stmt* end = order_taken(pool);
+  Stmt* spares = bin(BinaryOp::min, load(t, state(pool, kSpareCount)), u32(static_cast<uint64_t>(s.capacity)));
   Stmt* queued = load(t, state(pool, kQueueCount));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
   Block* saved = b_.block();
@@ -735,14 +746,15 @@ void SparseRuntime::emit_gc(int pool) {
   b_.set_insert_point_to_end(loop->body());
   Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
   auto give_back = [&](Stmt* entry) {
-    Stmt* at = bin(BinaryOp::add, kept, atomic(AtomicOp::add, t, state(pool, kCollected), u32(1)));
-    store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.free_offset)), at), entry);
+    Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, end, u32(1)),
+                   atomic(AtomicOp::add, t, state(pool, kCollected), u32(1)));
+    store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.order_offset)), at), bin(BinaryOp::sub, entry, at));
   };
   if_then(
       bin(BinaryOp::cmp_lt, i, spares),
       [&] {
-        // A spare slot still holding entry + 1 was not reused this kernel;
-        // its entry was never published, so it is still zero.
+        // A spare slot still holding entry + 1 was not reused; its entry was
+        // never published, so it is still zero.
         Stmt* v = atomic(AtomicOp::exchange, t,
                          bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), i), u32(0));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { give_back(bin(BinaryOp::sub, v, u32(1))); });
@@ -767,25 +779,15 @@ void SparseRuntime::emit_gc(int pool) {
 void SparseRuntime::emit_gc_finish(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
-  Stmt* top = load(t, state(pool, kFreeTop));
-  Stmt* tickets = load(t, state(pool, kTickets));
-  Stmt* from_free = bin(BinaryOp::min, tickets, top);
-  Stmt* kept = bin(BinaryOp::sub, top, from_free);
-  Stmt* free_now = bin(BinaryOp::add, kept, load(t, state(pool, kCollected)));
-  store(t, state(pool, kFreeTop), free_now);
-  // Tickets past the free list took bump entries (those past the capacity
-  // took none).
-  Stmt* bumped = bin(BinaryOp::add, load(t, state(pool, kBump)), bin(BinaryOp::sub, tickets, from_free));
-  Stmt* bump = bin(BinaryOp::min, bumped, u32(static_cast<uint64_t>(s.capacity)));
-  store(t, state(pool, kBump), bump);
-  // Entries in use only grow between two gcs (kernels without gc do not
-  // free any), so the most in use since the last gc is what this gc found
-  // before it freed the queued entries: in use now plus those (the spares it
-  // returned were never in use).
-  Stmt* in_use = bin(BinaryOp::sub, bump, free_now);
-  Stmt* before = bin(BinaryOp::add, in_use, load(t, state(pool, kQueueCount)));
+  // The next ticket takes the last entry returned. Every entry not in the
+  // order from there on is in use (published), so that is also the count in
+  // use; entries in use only grow between two gcs (kernels without gc do not
+  // free any), so the most held since the last gc is that plus the entries
+  // this gc found queued.
+  Stmt* next = bin(BinaryOp::sub, order_taken(pool), load(t, state(pool, kCollected)));
+  store(t, state(pool, kTickets), next);
+  Stmt* before = bin(BinaryOp::add, next, load(t, state(pool, kQueueCount)));
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), before));
-  store(t, state(pool, kTickets), u32(0));
   store(t, state(pool, kCollected), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
   store(t, state(pool, kSpareTaken), u32(0));

@@ -59,9 +59,9 @@ class SparseRuntime {
   // Garbage collection of one pool, two tasks: gc (parallel, one iteration
   // per spare slot and per queued entry: zero a queued entry, queueing what
   // lies below it for the gc of the pools below, which runs later; then
-  // append it, or the unused spare, to the free list) and gc_finish (serial,
-  // no loop: the free list's new length, counters reset, bump head clamped,
-  // high-water mark). Nothing runs a long loop on one thread (some devices
+  // write it, or the unused spare, into the allocation order below the next
+  // position) and gc_finish (serial, no loop: the next position moved down
+  // past them, counters reset, high-water mark). Nothing runs a long loop on one thread (some devices
   // cap a loop's iterations).
   void emit_gc(int pool_node);
   void emit_gc_finish(int pool_node);
@@ -88,6 +88,8 @@ class SparseRuntime {
   // Returns the slot value (entry + 1) after activation; 0 if the pool is full.
   Stmt* activate_slot(int pool, Stmt* slot_address);
   Stmt* allocate(int pool);  // u32 entry + 1, or 0
+  Stmt* order_taken(int pool);          // gc: end of the order positions taken
+  Stmt* spare_slot(int pool, Stmt* n);  // address of the ring slot of the n-th spare (u32)
   void enqueue(int pool, Stmt* entry);  // queue a deactivated entry for gc
   // Zeroes the data of one cell of `node` at `address` and deactivates
   // everything below it (queueing pool entries for their gc).

@@ -227,7 +227,7 @@ void ProgramImpl::materialize_tree(int tree) {
   }
   for (int p : forest.tree(tree).pools) {
     const ir::SNodeDecl& s = forest.snode(p);
-    budget_used += s.capacity * (s.pool_entry_words + 3) * 4;
+    budget_used += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;
   }
   backend->create_buffer(tree, forest.initial_buffer(tree));
   schedule.grow(static_cast<size_t>(forest.num_snodes()));
@@ -429,13 +429,14 @@ Stats Program::stats() const {
       if (s.has_pool()) {
         auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
         ss.pool_capacity = s.capacity;
-        // Tickets take the free list's entries first, then the bump region's
-        // (gc folds them into kFreeTop and kBump at the end of a kernel).
-        const int64_t from_free = std::min(word(ir::kTickets), word(ir::kFreeTop));
-        int64_t bump = std::min(word(ir::kBump) + word(ir::kTickets) - from_free, s.capacity);
-        int64_t free_left = word(ir::kFreeTop) - from_free;
-        int64_t spares_left = word(ir::kSpareCount) - std::min(word(ir::kSpareTaken), word(ir::kSpareCount));
-        ss.pool_used = bump - free_left - spares_left - word(ir::kQueueCount);
+        // Tickets took the allocation order's first min(tickets, capacity)
+        // positions; of those entries, the ones waiting in spare slots or in
+        // the gc queue are not in use (see ir::PoolState).
+        const int64_t tickets = word(ir::kTickets);
+        const int64_t spare_slots = std::min(word(ir::kSpareCount), s.capacity);
+        int64_t waiting = 0;
+        for (int64_t k = 0; k < spare_slots; ++k) waiting += w(s.spare_offset + k) != 0;
+        ss.pool_used = std::min(tickets, s.capacity) - waiting - word(ir::kQueueCount);
         ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);
       }
       if (s.has_list()) {

@@ -280,9 +280,9 @@ TEST_P(SparseMore, FreedCellsAreReused) {
   EXPECT_EQ(s.allocation_failures, 0);
 }
 
-// One kernel's allocations take the free list's entries first and then the
-// bump region's, with nothing lost between the two, up to the capacity.
-TEST_P(SparseMore, OneKernelAllocatesFromTheFreeListThenTheBumpRegion) {
+// One kernel's allocations take the entries gc returned first and then the
+// ones never used, with nothing lost between the two, up to the capacity.
+TEST_P(SparseMore, OneKernelAllocatesFreedEntriesThenUnusedOnes) {
   Program prog(config());
   Field x = prog.field(i32, "x");
   SNode& blocks = prog.root().pointer(i, 64).capacity(12);
@@ -293,9 +293,9 @@ TEST_P(SparseMore, OneKernelAllocatesFromTheFreeListThenTheBumpRegion) {
   Kernel off = prog.kernel("off", {arg(i32, "first"), arg(i32, "count")}, [&](Args a) {
     for_range(0, a[1], [&](Expr n) { deactivate(blocks, {a[0] + n}); });
   });
-  on(0, 6);   // entries 0..5 from the bump region
-  off(0, 4);  // 4 of them back on the free list
-  on(10, 10);  // 4 from the free list, 6 from the bump region: all 12 in use
+  on(0, 6);   // entries 0..5
+  off(0, 4);  // 4 of them returned by gc
+  on(10, 10);  // those 4, then entries 6..11: all 12 in use
   Stats s = prog.stats();
   EXPECT_EQ(s.find(blocks.name())->pool_used, 12);
   EXPECT_EQ(s.find(blocks.name())->pool_high_water, 12);

@@ -452,7 +452,10 @@ TEST_F(VulkanBackend, TreesFitTheDevicesLargestBuffer) {
 
 // ---- concurrency on sparse structures ----------------------------------------------------
 
-void append_and_count(const Config& config) {
+// `exact`: pools hold just the entries the data needs (4 * 98 chunks of 256
+// elements, 64 cells), so every candidate a thread loses in a race must be
+// reused within the same kernel.
+void append_and_count(const Config& config, bool exact = false) {
   Program prog(config);
   const int n = 100000;
   Field v = prog.field(i32, "v");
@@ -461,6 +464,10 @@ void append_and_count(const Config& config) {
   Field c = prog.field(i32, "c");
   SNode& cells = prog.root().pointer(i, 64);
   cells.place(c);
+  if (exact) {
+    lists.capacity(4 * ((n / 4 + 255) / 256));
+    cells.capacity(64);
+  }
   Field lengths = prog.field(i32, "lengths", {4});
   Kernel fill = prog.kernel("fill", [&] {
     for_range(0, n, [&](Expr k) {
@@ -499,6 +506,8 @@ TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsAreExactOnAMobileDevice) {
   use_mobile_profile();
   append_and_count(config());
 }
+
+TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsFitExactlySizedPools) { append_and_count(config(), true); }
 
 // ---- the rest ------------------------------------------------------------------------
 

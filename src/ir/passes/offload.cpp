@@ -141,9 +141,9 @@ class Offloader {
 
     // 2. What each user task may change; the pools to collect afterwards:
     // those of the trees the kernel deactivates cells of. A kernel that only
-    // activates leaves its losers' candidates on the spare lists, where
+    // activates leaves its losers' candidates in the spare slots, where
     // allocations reuse them once a pool is used up and the next gc returns
-    // them to the free list, so it needs no gc dispatches of its own.
+    // them to the allocation order, so it needs no gc dispatches of its own.
     std::set<int> collected_trees;
     for (size_t n = 0; n < body->size(); ++n) {
       Stmt* t = body->at(n);
