@@ -135,19 +135,19 @@ Stmt* SparseRuntime::allocate(int pool) {
       },
       [&] {
         // 2. The pool is full: candidates that lost a race since the last gc.
-        // The spare slots are a ring: the n-th candidate left is in slot n
-        // mod capacity. A slot holds entry + 1 once its writer got there; a
-        // slot taken before that is left for the writer of the next lap or
-        // for gc (nobody waits for the writer). The exchange makes the entry
-        // ours; a take past the candidates left so far is handed back, or
-        // the counter would run ahead of them and no later candidate could be
-        // reused (two threads holding the same take after that is harmless:
-        // only one exchange finds the entry).
+        // The spare slots are a ring: the n-th candidate left goes to slot n
+        // mod capacity, and takes go round in the same order through their
+        // own counter. The exchange makes a slot's candidate ours; an empty
+        // slot (nothing left there yet, or its writer not there yet) hands
+        // the take back, or the counter would run ahead of the candidates
+        // and no later one could be reused. A candidate whose take went by
+        // first waits for the next lap, whose writer moves it to the gc
+        // queue, or for gc. Two threads holding the same take is harmless:
+        // only one exchange finds the candidate.
         Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
-        if_then(
-            bin(BinaryOp::cmp_lt, spare_at, load(t, state(pool, kSpareCount))),
-            [&] { set(result, atomic(AtomicOp::exchange, t, spare_slot(pool, spare_at), u32(0))); },
-            [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
+        set(result, atomic(AtomicOp::exchange, t, spare_slot(pool, spare_at), u32(0)));
+        if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)),
+                [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
       });
   return get(result);
 }
