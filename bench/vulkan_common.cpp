@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "program/program_impl.h"
+#include "program/test_hooks.h"
 
 namespace grove_bench::vkb {
 
@@ -24,6 +25,12 @@ bool device_available(std::string* why) {
 std::unique_ptr<grove::vk::Device> open_device() {
   grove::vk::DeviceOptions options;  // select "": GROVE_VULKAN_DEVICE, else the best device
   return grove::vk::Device::create(options);
+}
+
+std::shared_ptr<grove::vk::Device> device_of(std::shared_ptr<const void> owner, const grove::Program& program) {
+  grove::vk::Device* device = grove::detail::vulkan_device(program);
+  if (device == nullptr) throw grove::Error("the program does not run on Vulkan");
+  return {std::move(owner), device};
 }
 
 grove::vk::PipelineId shader_pipeline(grove::vk::Device& device, std::span<const std::uint32_t> spirv,

@@ -1,5 +1,5 @@
 // vulkan_common.h — what the Vulkan benchmarks share: the device the GLSL
-// baselines run on, pipelines of the embedded shaders, the hash the sparse
+// baselines run on (Grove's own), pipelines of the embedded shaders, the hash the sparse
 // workloads use (the same in C++, the Grove DSL and GLSL), result checks,
 // and the internal hook that hands out a compiled kernel's lowered IR.
 //
@@ -42,9 +42,15 @@ inline constexpr int kRepetitions = 3;
 bool device_available(std::string* why);
 
 // Opens the device Grove's Programs pick by default (Config::vulkan_device
-// empty: GROVE_VULKAN_DEVICE, else the best one), so that both sides of a
-// pair run on the same device.
+// empty: GROVE_VULKAN_DEVICE, else the best one).
 std::unique_ptr<grove::vk::Device> open_device();
+
+// The Vulkan device `program` runs on, for the hand-written side of a pair:
+// both sides then record into one VkDevice and its queue and share the
+// driver's threads (two devices' worker threads on a 2-core machine made
+// the launch-overhead ratio swing by 30% from run to run). The pointer keeps
+// `owner`, which owns the program, alive.
+std::shared_ptr<grove::vk::Device> device_of(std::shared_ptr<const void> owner, const grove::Program& program);
 
 // A compute pipeline of an embedded shader (grove::shaders::<name>).
 grove::vk::PipelineId shader_pipeline(grove::vk::Device& device, std::span<const std::uint32_t> spirv,

@@ -72,7 +72,7 @@ Pair saxpy_pair() {
   for (float& v : want) v = kSaxpyA * v + 1.0f;
   vkb::check(vkb::compare(got, want, 0.0f, "Grove saxpy"));
 
-  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  std::shared_ptr<vk::Device> dev = vkb::device_of(g, g->prog);
   const std::uint64_t bytes = std::uint64_t{kSaxpyN} * 4;
   vk::BufferId x = dev->create_buffer(bytes, "x");
   vk::BufferId y = dev->create_buffer(bytes, "y");
@@ -142,7 +142,7 @@ Pair stencil_pair() {
       want[i * n + j] = 0.25f * (as[(i - 1) * n + j] + as[(i + 1) * n + j] + as[i * n + j - 1] + as[i * n + j + 1]);
   vkb::check(vkb::compare(got, want, 0.0f, "Grove stencil"));
 
-  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  std::shared_ptr<vk::Device> dev = vkb::device_of(g, g->prog);
   constexpr std::uint64_t cells = std::uint64_t{kStencilN} * kStencilN;
   vk::BufferId a = dev->create_buffer(cells * 4, "a");
   vk::BufferId b = dev->create_buffer(cells * 4, "b");
@@ -194,7 +194,7 @@ Pair reduce_pair() {
   const float want = static_cast<float>(sum);
   vkb::check(vkb::compare({&got, 1}, {&want, 1}, 0.0f, "Grove sum"));
 
-  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  std::shared_ptr<vk::Device> dev = vkb::device_of(g, g->prog);
   if (!dev->info().atomic_float32_add)
     throw grove::Error("the device has no float atomic add (shaderBufferFloat32AtomicAdd) for the GLSL sum");
   constexpr std::uint64_t bytes = std::uint64_t{kReduceN} * 4;

@@ -21,7 +21,7 @@ namespace {
 namespace vk = grove::vk;
 
 constexpr int kLaunches = 10000;
-constexpr int kIterations = 5;  // runs of each side per repetition
+constexpr int kIterations = 15;  // runs of each side per repetition
 constexpr std::string_view kWorkload = "vk_launch_overhead";
 
 Pair launch_pair() {
@@ -35,7 +35,7 @@ Pair launch_pair() {
   prog->sync();
   if (out.read<int>() != 1) throw grove::Error("Grove store_one did not store 1");
 
-  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  std::shared_ptr<vk::Device> dev = vkb::device_of(prog, *prog);
   vk::BufferId buffer = dev->create_buffer(4, "out");
   vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_store_one, 1, 0, "bench_store_one");
   const std::vector<vk::Dispatch> launch{{pipe, {buffer}, {}, 1}};

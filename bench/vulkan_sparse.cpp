@@ -134,7 +134,9 @@ struct GroveActivate {
 // The hand-written version's buffers (see shaders/bench_sparse_activate.comp).
 struct GlslActivate {
   static constexpr std::uint64_t kMetaWords = 4 + kBlocks;  // bump, spare_count, failures, pad, slots
-  std::unique_ptr<vk::Device> dev = vkb::open_device();
+  explicit GlslActivate(std::shared_ptr<vk::Device> device) : dev(std::move(device)) {}
+
+  std::shared_ptr<vk::Device> dev;  // first: the members below use it
   vk::BufferId meta = dev->create_buffer(kMetaWords * 4, "meta and slots");
   vk::BufferId pool = dev->create_buffer(kActivatePool * kBlockVoxels * 4, "pool");
   vk::BufferId spares = dev->create_buffer(kActivatePool * 4, "spares");
@@ -194,7 +196,7 @@ Pair activate_pair() {
                        " blocks still active after deactivating all");
   }
 
-  auto h = std::make_shared<GlslActivate>();
+  auto h = std::make_shared<GlslActivate>(vkb::device_of(g, g->prog));
   h->dev->launch(h->launch);
   std::int64_t blocks = 0;
   std::uint32_t failures = 0;
@@ -311,7 +313,7 @@ Pair struct_for_pair() {
     list[e] = e;
     for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
   }
-  std::shared_ptr<vk::Device> dev = vkb::open_device();
+  std::shared_ptr<vk::Device> dev = vkb::device_of(g, g->prog);
   vk::BufferId list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
   vk::BufferId pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
   vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_block_map, 2, 4, "bench_block_map");

@@ -6,6 +6,13 @@
 #include <string>
 #include <vector>
 
+namespace grove {
+class Program;
+namespace vk {
+class Device;
+}
+}  // namespace grove
+
 namespace grove::detail {
 
 // Caps that make the Vulkan device look smaller (vk::DeviceProfile), for
@@ -27,5 +34,10 @@ VulkanTestProfile vulkan_test_profile();
 // first (the Vulkan backend records them; tests fail on new ones).
 std::vector<std::string> vulkan_validation_messages();
 void record_vulkan_validation_message(std::string message);
+
+// The Vulkan device `program` runs on (nullptr on other backends), so that a
+// benchmark can race dispatches recorded by hand against Grove's on the same
+// driver instance. Defined with the Vulkan backend.
+vk::Device* vulkan_device(const Program& program);
 
 }  // namespace grove::detail

@@ -26,6 +26,7 @@
 #include "ir/interpreter.h"
 #include "ir/type_rules.h"
 #include "program/backend.h"
+#include "program/program_impl.h"
 #include "program/vulkan_backend.h"
 #include "program/test_hooks.h"
 #include "runtime/vulkan/device.h"
@@ -129,6 +130,7 @@ class VulkanBackend : public Backend {
   Arch arch() const override { return Arch::Vulkan; }
   std::string device_name() const override;
   bool synchronous() const override { return options_.debug; }
+  vk::Device& device() { return *device_; }
   int64_t max_buffer_bytes() const override {
     return static_cast<int64_t>(std::min<uint64_t>(device_->info().max_storage_buffer_range, INT64_MAX));
   }
@@ -448,6 +450,11 @@ void VulkanBackend::report_context() {
 
 std::unique_ptr<Backend> make_vulkan_backend(const BackendOptions& options) {
   return std::make_unique<VulkanBackend>(options);
+}
+
+vk::Device* vulkan_device(const Program& program) {
+  auto* backend = dynamic_cast<VulkanBackend*>(program.impl()->backend.get());
+  return backend != nullptr ? &backend->device() : nullptr;
 }
 
 spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {
