@@ -493,6 +493,9 @@ void append_and_count(const Config& config, bool exact = false) {
       EXPECT_EQ(counts[static_cast<size_t>(k)], n / 64 + (k < n % 64 ? 1 : 0)) << "cell " << k << ", round " << round;
     Stats s = prog.stats();
     EXPECT_EQ(s.find(cells.name())->active_cells, 64);
+    // Candidates that lost a race wait in spare slots: not in use.
+    EXPECT_EQ(s.find(cells.name())->pool_used, 64);
+    EXPECT_EQ(s.find(lists.name())->pool_used, 4 * ((n / 4 + 255) / 256)) << "round " << round;
     EXPECT_EQ(s.allocation_failures, 0);
     lists.deactivate_all();
     cells.deactivate_all();
