@@ -2,12 +2,12 @@
 //
 // Everything here is straight-line word arithmetic, atomics and structured
 // control flow on u32 words; no statement is backend-specific. Conventions:
-// a pointer slot or chunk slot holds 0 (inactive) or entry + 1; a ticket
-// takes the next position of the allocation sequence (the allocation order,
-// then the spare slots CAS losers fill; see ir::PoolState); deactivated
-// entries wait in the queue until the gc tasks zero them and return them
-// (with unused spares) to the allocation order. No thread ever waits for
-// another.
+// a pointer slot or chunk slot holds 0 (inactive) or entry + 1; an
+// allocation takes the next position of the allocation order, or once that
+// is used up a candidate a CAS loser left in the ring of spare slots (see
+// ir::PoolState); deactivated entries wait in the queue until the gc tasks
+// zero them and return them (with unused spares) to the allocation order.
+// No thread ever waits for another.
 #include "ir/sparse_runtime.h"
 
 #include "ir/assert.h"
@@ -192,6 +192,12 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
   return get(value);
 }
 
+Stmt* SparseRuntime::entry_address(int pool, Stmt* entry) {
+  const SNodeDecl& s = forest_.snode(pool);
+  return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
+             bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+}
+
 Stmt* SparseRuntime::spare_slot(int pool, Stmt* n) {
   const SNodeDecl& s = forest_.snode(pool);
   return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)),
@@ -252,8 +258,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
-        address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                      bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+        address = entry_address(path[n], entry);
         break;
       }
       case SNodeType::dynamic: {
@@ -271,11 +276,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
         Stmt* in_chunk = bin(BinaryOp::mod, c, u32(static_cast<uint64_t>(s.chunk_size)));
-        address =
-            bin(BinaryOp::add,
-                bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                    bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
-                bin(BinaryOp::mul, in_chunk, cw));
+        address = bin(BinaryOp::add, entry_address(path[n], entry), bin(BinaryOp::mul, in_chunk, cw));
         break;
       }
     }
@@ -465,9 +466,7 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
             Stmt* entry = bin(BinaryOp::sub, v, u32(1));
             Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
             Stmt* addr =
-                bin(BinaryOp::add,
-                    bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                        bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words)))),
+                bin(BinaryOp::add, entry_address(node, entry),
                     bin(BinaryOp::add,
                         bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
                         u32(static_cast<uint64_t>(place.component_offset))));
@@ -670,9 +669,7 @@ void SparseRuntime::emit_listgen(int node) {
           case SNodeType::pointer: {
             Stmt* v = load(t, bin(BinaryOp::add, container, c));
             if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-              Stmt* cell = bin(BinaryOp::add, u32(static_cast<uint64_t>(p.pool_offset)),
-                               bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
-                                   u32(static_cast<uint64_t>(p.pool_entry_words))));
+              Stmt* cell = entry_address(s.parent, bin(BinaryOp::sub, v, u32(1)));
               append_entry(bin(BinaryOp::add, cell, comp), coords);
             });
             break;
@@ -705,9 +702,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
       case SNodeType::pointer: {
         Stmt* v = load(t, bin(BinaryOp::add, container, c));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-          body(indices, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                            bin(BinaryOp::mul, bin(BinaryOp::sub, v, u32(1)),
-                                u32(static_cast<uint64_t>(s.pool_entry_words)))));
+          body(indices, entry_address(node, bin(BinaryOp::sub, v, u32(1))));
         });
         break;
       }
@@ -755,8 +750,7 @@ void SparseRuntime::emit_gc(int pool) {
       [&] {
         // A spare slot still holding entry + 1 was not reused; its entry was
         // never published, so it is still zero.
-        Stmt* v = atomic(AtomicOp::exchange, t,
-                         bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)), i), u32(0));
+        Stmt* v = atomic(AtomicOp::exchange, t, spare_slot(pool, i), u32(0));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { give_back(bin(BinaryOp::sub, v, u32(1))); });
       },
       [&] {
@@ -764,8 +758,7 @@ void SparseRuntime::emit_gc(int pool) {
         // gc of the pools below, which runs later), then free it.
         Stmt* entry = load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.queue_offset)),
                                   bin(BinaryOp::sub, i, spares)));
-        Stmt* address = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
-                            bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
+        Stmt* address = entry_address(pool, entry);
         if (s.type == SNodeType::pointer) {
           release_cell(pool, address);
         } else {

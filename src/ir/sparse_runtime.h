@@ -61,8 +61,8 @@ class SparseRuntime {
   // lies below it for the gc of the pools below, which runs later; then
   // write it, or the unused spare, into the allocation order below the next
   // position) and gc_finish (serial, no loop: the next position moved down
-  // past them, counters reset, high-water mark). Nothing runs a long loop on one thread (some devices
-  // cap a loop's iterations).
+  // past them, counters reset, high-water mark). Nothing runs a long loop on
+  // one thread (some devices cap a loop's iterations).
   void emit_gc(int pool_node);
   void emit_gc_finish(int pool_node);
 
@@ -90,6 +90,7 @@ class SparseRuntime {
   Stmt* allocate(int pool);  // u32 entry + 1, or 0
   Stmt* order_taken(int pool);          // gc: end of the order positions taken
   Stmt* spare_slot(int pool, Stmt* n);  // address of the ring slot of the n-th spare (u32)
+  Stmt* entry_address(int pool, Stmt* entry);  // address of pool entry `entry` (u32)
   void enqueue(int pool, Stmt* entry);  // queue a deactivated entry for gc
   // Zeroes the data of one cell of `node` at `address` and deactivates
   // everything below it (queueing pool entries for their gc).
