@@ -494,23 +494,30 @@ void TaskEmitter::flush_accumulators() {
   for (const Accumulator& a : accumulators_) {
     const Id sum = m_.load(a.var);
     if (options_.features.subgroup_arithmetic) {
-      m_.require_capability(spv::Capability::GroupNonUniform);
-      m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
-      const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
-      const Id total = m_.emit(a.type == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd,
-                               type_of(a.type), {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), sum});
-      const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
-      const Id add = m_.new_label(), merge = m_.new_label();
-      m_.selection_merge(merge);
-      m_.branch_conditional(elected, add, merge);
-      m_.begin_block(add);
-      atomic_value(ir::AtomicOp::add, a.type, a.tree, u32c(a.address), total);
-      m_.branch(merge);
-      m_.begin_block(merge);
+      add_once_per_subgroup(a.type, a.tree, u32c(a.address), sum);
     } else {
       atomic_value(ir::AtomicOp::add, a.type, a.tree, u32c(a.address), sum);
     }
   }
+}
+
+// The subgroup sums `v` and one elected invocation adds the sum: one atomic
+// per subgroup instead of one per invocation. Works in divergent code
+// (non-uniform operations).
+void TaskEmitter::add_once_per_subgroup(DataType t, int tree, Id address, Id v) {
+  m_.require_capability(spv::Capability::GroupNonUniform);
+  m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
+  const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
+  const Id sum = m_.emit(t == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd, type_of(t),
+                         {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), v});
+  const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
+  const Id add = m_.new_label(), merge = m_.new_label();
+  m_.selection_merge(merge);
+  m_.branch_conditional(elected, add, merge);
+  m_.begin_block(add);
+  atomic_value(ir::AtomicOp::add, t, tree, address, sum);
+  if (m_.in_block()) m_.branch(merge);
+  m_.begin_block(merge);
 }
 
 void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values) {
@@ -744,24 +751,9 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
     return constant(t, 0);  // unused
   }
   // A sum into one cell (Taichi's `total[None] += x`) that is not kept in a
-  // register (the task also reads the cell, say). The subgroup sums its
-  // values and one elected invocation adds the sum: one atomic per subgroup
-  // instead of one per invocation. Works in divergent code (non-uniform
-  // operations).
+  // register (the task also reads the cell, say).
   if (options_.features.subgroup_arithmetic && is_sum_into_one_cell(s)) {
-    m_.require_capability(spv::Capability::GroupNonUniform);
-    m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
-    const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
-    const Id sum = m_.emit(t == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd, type_of(t),
-                           {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), v});
-    const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
-    const Id add = m_.new_label(), merge = m_.new_label();
-    m_.selection_merge(merge);
-    m_.branch_conditional(elected, add, merge);
-    m_.begin_block(add);
-    atomic_value(op, t, tree, address, sum);
-    if (m_.in_block()) m_.branch(merge);
-    m_.begin_block(merge);
+    add_once_per_subgroup(t, tree, address, v);
     return constant(t, 0);  // unused
   }
   return atomic_value(op, t, tree, address, v);

@@ -37,8 +37,8 @@
 // otherwise (bounds read from a tree, as in listgen and struct-fors): 128k
 // on GPUs, 8k on CPU devices such as lavapipe, where idle groups cost real
 // time. The backend picks local_size: 256, or less where the device's
-// limits are lower. Serial tasks (serial, clear_list, gc_finish) have LocalSize 1 and run
-// one group.
+// limits are lower. Serial tasks (serial, clear_list, gc_finish) have
+// LocalSize 1 and run one group.
 //
 // Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any
 // loop once one invocation has taken 65535 loop back-edges in all; with

@@ -94,6 +94,8 @@ class TaskEmitter {
   Id emit_tree_atomic(const ir::Stmt* s);
   // The atomic read-modify-write itself (native, or a compare-and-swap loop).
   Id atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, Id v);
+  // An atomic add of the subgroup's sum of `v`, by one elected invocation.
+  void add_once_per_subgroup(DataType t, int tree, Id address, Id v);
   Id emit_tree_cas(const ir::Stmt* s);
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves

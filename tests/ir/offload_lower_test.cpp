@@ -225,9 +225,9 @@ kernel @k() stage typed {
 )";
   std::string text = run(module, true);
   EXPECT_NE(text.find("tree_cas u32 @t1["), std::string::npos) << text;          // publication
-  EXPECT_NE(text.find("tree_atomic add u32 @t1["), std::string::npos) << text;   // bump / free list
-  // It only activates: no gc follows (losers' candidates wait on the spare
-  // list for the next kernel that deactivates).
+  EXPECT_NE(text.find("tree_atomic add u32 @t1["), std::string::npos) << text;   // the allocation ticket
+  // It only activates: no gc follows (losers' candidates wait in the spare
+  // slots for the next kernel that deactivates).
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\""}));
 }
 
