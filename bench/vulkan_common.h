@@ -1,7 +1,8 @@
 // vulkan_common.h — what the Vulkan benchmarks share: the device the GLSL
-// baselines run on (Grove's own), pipelines of the embedded shaders, the hash the sparse
-// workloads use (the same in C++, the Grove DSL and GLSL), result checks,
-// and the internal hook that hands out a compiled kernel's lowered IR.
+// baselines run on (Grove's own), pipelines of the embedded shaders, the
+// hash the sparse workloads use (the same in C++, the Grove DSL and GLSL),
+// result checks, and the internal hook that hands out a compiled kernel's
+// lowered IR.
 //
 // Built only with GROVE_WITH_VULKAN.
 #pragma once
