@@ -1,6 +1,7 @@
 // src/ir/ir.cpp — statement accessors, blocks, kernels and the name tables.
 #include "ir/ir.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -301,25 +302,69 @@ bool Stmt::has_side_effects() const {
 
 // ---- Block ----------------------------------------------------------------
 
+void Block::move_gap(size_t pos) const {
+  const size_t gap = gap_size();
+  if (pos < gap_begin_) {
+    for (size_t k = gap_begin_; k-- > pos;) buf_[k + gap] = std::move(buf_[k]);
+  } else {
+    for (size_t k = gap_begin_; k < pos; ++k) buf_[k] = std::move(buf_[k + gap]);
+  }
+  gap_begin_ = pos;
+  gap_end_ = pos + gap;
+}
+
+void Block::close_gap() const {
+  if (gap_size() == 0) return;
+  move_gap(size());
+  buf_.resize(gap_begin_);
+  gap_end_ = gap_begin_;
+}
+
+const std::vector<std::unique_ptr<Stmt>>& Block::stmts() const {
+  close_gap();
+  return buf_;
+}
+
 Stmt* Block::insert(size_t pos, std::unique_ptr<Stmt> s) {
-  GROVE_ASSERT(pos <= stmts_.size(), "insert position past the end of the block");
+  GROVE_ASSERT(pos <= size(), "insert position past the end of the block");
   s->parent_ = this;
   Stmt* raw = s.get();
-  stmts_.insert(stmts_.begin() + static_cast<std::ptrdiff_t>(pos), std::move(s));
+  if (gap_size() == 0) {
+    // Full: a new buffer with a gap as large as the statements, at `pos`.
+    const size_t n = size(), grown = std::max<size_t>(8, 2 * n);
+    std::vector<std::unique_ptr<Stmt>> fresh(grown);
+    for (size_t k = 0; k < pos; ++k) fresh[k] = std::move(buf_[k]);
+    for (size_t k = pos; k < n; ++k) fresh[grown - n + k] = std::move(buf_[k]);
+    buf_ = std::move(fresh);
+    gap_begin_ = pos;
+    gap_end_ = grown - n + pos;
+  } else {
+    move_gap(pos);
+  }
+  buf_[gap_begin_++] = std::move(s);
   return raw;
 }
 
 std::unique_ptr<Stmt> Block::take(size_t pos) {
-  GROVE_ASSERT(pos < stmts_.size(), "take position past the end of the block");
-  std::unique_ptr<Stmt> s = std::move(stmts_[pos]);
-  stmts_.erase(stmts_.begin() + static_cast<std::ptrdiff_t>(pos));
+  GROVE_ASSERT(pos < size(), "take position past the end of the block");
+  move_gap(pos);
+  std::unique_ptr<Stmt> s = std::move(buf_[gap_end_++]);
   s->parent_ = nullptr;
   return s;
 }
 
+std::vector<std::unique_ptr<Stmt>> Block::take_all() {
+  close_gap();
+  std::vector<std::unique_ptr<Stmt>> out = std::move(buf_);
+  buf_.clear();
+  gap_begin_ = gap_end_ = 0;
+  for (auto& s : out) s->parent_ = nullptr;
+  return out;
+}
+
 size_t Block::position_of(const Stmt* s) const {
-  for (size_t i = 0; i < stmts_.size(); ++i)
-    if (stmts_[i].get() == s) return i;
+  for (size_t i = 0, n = size(); i < n; ++i)
+    if (at(i) == s) return i;
   GROVE_ASSERT(false, std::string("statement '") + kind_name(s->kind()) + "' is not in this block");
   return 0;
 }

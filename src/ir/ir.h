@@ -170,25 +170,41 @@ class Stmt {
 };
 
 // An ordered list of statements; owned by a kernel or by a statement.
+//
+// Passes edit blocks while they sweep them: take the statement at the
+// cursor, insert a few before it. The statements are kept in a gap buffer
+// (a vector with a run of empty slots at the last edit), so such a sweep
+// costs O(size) in all rather than O(size) per edit, however large the block.
 class Block {
  public:
   explicit Block(Stmt* owner) : owner_(owner) {}
   Stmt* owner() const { return owner_; }  // nullptr for a kernel's body
-  size_t size() const { return stmts_.size(); }
-  bool empty() const { return stmts_.empty(); }
-  Stmt* at(size_t i) const { return stmts_[i].get(); }
-  const std::vector<std::unique_ptr<Stmt>>& stmts() const { return stmts_; }
+  size_t size() const { return buf_.size() - gap_size(); }
+  bool empty() const { return size() == 0; }
+  Stmt* at(size_t i) const { return (i < gap_begin_ ? buf_[i] : buf_[i + gap_size()]).get(); }
+  // The statements in order (closes the gap first: O(size) after an edit).
+  const std::vector<std::unique_ptr<Stmt>>& stmts() const;
 
   // Inserts `s` before position `pos` and returns it.
   Stmt* insert(size_t pos, std::unique_ptr<Stmt> s);
-  Stmt* append(std::unique_ptr<Stmt> s) { return insert(stmts_.size(), std::move(s)); }
+  Stmt* append(std::unique_ptr<Stmt> s) { return insert(size(), std::move(s)); }
   // Removes the statement at `pos` and returns ownership of it.
   std::unique_ptr<Stmt> take(size_t pos);
+  // Removes every statement and returns them in order (for passes that
+  // rebuild a block in one pass rather than edit it statement by statement).
+  std::vector<std::unique_ptr<Stmt>> take_all();
   size_t position_of(const Stmt* s) const;  // asserts that s is here
 
  private:
+  size_t gap_size() const { return gap_end_ - gap_begin_; }
+  void move_gap(size_t pos) const;  // the gap starts at statement `pos`
+  void close_gap() const;
+
   Stmt* owner_;
-  std::vector<std::unique_ptr<Stmt>> stmts_;
+  // Statements [0, gap_begin_) then [gap_end_, buf_.size()); the slots of
+  // the gap are empty.
+  mutable std::vector<std::unique_ptr<Stmt>> buf_;
+  mutable size_t gap_begin_ = 0, gap_end_ = 0;
 };
 
 // The three stages of docs/ir.md; the verifier checks what each one allows.

@@ -154,13 +154,24 @@ class Lowerer {
       default:
         GROVE_ASSERT(false, "lower() of a statement that needs no lowering");
     }
-    if (replacement != nullptr) replace_all_uses(kernel_.body(), s, replacement);
+    if (replacement != nullptr) replaced_[s] = replacement;
+    dead_.push_back(std::move(owned));
     return b.position();
+  }
+
+  // Uses are rewritten as they are met (a use always follows its definition
+  // in program order), not by a walk of the kernel per lowered statement.
+  void remap_operands(Stmt* s) {
+    for (size_t n = 0; n < s->operands().size(); ++n) {
+      auto it = replaced_.find(s->operands()[n]);
+      if (it != replaced_.end()) s->set_operand(n, it->second);
+    }
   }
 
   void lower_block(Block* block) {
     for (size_t pos = 0; pos < block->size();) {
       Stmt* s = block->at(pos);
+      remap_operands(s);
       switch (s->kind()) {
         case StmtKind::FieldLoad:
         case StmtKind::FieldStore:
@@ -185,6 +196,10 @@ class Lowerer {
   const SNodeForest& forest_;
   LowerAccessOptions options_;
   std::unordered_map<const Stmt*, Stmt*> own_cell_;
+  std::unordered_map<const Stmt*, Stmt*> replaced_;  // a lowered statement -> its value
+  // Lowered statements stay allocated until the pass ends: their addresses
+  // are keys of `replaced_`, which no new statement may take.
+  std::vector<std::unique_ptr<Stmt>> dead_;
 };
 
 }  // namespace

@@ -2,10 +2,12 @@
 #include "ir/passes/offload.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/builder.h"
 #include "ir/snode.h"
@@ -123,6 +125,7 @@ class Offloader {
         flush_serial();
         int node = s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
         std::vector<int> path = forest_.path(node);
+        check_loop_size(path);
         for (size_t n = 1; n < path.size(); ++n) {
           const SNodeDecl& level = forest_.snode(path[n]);
           emit_runtime_task(TaskKind::clear_list, path[n], "clear_list " + level.name(),
@@ -174,6 +177,20 @@ class Offloader {
   }
 
  private:
+  // Listgen and the struct-for loop over every cell of every container a
+  // list can hold, in one parallel loop with an i32 index.
+  void check_loop_size(const std::vector<int>& path) const {
+    for (size_t n = 1; n < path.size(); ++n) {
+      const SNodeDecl& s = forest_.snode(path[n]);
+      const int64_t cells = forest_.snode(s.parent).max_cells * s.num_cells;  // <= kMaxCells
+      if (cells > std::numeric_limits<int32_t>::max())
+        throw Error("kernel '" + kernel_.name() + "': a struct-for over SNode '" + forest_.snode(path.back()).name() +
+                    "' runs a parallel loop over the " + std::to_string(cells) + " cells SNode '" + s.name() +
+                    "' can have, more than the 2^31-1 iterations one loop may take; loop over a coarser "
+                    "SNode, or split the field over several SNodes");
+    }
+  }
+
   Stmt* new_task(TaskKind kind, int snode, std::string label) {
     Builder b(kernel_.body());
     Stmt* t = b.task(kind, snode, std::move(label));
@@ -202,9 +219,11 @@ class Offloader {
   int64_t scratch_slot() {
     int64_t slot = options_.scratch_base + used_;
     used_ += 2;
-    if (options_.scratch_tree < 0 || used_ > options_.scratch_words)
-      throw InternalError("kernel '" + kernel_.name() + "' keeps more values across tasks than the "
-                          "scratch buffer holds");
+    GROVE_ASSERT(options_.scratch_tree >= 0, "offload without a scratch buffer");
+    if (used_ > options_.scratch_words)
+      throw Error("kernel '" + kernel_.name() + "' keeps more values across its tasks than the " +
+                  std::to_string(options_.scratch_words) + " words a buffer may hold on this device; "
+                  "keep fewer values between its loops (e.g. in a field)");
     return slot;
   }
 
@@ -230,17 +249,20 @@ class Offloader {
           break;
         }
     });
-    // Variables last: spilling one rewrites its loads, which may be in `defs`.
-    std::stable_partition(defs.begin(), defs.end(), [](Stmt* d) { return d->kind() != StmtKind::Alloca; });
+    // Values first; variables are spilled afterwards in one pass over the
+    // kernel, which also rewrites loads of them that are among the values.
+    std::unordered_map<const Stmt*, int64_t> spilled;  // alloca -> scratch slot
     for (Stmt* def : defs) {
       Stmt* home = def->parent()->owner();
+      if (def->kind() == StmtKind::Alloca) {
+        spilled[def] = scratch_slot();
+        continue;
+      }
       // Tasks using it, in order.
       std::vector<Stmt*> users;
       for (auto& [user, task] : uses[def])
         if (task != home && std::find(users.begin(), users.end(), task) == users.end()) users.push_back(task);
-      if (def->kind() == StmtKind::Alloca) {
-        spill_alloca(def, uses[def]);
-      } else if (rematerializable(def)) {
+      if (rematerializable(def)) {
         for (Stmt* task : users) {
           Builder b(task->body(), 0);
           Builder::CloneMap map;
@@ -261,6 +283,7 @@ class Offloader {
         }
       }
     }
+    if (!spilled.empty()) spill_allocas(body, spilled);
   }
 
   // Clones `s` and the pure statements it depends on at the builder.
@@ -271,39 +294,54 @@ class Offloader {
     return b.clone(s, map);
   }
 
-  // A variable shared by several tasks lives in two scratch words.
-  void spill_alloca(Stmt* alloca, const std::vector<std::pair<Stmt*, Stmt*>>& all_uses) {
-    int64_t slot = scratch_slot();
-    DataType t = alloca->type();
-    int tree = options_.scratch_tree;
-    {
-      Builder b(alloca->parent(), alloca->parent()->position_of(alloca) + 1);
-      Stmt* zero = is_float(t) ? b.const_float(t, 0.0) : b.const_int(t, 0);
-      b.tree_store(tree, t, b.const_int(DataType::u32, slot), zero);
-    }
-    // Every use (in any task) becomes scratch memory.
-    std::vector<Stmt*> users;
-    for (auto& [user, task] : all_uses) users.push_back(user);
-    walk(alloca->parent(), [&](Stmt* s) {
-      for (Stmt* op : s->operands())
-        if (op == alloca && std::find(users.begin(), users.end(), s) == users.end()) users.push_back(s);
-    });
-    for (Stmt* user : users) {
-      Block* block = user->parent();
-      size_t pos = block->position_of(user);
-      Builder b(block, pos);
-      Stmt* address = b.const_int(DataType::u32, slot);
-      if (user->kind() == StmtKind::LocalLoad) {
-        Stmt* v = b.tree_load(tree, t, address);
-        replace_all_uses(kernel_.body(), user, v);
-      } else if (user->kind() == StmtKind::LocalStore) {
-        b.tree_store(tree, t, address, user->value());
-      } else {
-        GROVE_ASSERT(false, "an alloca used by something other than local_load/local_store");
+  // A variable shared by several tasks lives in two scratch words: its
+  // alloca becomes a store of zero, its loads and stores scratch memory.
+  // One pass rebuilds every block in program order (a use always follows
+  // its definition, so operands are remapped as they are met).
+  void spill_allocas(Block* root, const std::unordered_map<const Stmt*, int64_t>& spilled) {
+    std::unordered_map<const Stmt*, Stmt*> replaced;  // spilled local_load -> its tree_load
+    // Replaced statements stay allocated until the end, so that no new
+    // statement takes the address of one that `replaced` still names.
+    std::vector<std::unique_ptr<Stmt>> dropped;
+    const int tree = options_.scratch_tree;
+    auto rebuild = [&](auto&& self, Block* block) -> void {
+      std::vector<std::unique_ptr<Stmt>> old = block->take_all();
+      Builder b(block);
+      for (std::unique_ptr<Stmt>& owned : old) {
+        Stmt* s = owned.get();
+        for (size_t n = 0; n < s->operands().size(); ++n) {
+          auto r = replaced.find(s->operands()[n]);
+          if (r != replaced.end()) s->set_operand(n, r->second);
+        }
+        const bool is_local = s->kind() == StmtKind::LocalLoad || s->kind() == StmtKind::LocalStore;
+        auto slot = spilled.find(is_local ? s->ptr() : s);
+        if (slot == spilled.end() || (!is_local && s->kind() != StmtKind::Alloca)) {
+          block->append(std::move(owned));
+          b.set_insert_point_to_end(block);
+          for (const auto& child : s->blocks()) self(self, child.get());
+          continue;
+        }
+        DataType t = is_local ? s->ptr()->type() : s->type();
+        Stmt* zero = nullptr;
+        if (s->kind() == StmtKind::Alloca) zero = is_float(t) ? b.const_float(t, 0.0) : b.const_int(t, 0);
+        Stmt* address = b.const_int(DataType::u32, slot->second);
+        switch (s->kind()) {
+          case StmtKind::Alloca:
+            b.tree_store(tree, t, address, zero);
+            break;
+          case StmtKind::LocalLoad:
+            replaced[s] = b.tree_load(tree, t, address);
+            break;
+          case StmtKind::LocalStore:
+            b.tree_store(tree, t, address, s->value());
+            break;
+          default:
+            GROVE_ASSERT(false, "an alloca used by something other than local_load/local_store");
+        }
+        dropped.push_back(std::move(owned));
       }
-      block->take(block->position_of(user));
-    }
-    alloca->parent()->take(alloca->parent()->position_of(alloca));
+    };
+    rebuild(rebuild, root);
   }
 
   Kernel& kernel_;

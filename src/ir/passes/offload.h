@@ -16,7 +16,8 @@ struct TaskInfo {
 
 struct OffloadOptions {
   // Where values that live across tasks are kept (a scratch buffer that is
-  // not an SNode tree): tree id, first free word and words available.
+  // not an SNode tree): tree id, first free word and most words the kernel
+  // may use (a grove::Error past that).
   int scratch_tree = -1;
   int64_t scratch_base = 0;
   int64_t scratch_words = 0;
