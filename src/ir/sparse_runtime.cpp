@@ -134,6 +134,10 @@ Stmt* SparseRuntime::allocate(int pool) {
         set(result, bin(BinaryOp::add, bin(BinaryOp::add, w, p), u32(1)));
       },
       [&] {
+        // The ticket took no position: hand it back, so that the counter
+        // stays within the capacity plus the allocations in flight however
+        // often a full pool is asked (it is a u32, and only gc resets it).
+        atomic(AtomicOp::sub, t, state(pool, kTickets), u32(1));
         // 2. The pool is full: candidates that lost a race since the last gc.
         // The spare slots are a ring: the n-th candidate left goes to slot n
         // mod capacity, and takes go round in the same order through their
@@ -263,9 +267,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       }
       case SNodeType::dynamic: {
         Stmt* max_len = u32(static_cast<uint64_t>(s.num_cells));
-        if (activate) {
-          atomic(AtomicOp::max, t, container, bin(BinaryOp::add, c, u32(1)));
-        } else {
+        if (!activate) {
           Stmt* length = bin(BinaryOp::min, load(t, container), max_len);
           ok = bin(BinaryOp::logic_and, ok, bin(BinaryOp::cmp_lt, c, length));
         }
@@ -273,6 +275,9 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), chunk);
         Stmt* v = activate ? activate_slot(path[n], slot) : load(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
+        // A write extends the length only once its chunk exists, so that
+        // the length never counts an element that has nowhere to live.
+        if (activate) if_then(nz, [&] { atomic(AtomicOp::max, t, container, bin(BinaryOp::add, c, u32(1))); });
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
         Stmt* in_chunk = bin(BinaryOp::mod, c, u32(static_cast<uint64_t>(s.chunk_size)));
@@ -455,6 +460,13 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
       bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   Stmt* result = var(I32, i32(-1));
   if_then(parent.ok, [&] {
+    // An append that cannot store its element (the list is at its maximum
+    // length, or its chunk found the pool full) lowers the length to its own
+    // index with an atomic min: the length then counts only elements that
+    // were written, whatever other appends (or a deactivation) do meanwhile.
+    // A later append that takes the same index writes it again; nothing is
+    // ever subtracted, so the length cannot wrap below zero. The failure is
+    // reported after the launch.
     Stmt* k = atomic(AtomicOp::add, t, container, u32(1));
     if_then(
         bin(BinaryOp::cmp_lt, k, u32(static_cast<uint64_t>(s.num_cells))),
@@ -462,21 +474,23 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
           Stmt* chunk = bin(BinaryOp::div, k, u32(static_cast<uint64_t>(s.chunk_size)));
           Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), chunk);
           Stmt* v = activate_slot(node, slot);
-          if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-            Stmt* entry = bin(BinaryOp::sub, v, u32(1));
-            Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
-            Stmt* addr =
-                bin(BinaryOp::add, entry_address(node, entry),
-                    bin(BinaryOp::add,
-                        bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
-                        u32(static_cast<uint64_t>(place.component_offset))));
-            b_.tree_store(t, forest_.field_dtype(place.field), addr, value);
-            set(result, b_.cast(I32, k));
-          });
+          if_then(
+              bin(BinaryOp::cmp_ne, v, u32(0)),
+              [&] {
+                Stmt* entry = bin(BinaryOp::sub, v, u32(1));
+                Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
+                Stmt* addr =
+                    bin(BinaryOp::add, entry_address(node, entry),
+                        bin(BinaryOp::add,
+                            bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
+                            u32(static_cast<uint64_t>(place.component_offset))));
+                b_.tree_store(t, forest_.field_dtype(place.field), addr, value);
+                set(result, b_.cast(I32, k));
+              },
+              [&] { atomic(AtomicOp::min, t, container, k); });
         },
         [&] {
-          // Full: undo the increment (readers clamp to the maximum meanwhile).
-          atomic(AtomicOp::sub, t, container, u32(1));
+          atomic(AtomicOp::min, t, container, u32(static_cast<uint64_t>(s.num_cells)));
           atomic(AtomicOp::add, t, state(node, kAppendFailures), u32(1));
         });
   });
@@ -575,7 +589,10 @@ void SparseRuntime::for_list_cells(
     int node, int naxes, const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
-  Stmt* count = load(t, u32(static_cast<uint64_t>(s.list_offset)));
+  // The list's counter may pass its capacity (listgen counts every append);
+  // list_capacity * num_cells fits an i32 (checked by offload).
+  Stmt* count = bin(BinaryOp::min, load(t, u32(static_cast<uint64_t>(s.list_offset))),
+                    u32(static_cast<uint64_t>(s.list_capacity)));
   Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(s.num_cells)));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
   Block* saved = b_.block();
