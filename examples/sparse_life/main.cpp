@@ -88,9 +88,9 @@ int main(int argc, char** argv) {
     for (int s = 0; s <= options.steps; ++s) {
       if (s > 0) life.step();
       prog.sync();
-      const SNodeStats* b = prog.stats().find(life.blocks->name());
+      const SNodeStats b = prog.stats().at(life.blocks->name());
       std::printf("step %4d: %6lld active blocks (%lld cells of %lld)\n", s,
-                  static_cast<long long>(b->active_cells), static_cast<long long>(b->active_cells * 64),
+                  static_cast<long long>(b.active_cells), static_cast<long long>(b.active_cells * 64),
                   static_cast<long long>(n) * n);
       if (s % every == 0 || s == options.steps) {
         char name[64];

@@ -5,6 +5,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,10 @@ class SNode {
   SNode* parent() const;            // nullptr for a root
   Shape shape() const;              // global extent per axis of the cells below it
 
+  // The Program that owns this SNode (handles of one Program cannot be used
+  // with another).
+  detail::ProgramImpl* program() const { return program_; }
+
   SNode(detail::ProgramImpl* program, int id) : program_(program), id_(id) {}
 
  private:
@@ -121,7 +126,9 @@ class SNode {
 };
 
 // A handle to a field: scalar, or a small vector/matrix whose components are
-// scalar fields placed side by side. Cheap to copy.
+// scalar fields placed side by side. Cheap to copy. It refers to its
+// Program without keeping it alive: used after the Program is destroyed, it
+// raises grove::Error.
 class Field {
  public:
   Field() = default;
@@ -148,7 +155,7 @@ class Field {
   // vectors. Inactive cells read 0.
   template <typename T>
   std::vector<T> to_vector() const {
-    std::vector<T> out(static_cast<size_t>(num_elements()) * static_cast<size_t>(components()));
+    std::vector<T> out(host_copy_bytes(sizeof(T)) / sizeof(T));
     copy_out(type_of<T>(), out.data());
     return out;
   }
@@ -172,19 +179,25 @@ class Field {
   int components() const { return n_ * m_; }
   int64_t num_elements() const;  // product of shape()
   std::vector<int> component_ids() const { return ids_; }
-  detail::ProgramImpl* program() const { return program_; }
+  // The Program this field belongs to; raises grove::Error when the handle
+  // is empty or its Program was destroyed.
+  detail::ProgramImpl* program() const;
 
-  Field(detail::ProgramImpl* program, std::vector<int> ids, int n, int m)
-      : program_(program), ids_(std::move(ids)), n_(n), m_(m) {}
+  Field(std::weak_ptr<detail::ProgramImpl> program, std::vector<int> ids, int n, int m)
+      : program_(std::move(program)), ids_(std::move(ids)), n_(n), m_(m) {}
 
  private:
   friend class SNode;
+  // Bytes a host copy of every element takes; raises grove::Error when that
+  // cannot be allocated (a sparse field's index space may be far larger
+  // than memory).
+  size_t host_copy_bytes(size_t element_bytes) const;
   void read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const;
   void write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const;
   void copy_out(DataType as, void* out) const;
   void copy_in(DataType as, const void* values, size_t count) const;
   void fill_raw(DataType as, const void* value) const;
-  detail::ProgramImpl* program_ = nullptr;
+  std::weak_ptr<detail::ProgramImpl> program_;
   std::vector<int> ids_;
   int n_ = 1, m_ = 1;
 };
@@ -219,7 +232,8 @@ class Args {
   int count_;
 };
 
-// A compiled-on-first-use kernel. Copies share the same kernel.
+// A compiled-on-first-use kernel. Copies share the same kernel. Like a
+// Field, it raises grove::Error when used after its Program is destroyed.
 class Kernel {
  public:
   Kernel() = default;
@@ -234,10 +248,10 @@ class Kernel {
   std::string ir(std::string_view stage = "final") const;
   int compile_count() const;  // how many times it was compiled (1 after any number of launches)
 
-  Kernel(detail::ProgramImpl* program, int id) : program_(program), id_(id) {}
+  Kernel(std::weak_ptr<detail::ProgramImpl> program, int id) : program_(std::move(program)), id_(id) {}
 
  private:
-  detail::ProgramImpl* program_ = nullptr;
+  std::weak_ptr<detail::ProgramImpl> program_;
   int id_ = -1;
 };
 
@@ -262,7 +276,10 @@ struct Stats {
   int64_t kernel_launches = 0;
   int64_t tree_words = 0;           // total 32-bit words of all tree buffers
   int64_t allocation_failures = 0;  // allocations and appends that found a pool or list full
-  const SNodeStats* find(std::string_view snode_name) const;
+  // The statistics of one SNode by name (SNode::name()), as a copy: nullopt
+  // when there is none. at() raises grove::Error naming the SNode instead.
+  std::optional<SNodeStats> find(std::string_view snode_name) const;
+  SNodeStats at(std::string_view snode_name) const;
 };
 
 class Program {
@@ -301,7 +318,7 @@ class Program {
   detail::ProgramImpl* impl() const { return impl_.get(); }
 
  private:
-  std::unique_ptr<detail::ProgramImpl> impl_;
+  std::shared_ptr<detail::ProgramImpl> impl_;
 };
 
 }  // namespace grove

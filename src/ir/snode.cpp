@@ -56,6 +56,22 @@ int SNodeForest::add_scratch_tree(int64_t words) {
   return t.id;
 }
 
+void SNodeForest::resize_scratch_tree(int tree_id, int64_t words) {
+  TreeDecl& t = trees_.at(static_cast<size_t>(tree_id));
+  GROVE_ASSERT(t.root < 0, "resize_scratch_tree of an SNode tree");
+  t.total_words = words;
+}
+
+namespace {
+// a * b, or false when it overflows int64.
+bool mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+std::string pow2_or_number(int64_t v) {
+  if (v > 0 && (v & (v - 1)) == 0 && v >= (int64_t{1} << 20)) return "2^" + std::to_string(__builtin_ctzll(static_cast<uint64_t>(v)));
+  return std::to_string(v);
+}
+}  // namespace
+
 int SNodeForest::add_child(int parent_id, SNodeType type, const std::vector<int>& axes,
                            const std::vector<int64_t>& extents, int64_t chunk_size) {
   const SNodeDecl& parent = snode(parent_id);
@@ -113,22 +129,26 @@ int SNodeForest::add_child(int parent_id, SNodeType type, const std::vector<int>
                   std::to_string(chunk_size) + "; it must be between 1 and the maximum length " +
                   std::to_string(extents[0]));
   }
-  constexpr int64_t kMaxCells = int64_t{1} << 40;
+  // Products of extents are checked before they can overflow: the number of
+  // cells is bounded by kMaxCells and every axis by i32 indices.
   s.num_cells = 1;
+  auto too_many = [&](const std::string& count) {
+    return Error("a " + what + " node under " + where + " would have " + count + " cells; an SNode may "
+                 "have at most 2^40 cells in its tree (" + std::to_string(kMaxCells) +
+                 "): use smaller extents, or split the domain over several fields");
+  };
   for (int a = 0; a < kMaxAxes; ++a) {
     auto ua = static_cast<size_t>(a);
-    s.shape[ua] = parent.shape[ua] * s.extent[ua];
-    s.num_cells *= s.extent[ua];
-    if (s.shape[ua] > std::numeric_limits<int32_t>::max())
-      throw Error("a " + what + " node under " + where + " makes axis " + std::to_string(a) +
-                  " span " + std::to_string(s.shape[ua]) +
+    if (!mul(parent.shape[ua], s.extent[ua], &s.shape[ua]) || s.shape[ua] > std::numeric_limits<int32_t>::max())
+      throw Error("a " + what + " node under " + where + " makes axis " + std::to_string(a) + " span " +
+                  std::to_string(parent.shape[ua]) + " x " + std::to_string(s.extent[ua]) +
                   " indices; indices are i32, so an axis may span at most 2^31-1");
+    if (!mul(s.num_cells, s.extent[ua], &s.num_cells) || s.num_cells > kMaxCells)
+      throw too_many("more than " + std::to_string(kMaxCells));
   }
-  s.total_cells = parent.total_cells * s.num_cells;
+  if (!mul(parent.total_cells, s.num_cells, &s.total_cells) || s.total_cells > kMaxCells)
+    throw too_many(std::to_string(parent.total_cells) + " x " + std::to_string(s.num_cells));
   s.path_axes = parent.path_axes | s.axis_mask;
-  if (s.num_cells > kMaxCells || s.total_cells > kMaxCells)
-    throw Error("a " + what + " node under " + where + " would have " +
-                std::to_string(s.total_cells) + " cells; that does not fit in memory");
   snodes_.push_back(s);
   snodes_[static_cast<size_t>(parent_id)].children.push_back(s.id);
   return s.id;
@@ -199,8 +219,9 @@ void SNodeForest::set_capacity(int node, int64_t capacity) {
   if (trees_[static_cast<size_t>(s.tree)].laid_out)
     throw Error("SNode '" + s.name() + "': its tree is already in use; set capacities before the "
                 "first kernel runs");
-  if (capacity <= 0)
-    throw Error("SNode '" + s.name() + "': capacity " + std::to_string(capacity) + " must be at least 1");
+  if (capacity <= 0 || capacity > kMaxPoolCapacity)
+    throw Error("SNode '" + s.name() + "': capacity " + pow2_or_number(capacity) + " must be between 1 and " +
+                std::to_string(kMaxPoolCapacity) + " (a slot holds entry + 1 in a 32-bit word)");
   s.requested_capacity = capacity;
 }
 
@@ -221,6 +242,25 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
   };
   preorder(preorder, t.root);
 
+  // Word counts are bounded by kMaxTreeWords; any product or sum past it
+  // (an explicit capacity of 2^40, a dense level of 2^40 cells) raises an
+  // error naming the SNode instead of wrapping.
+  auto too_big = [&](const SNodeDecl& s, const std::string& what) -> Error {
+    return Error("SNode '" + s.name() + "' needs " + what + " words; a tree's buffer holds at most 2^32 "
+                 "words (16 GiB): make its dense nodes smaller, make them sparse, or give its pointer "
+                 "and dynamic nodes smaller capacities");
+  };
+  auto product = [&](const SNodeDecl& s, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (!mul(a, b, &r) || r > kMaxTreeWords) throw too_big(s, std::to_string(a) + " x " + std::to_string(b));
+    return r;
+  };
+  auto sum = [&](const SNodeDecl& s, int64_t a, int64_t b) {
+    int64_t r = 0;
+    if (!add(a, b, &r) || r > kMaxTreeWords) throw too_big(s, "more than " + std::to_string(kMaxTreeWords));
+    return r;
+  };
+
   // 1. Sizes, children first. Returns the alignment (in words) the node's
   // container needs inside its parent's cell.
   auto size = [&](auto&& self, int id) -> int64_t {
@@ -235,18 +275,18 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
       SNodeDecl& child = node(c);
       offset = align_up(offset, ca);
       child.component_offset = offset;
-      offset += child.container_words;
+      offset = sum(s, offset, child.container_words);
       align = std::max(align, ca);
     }
     s.cell_words = std::max<int64_t>(align_up(offset, align), 1);
     switch (s.type) {
       case SNodeType::root:
       case SNodeType::dense:
-        s.container_words = s.num_cells * s.cell_words;
+        s.container_words = product(s, s.num_cells, s.cell_words);
         return align;
       case SNodeType::bitmasked:
         s.mask_words = align_up((s.num_cells + 31) / 32, align);
-        s.container_words = s.mask_words + s.num_cells * s.cell_words;
+        s.container_words = sum(s, s.mask_words, product(s, s.num_cells, s.cell_words));
         return align;
       case SNodeType::pointer:
         s.pool_entry_words = align_up(s.cell_words, align);
@@ -254,7 +294,7 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         return 1;
       case SNodeType::dynamic:
         s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;
-        s.pool_entry_words = align_up(s.chunk_size * s.cell_words, align);
+        s.pool_entry_words = align_up(product(s, s.chunk_size, s.cell_words), align);
         s.container_words = 1 + s.num_chunks;  // length, then chunk slots
         return 1;
       case SNodeType::place:
@@ -278,23 +318,25 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         break;
       case SNodeType::dense:
       case SNodeType::bitmasked:
-        s.max_cells = parent_cells * s.num_cells;
+        s.max_cells = parent_cells * s.num_cells;  // <= total_cells <= kMaxCells
         break;
       case SNodeType::pointer:
       case SNodeType::dynamic: {
         int64_t per_container = s.type == SNodeType::pointer ? s.num_cells : s.num_chunks;
-        int64_t possible = parent_cells * per_container;
+        int64_t possible = parent_cells * per_container;  // <= total_cells
         int64_t cap = s.requested_capacity;
         // Headroom past the most entries that can be in use at once: on a
         // parallel device, threads that lose an activation race leave their
         // candidate entry in a spare slot until the next gc (or until a
         // full pool reuses it).
         int64_t headroom = std::max<int64_t>(possible / 2, 1024);
-        if (cap == 0) cap = std::clamp<int64_t>(share / ((s.pool_entry_words + kPoolBookkeepingWords) * 4), 1, possible + headroom);
+        if (cap == 0)
+          cap = std::clamp<int64_t>(share / ((s.pool_entry_words + kPoolBookkeepingWords) * 4), 1,
+                                    std::min(possible + headroom, kMaxPoolCapacity));
         s.capacity = cap;
         s.max_cells = s.type == SNodeType::pointer
                           ? std::min(possible, cap)
-                          : std::min(parent_cells * s.num_cells, cap * s.chunk_size);
+                          : std::min(parent_cells * s.num_cells, product(s, cap, s.chunk_size));
         break;
       }
       case SNodeType::place:
@@ -311,18 +353,18 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
   }
   cur = align_up(cur, 2);
   t.root_offset = cur;
-  cur += node(t.root).container_words;
+  cur = sum(node(t.root), cur, node(t.root).container_words);
   for (int p : t.pools) {
     SNodeDecl& s = node(p);
     cur = align_up(cur, 2);
     s.pool_offset = cur;
-    cur += s.capacity * s.pool_entry_words;
+    cur = sum(s, cur, product(s, s.capacity, s.pool_entry_words));
     s.order_offset = cur;
-    cur += s.capacity;
+    cur = sum(s, cur, s.capacity);
     s.spare_offset = cur;
-    cur += s.capacity;
+    cur = sum(s, cur, s.capacity);
     s.queue_offset = cur;
-    cur += s.capacity;
+    cur = sum(s, cur, s.capacity);
   }
   for (int id : t.nodes) {
     SNodeDecl& s = node(id);
@@ -330,13 +372,9 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     s.list_capacity = node(s.parent).max_cells;
     s.list_entry_words = 1 + std::max(1, s.ndim());
     s.list_offset = cur;
-    cur += 1 + s.list_capacity * s.list_entry_words;
+    cur = sum(s, cur, sum(s, 1, product(s, s.list_capacity, s.list_entry_words)));
   }
   t.total_words = cur;
-  if (t.total_words > (int64_t{1} << 32))
-    throw Error("tree " + std::to_string(tree_id) + " needs " + std::to_string(t.total_words * 4) +
-                " bytes; a tree's buffer may hold at most 2^32 words (16 GiB): make its dense "
-                "nodes smaller, make them sparse, or give its pointer nodes smaller capacities");
   t.laid_out = true;
 }
 

@@ -14,6 +14,12 @@
 namespace grove::ir {
 
 inline constexpr int kMaxAxes = 8;
+// Most cells one SNode may have in a tree (and so most elements of a field).
+inline constexpr int64_t kMaxCells = int64_t{1} << 40;
+// Most words of one tree's buffer: word offsets are u32.
+inline constexpr int64_t kMaxTreeWords = int64_t{1} << 32;
+// Most entries of one pool: a slot holds entry + 1 in a u32 word.
+inline constexpr int64_t kMaxPoolCapacity = (int64_t{1} << 32) - 2;
 
 enum class SNodeType : uint8_t { root, dense, bitmasked, pointer, dynamic, place };
 const char* snode_type_name(SNodeType t);
@@ -117,13 +123,15 @@ class SNodeForest {
   // A buffer that is not an SNode tree (root -1), already laid out: kernels
   // keep values that live across tasks there.
   int add_scratch_tree(int64_t words);
+  void resize_scratch_tree(int tree, int64_t words);
   // Adds a child under `parent`. `axes` lists physical axes, `extents` one
   // extent per listed axis.
   int add_child(int parent, SNodeType type, const std::vector<int>& axes,
                 const std::vector<int64_t>& extents, int64_t chunk_size = 0);
   // Adds a place node for `field` under `parent`; `field_name` for errors.
   int add_place(int parent, int field, DataType dtype, const std::string& field_name);
-  // Sets the pool capacity of a pointer or dynamic node (before lay_out).
+  // Sets the pool capacity of a pointer or dynamic node (before lay_out);
+  // at most kMaxPoolCapacity entries.
   void set_capacity(int node, int64_t capacity);
   // Computes the word layout of a tree; no more children may be added after.
   // Pools without an explicit capacity share `budget_bytes` evenly (each

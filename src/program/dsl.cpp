@@ -67,10 +67,26 @@ bool at_kernel_top_level() {
   return ctx.builder.block() == ctx.kernel->body();
 }
 
-const ir::FieldDecl& checked_field(const Field& f, const Indices& index, const char* what) {
+// Handles of another Program carry ids of that Program: checked before any
+// id is looked up.
+void check_program(const detail::ProgramImpl* owner, const std::string& handle) {
   auto& ctx = current();
-  if (f.program() != ctx.program)
-    fail(std::string(what) + " of a field that belongs to another Program");
+  ctx.program->check_same_program(owner, handle, "kernel '" + ctx.record->name + "'");
+}
+
+void check_field_program(const Field& f) {
+  const detail::ProgramImpl* owner = f.program();  // raises for an empty or dead handle
+  check_program(owner, "field '" + f.name() + "'");
+}
+
+void check_snode_program(const SNode& sn) {
+  if (sn.program() != current().program)
+    check_program(sn.program(), "SNode '" + sn.name() + "'");
+}
+
+const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
+  auto& ctx = current();
+  check_field_program(f);
   int id = f.component_ids().at(0);
   const ir::FieldDecl& d = ctx.program->field_decl(id);
   if (ctx.program->forest.place_of(id) < 0)
@@ -203,10 +219,19 @@ Expr norm(const Vec& a) { return sqrt(norm_sqr(a)); }
 // ---- Var --------------------------------------------------------------------
 
 Var::Var(const Expr& init) : Var(init.type(), init) {}
-Var::Var(DataType type, const Expr& init) : alloca_(b().alloca_var(type)) {
+namespace {
+DataType checked_var_type(DataType type) {
+  if (type == DataType::unknown)
+    fail("a Var needs a data type (i32, f32, ...), not unknown; give one, or an initial value to "
+         "take the type from");
+  return type;
+}
+}  // namespace
+
+Var::Var(DataType type, const Expr& init) : alloca_(b().alloca_var(checked_var_type(type))) {
   b().local_store(alloca_, init.stmt());
 }
-Var::Var(DataType type) : alloca_(b().alloca_var(type)) {}
+Var::Var(DataType type) : alloca_(b().alloca_var(checked_var_type(type))) {}
 Var::Var(const Var& other) : Var(other.type(), Expr(other)) {}
 Var::Var(const FieldRef& init) : Var(Expr(init)) {}
 Var& Var::operator=(const Expr& value) {
@@ -224,7 +249,7 @@ DataType Var::type() const { return alloca_->type(); }
 // ---- Field access -----------------------------------------------------------
 
 FieldRef Field::operator()(const Indices& index) const {
-  if (program_ == nullptr) throw Error("this Field is empty; get one from Program::field(...)");
+  program();  // raises for an empty Field or one whose Program is gone
   return FieldRef(*this, index);
 }
 
@@ -232,7 +257,7 @@ FieldRef::operator Expr() const {
   if (field_.components() != 1)
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components; read it as a Vec or pick one with [c]");
-  const ir::FieldDecl& d = checked_field(field_, index_, "read");
+  const ir::FieldDecl& d = checked_field(field_, index_);
   return Expr(b().field_load(d, stmts(index_)));
 }
 
@@ -248,7 +273,7 @@ FieldRef& FieldRef::operator=(const Expr& value) {
   if (field_.components() != 1)
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components; assign a Vec, or pick one component with [c]");
-  const ir::FieldDecl& d = checked_field(field_, index_, "write");
+  const ir::FieldDecl& d = checked_field(field_, index_);
   b().field_store(d, stmts(index_), value.stmt());
   return *this;
 }
@@ -302,7 +327,7 @@ Expr atomic(ir::AtomicOp op, const FieldRef& dest, const Expr& v) {
   if (dest.field().components() != 1)
     fail("atomic " + std::string(ir::op_name(op)) + " on field '" + dest.field().name() +
          "' needs one component; pick one with [c]");
-  const ir::FieldDecl& d = checked_field(dest.field(), dest.index(), "atomic");
+  const ir::FieldDecl& d = checked_field(dest.field(), dest.index());
   if (ir::needs_integers(op) && is_float(d.dtype))
     fail("atomic " + std::string(ir::op_name(op)) + " needs an integer field, but field '" +
          d.name + "' is " + std::string(type_name(d.dtype)));
@@ -338,6 +363,7 @@ void for_each(const Field& field, const std::function<void(Indices)>& body) {
 
 void for_each(const Field& field, const std::function<void(Indices)>& body, int arity) {
   auto& ctx = current();
+  check_field_program(field);
   int id = field.component_ids().at(0);
   if (ctx.program->forest.place_of(id) < 0)
     fail("for_each over field '" + field.name() + "', which is not placed yet; place it first");
@@ -365,6 +391,7 @@ namespace {
 
 const ir::SNodeDecl& checked_snode(const SNode& sn, const Indices& index, const char* op, bool list_op) {
   auto& ctx = current();
+  check_snode_program(sn);
   const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail(std::string(op) + " needs a dense, pointer, bitmasked or dynamic SNode, not '" + s.name() + "'");
@@ -423,6 +450,7 @@ void for_each(const SNode& sn, const std::function<void(Indices)>& body) { for_e
 
 void for_each(const SNode& sn, const std::function<void(Indices)>& body, int arity) {
   auto& ctx = current();
+  check_snode_program(sn);
   const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
   if (arity >= 0 && arity != s.ndim())
     fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.ndim()) +

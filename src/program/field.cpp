@@ -8,10 +8,6 @@ namespace grove {
 
 namespace {
 
-void check_usable(const detail::ProgramImpl* p) {
-  if (p == nullptr) throw Error("this Field is empty; get one from Program::field(...)");
-}
-
 // Host value (type `as`, at `src`) -> bits of `to`.
 uint64_t host_to_bits(DataType as, const void* src, DataType to) {
   uint64_t bits = 0;
@@ -33,36 +29,47 @@ size_t host_size(DataType t) { return t == DataType::u1 ? sizeof(bool) : static_
 
 }  // namespace
 
-const std::string& Field::name() const {
-  check_usable(program_);
-  return program_->field_decl(ids_[0]).name;
+detail::ProgramImpl* Field::program() const {
+  if (ids_.empty()) throw Error("this Field is empty; get one from Program::field(...)");
+  std::shared_ptr<detail::ProgramImpl> p = program_.lock();
+  if (!p)
+    throw Error("this Field belongs to a Program that was destroyed; a Field can be used only "
+                "while its Program exists");
+  return p.get();
 }
 
-DataType Field::dtype() const {
-  check_usable(program_);
-  return program_->field_decl(ids_[0]).dtype;
-}
+const std::string& Field::name() const { return program()->field_decl(ids_[0]).name; }
 
-Shape Field::shape() const {
-  check_usable(program_);
-  return program_->field_decl(ids_[0]).shape;
-}
+DataType Field::dtype() const { return program()->field_decl(ids_[0]).dtype; }
+
+Shape Field::shape() const { return program()->field_decl(ids_[0]).shape; }
 
 int Field::ndim() const { return static_cast<int>(shape().size()); }
 
-bool Field::placed() const {
-  check_usable(program_);
-  return program_->forest.place_of(ids_[0]) >= 0;
-}
+bool Field::placed() const { return program()->forest.place_of(ids_[0]) >= 0; }
 
 int64_t Field::num_elements() const {
   int64_t n = 1;
-  for (int64_t e : shape()) n *= e;
+  for (int64_t e : shape()) n *= e;  // at most 2^40 (SNodeForest::add_child)
   return n;
 }
 
+size_t Field::host_copy_bytes(size_t element_bytes) const {
+  const int64_t elements = num_elements();
+  const auto comps = static_cast<uint64_t>(components());
+  // The host's memory bounds any copy (a field of a sparse tree may span far
+  // more cells than are active).
+  const uint64_t limit = detail::host_memory_bytes();
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(elements), comps * element_bytes, &bytes) || bytes > limit)
+    throw Error("field '" + name() + "' has " + std::to_string(elements) + " elements; a host copy of all of "
+                "them needs more than the " + std::to_string(limit >> 20) + " MiB of this machine's memory: "
+                "read single elements with read(), or visit the active cells in a kernel with for_each");
+  return static_cast<size_t>(bytes);
+}
+
 Field Field::operator[](int c) const {
-  check_usable(program_);
+  program();
   if (c < 0 || c >= components())
     throw Error("field '" + name() + "' has " + std::to_string(components()) +
                 " components; component " + std::to_string(c) + " does not exist");
@@ -76,28 +83,29 @@ static void require_scalar(const Field& f, const char* what) {
 }
 
 void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const {
-  check_usable(program_);
+  detail::ProgramImpl* p = program();
+  p->host_access("Field::read", name());
   require_scalar(*this, "read");
-  std::vector<int64_t> idx = program_->check_index(ids_[0], index);
-  int tree = program_->tree_of_field(ids_[0]);
-  int64_t a = program_->forest.find_element(ids_[0], idx.data(),
-                                            [&](int64_t w) { return program_->read_word(tree, w); });
-  program_->check_pools();
+  std::vector<int64_t> idx = p->check_index(ids_[0], index);
+  int tree = p->tree_of_field(ids_[0]);
+  int64_t a = p->forest.find_element(ids_[0], idx.data(), [&](int64_t w) { return p->read_word(tree, w); });
+  p->check_pools();
   DataType dt = dtype();
   uint64_t bits = 0;
   if (a >= 0) {
     uint32_t words[2] = {0, 0};
-    program_->backend->read_words(tree, a, storage_words(dt), words);
+    p->backend->read_words(tree, a, storage_words(dt), words);
     bits = ir::load_element(std::vector<uint32_t>(words, words + 2), 0, dt);
   }
   bits_to_host(compute_type(dt), bits, as, out);
 }
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
-  check_usable(program_);
+  detail::ProgramImpl* p = program();
+  p->host_access("Field::write", name());
   require_scalar(*this, "write");
-  std::vector<int64_t> idx = program_->check_index(ids_[0], index);
-  program_->host_write(ids_[0], idx.data(), host_to_bits(as, value, compute_type(dtype())));
+  std::vector<int64_t> idx = p->check_index(ids_[0], index);
+  p->host_write(ids_[0], idx.data(), host_to_bits(as, value, compute_type(dtype())));
 }
 
 // Visits every element row-major: f(component number, element number, index).
@@ -118,25 +126,27 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
 }
 
 void Field::copy_out(DataType as, void* out) const {
-  check_usable(program_);
+  detail::ProgramImpl* p = program();
+  p->host_access("Field::to_vector", name());
   DataType dt = dtype();
   auto* bytes = static_cast<unsigned char*>(out);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
-  for (int id : ids_) program_->materialize_field(id, "the host");
+  for (int id : ids_) p->materialize_field(id, "the host");
   std::vector<uint32_t> copy;
-  int tree = program_->tree_of_field(ids_[0]);  // components share one SNode, so one tree
-  auto word = program_->snapshot(tree, copy);
-  program_->check_pools();
-  for_all_elements(program_, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    int64_t a = program_->forest.find_element(ids_[c], idx, word);
+  int tree = p->tree_of_field(ids_[0]);  // components share one SNode, so one tree
+  auto word = p->snapshot(tree, copy);
+  p->check_pools();
+  for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
+    int64_t a = p->forest.find_element(ids_[c], idx, word);
     bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(copy, a, dt), as,
                  bytes + (static_cast<size_t>(n) * comps + c) * sz);
   });
 }
 
 void Field::copy_in(DataType as, const void* values, size_t count) const {
-  check_usable(program_);
+  detail::ProgramImpl* p = program();
+  p->host_access("Field::from_vector", name());
   size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
   if (count != expected)
     throw Error("from_vector on field '" + name() + "': got " + std::to_string(count) +
@@ -145,18 +155,16 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
   const auto* bytes = static_cast<const unsigned char*>(values);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
-  for_all_elements(program_, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    program_->host_write(ids_[c], idx,
-                         host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
+  for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
+    p->host_write(ids_[c], idx, host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
   });
 }
 
 void Field::fill_raw(DataType as, const void* value) const {
-  check_usable(program_);
+  detail::ProgramImpl* p = program();
+  p->host_access("Field::fill", name());
   uint64_t bits = host_to_bits(as, value, compute_type(dtype()));
-  for_all_elements(program_, ids_, [&](size_t c, int64_t, const int64_t* idx) {
-    program_->host_write(ids_[c], idx, bits);
-  });
+  for_all_elements(p, ids_, [&](size_t c, int64_t, const int64_t* idx) { p->host_write(ids_[c], idx, bits); });
 }
 
 }  // namespace grove

@@ -1,6 +1,8 @@
 // src/program/interp_backend.cpp — the reference interpreter as a backend.
 #include <iostream>
+#include <string>
 
+#include "ir/assert.h"
 #include "ir/interpreter.h"
 #include "program/backend.h"
 
@@ -26,11 +28,11 @@ class InterpBackend : public Backend {
     buffers_[static_cast<size_t>(tree)] = initial;
   }
   void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) override {
-    const auto& b = buffers_.at(static_cast<size_t>(tree));
+    const auto& b = buffer(tree, offset, count, "read");
     std::copy(b.begin() + offset, b.begin() + offset + count, out);
   }
   void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) override {
-    auto& b = buffers_.at(static_cast<size_t>(tree));
+    auto& b = buffer(tree, offset, count, "write");
     std::copy(in, in + count, b.begin() + offset);
   }
   std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) override {
@@ -49,6 +51,21 @@ class InterpBackend : public Backend {
   void sync() override {}
 
  private:
+  // The buffer of `tree`, once [offset, offset + count) is checked to lie
+  // inside it (an address outside is a bug in Grove: it must not corrupt
+  // the heap).
+  std::vector<uint32_t>& buffer(int tree, int64_t offset, int64_t count, const char* what) {
+    if (tree < 0 || static_cast<size_t>(tree) >= buffers_.size())
+      throw InternalError("interpreter: host " + std::string(what) + " of tree " + std::to_string(tree) +
+                          ", which has no buffer");
+    auto& b = buffers_[static_cast<size_t>(tree)];
+    if (offset < 0 || count < 0 || offset > static_cast<int64_t>(b.size()) - count)
+      throw InternalError("interpreter: host " + std::string(what) + " of words [" + std::to_string(offset) +
+                          ", " + std::to_string(offset) + " + " + std::to_string(count) + ") of tree " +
+                          std::to_string(tree) + ", which has " + std::to_string(b.size()) + " words");
+    return b;
+  }
+
   BackendOptions options_;
   const ir::SNodeForest* forest_ = nullptr;
   std::vector<std::vector<uint32_t>> buffers_;

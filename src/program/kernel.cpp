@@ -1,6 +1,7 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -49,8 +50,23 @@ KernelContext& current() {
   return *g_current;
 }
 
+// Kernels are recorded, compiled and launched only from the host: a kernel
+// body that launches (or compiles) a kernel would run it on the host in the
+// middle of recording, and one that launches itself would recurse forever.
+static void refuse_inside_kernel_body(const KernelRecord& rec, const char* what) {
+  const KernelContext* ctx = current_or_null();
+  if (ctx == nullptr) return;
+  if (ctx->record == &rec)
+    throw Error("kernel '" + rec.name + "' " + what + " itself inside its own body; a kernel body only "
+                "records the kernel: launch it from the host, and loop inside it with for_range or loop_");
+  throw Error("kernel '" + ctx->record->name + "' " + what + " kernel '" + rec.name +
+              "' inside its body; kernels cannot launch kernels: launch '" + rec.name +
+              "' from the host, before or after '" + ctx->record->name + "'");
+}
+
 void ProgramImpl::compile(KernelRecord& rec) {
   if (rec.ir) return;
+  refuse_inside_kernel_body(rec, "compiles");
   std::vector<ir::KernelArg> args;
   for (const ArgSpec& a : rec.args) args.push_back({a.name, a.type});
   auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields);
@@ -89,24 +105,79 @@ void ProgramImpl::compile(KernelRecord& rec) {
   };
   ir::OffloadResult offloaded;
   options.offload.scratch_tree = scratch_tree;
-  options.offload.scratch_base = scratch_used;
-  options.offload.scratch_words = kScratchWords - scratch_used;
+  options.offload.scratch_base = 0;
+  options.offload.scratch_words = std::min(backend->max_buffer_bytes() / 4, ir::kMaxTreeWords);
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
   ir::run_pipeline(*kernel, options);
-  scratch_used += offloaded.scratch_words_used;
   rec.tasks = std::move(offloaded.tasks);
   // Only a kernel that may activate can fail to allocate: the others leave
   // the failure counters alone, and a sync after them need not read them.
   rec.may_allocate = std::any_of(rec.tasks.begin(), rec.tasks.end(),
                                  [](const ir::TaskInfo& t) { return !t.modifies.empty(); });
   rec.compiled = backend->compile(*kernel, forest);
+  ensure_scratch(offloaded.scratch_words_used);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);
   ++rec.compile_count;
 }
 
+namespace {
+
+// Exact range checks for host values passed as kernel arguments: a value
+// converts when C++ defines the conversion and it keeps the value (floats
+// to integers truncate toward zero, as in C++; wider floats round); NaN,
+// infinity or a value outside the argument type's range raise an error.
+std::string describe(DataType t, uint64_t bits) {
+  return ir::format_value(t, bits) + " (" + std::string(type_name(t)) + ")";
+}
+
+bool integer_fits(__int128 v, DataType to) {
+  if (to == DataType::u1) return v == 0 || v == 1;
+  const int w = bit_width(to);
+  if (is_signed(to)) return v >= -(static_cast<__int128>(1) << (w - 1)) && v < (static_cast<__int128>(1) << (w - 1));
+  return v >= 0 && v < (static_cast<__int128>(1) << w);
+}
+
+double float_max(DataType t) {
+  return t == DataType::f16 ? 65504.0 : t == DataType::f32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+}
+
+}  // namespace
+
+uint64_t ProgramImpl::convert_argument(const KernelRecord& rec, size_t n, const ArgValue& value) const {
+  const ArgSpec& spec = rec.args[n];
+  const DataType from = value.type, to = spec.type;
+  auto fail = [&](const std::string& why) {
+    throw Error("kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name + "', " +
+                std::string(type_name(to)) + ") was given " + describe(from, value.bits) + ", which " + why +
+                "; convert it on the host first");
+  };
+  if (is_integral(from)) {
+    const __int128 v = is_signed(from) ? static_cast<__int128>(ir::bits_to_int(from, value.bits))
+                                       : static_cast<__int128>(static_cast<uint64_t>(ir::bits_to_int(from, value.bits)));
+    if (is_integral(to) && !integer_fits(v, to)) fail("is out of the range of " + std::string(type_name(to)));
+    if (is_float(to) && (v > static_cast<__int128>(float_max(to)) || v < -static_cast<__int128>(float_max(to))))
+      fail("is out of the range of " + std::string(type_name(to)));
+  } else {
+    const double d = ir::bits_to_double(from, value.bits);
+    if (is_integral(to)) {
+      if (std::isnan(d) || std::isinf(d)) fail("has no " + std::string(type_name(to)) + " value");
+      const double t = std::trunc(d);
+      // Every integer type's bounds are powers of two, exact in a double.
+      const double lo = is_signed(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
+      const double hi = std::ldexp(1.0, is_signed(to) ? bit_width(to) - 1 : bit_width(to));
+      if (!(t >= lo && t < hi)) fail("is out of the range of " + std::string(type_name(to)));
+    } else if (std::isfinite(d) && std::fabs(d) > float_max(to)) {
+      fail("is out of the range of " + std::string(type_name(to)));
+    }
+  }
+  uint64_t bits = ir::eval_cast(from, to, value.bits);
+  return to == compute_type(to) ? bits : ir::eval_cast(to, compute_type(to), bits);
+}
+
 void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values) {
+  refuse_inside_kernel_body(rec, "launches");
   if (values.size() != rec.args.size()) {
     std::string sig;
     for (size_t n = 0; n < rec.args.size(); ++n)
@@ -114,17 +185,18 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     throw Error("kernel '" + rec.name + "' takes " + std::to_string(rec.args.size()) +
                 " argument(s) (" + sig + ") but was called with " + std::to_string(values.size()));
   }
-  compile(rec);
   std::vector<uint64_t> bits;
-  for (size_t n = 0; n < values.size(); ++n)
-    bits.push_back(ir::eval_cast(values[n].type, compute_type(rec.args[n].type), values[n].bits));
+  for (size_t n = 0; n < values.size(); ++n) bits.push_back(convert_argument(rec, n, values[n]));
+  compile(rec);
   // The scheduler decides on the host, before anything is queued, which
   // list generations this launch can skip (nothing it reads is on a device).
   std::vector<bool> run(rec.tasks.size());
   for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
   if (!rec.internal) ++launches;
-  backend->launch(*rec.compiled, bits, run);
+  // Set before the launch: a launch that raises (a failed debug-mode check)
+  // may still have found a pool full, which the next check must report.
   pools_dirty = pools_dirty || rec.may_allocate;
+  backend->launch(*rec.compiled, bits, run);
   if (backend->synchronous()) check_pools();
 }
 
@@ -156,8 +228,14 @@ bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
 
 void ProgramImpl::check_pools() {
   if (!pools_dirty) return;
-  pools_dirty = false;
-  std::string problems;
+  // Every read first: the flag is cleared only once nothing more can throw
+  // before the counters are reset, so that no failure goes unreported.
+  struct Report {
+    int tree;
+    int pool;
+    uint32_t alloc, append;
+  };
+  std::vector<Report> reports;
   for (int t = 0; t < forest.num_trees(); ++t) {
     const ir::TreeDecl& tree = forest.tree(t);
     if (!tree.laid_out || tree.root < 0 || tree.pools.empty()) continue;
@@ -168,27 +246,31 @@ void ProgramImpl::check_pools() {
     std::vector<uint32_t> states(static_cast<size_t>(words));
     backend->read_words(t, first, words, states.data());
     for (int p : tree.pools) {
-      const ir::SNodeDecl& s = forest.snode(p);
-      const uint32_t* state = states.data() + (s.state_offset - first);
-      uint32_t alloc = state[ir::kAllocFailures], append = state[ir::kAppendFailures];
-      if (alloc == 0 && append == 0) continue;
-      if (alloc != 0) {
-        problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
-                    std::to_string(alloc) + " allocation(s) failed, capacity " + std::to_string(s.capacity) +
-                    (s.type == ir::SNodeType::dynamic ? " chunks" : " cells") +
-                    "): raise it with SNode::capacity(...) or Config::device_memory";
-      }
-      if (append != 0) {
-        problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "': " +
-                    std::to_string(append) + " append(s) past the maximum length " +
-                    std::to_string(s.num_cells) + " were dropped";
-      }
-      allocation_failures += alloc + append;
-      static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
-      const uint32_t zero[2] = {0, 0};
-      backend->write_words(t, s.state_offset + ir::kAllocFailures, 2, zero);
+      const uint32_t* state = states.data() + (forest.snode(p).state_offset - first);
+      if (state[ir::kAllocFailures] != 0 || state[ir::kAppendFailures] != 0)
+        reports.push_back({t, p, state[ir::kAllocFailures], state[ir::kAppendFailures]});
     }
   }
+  std::string problems;
+  for (const Report& r : reports) {
+    const ir::SNodeDecl& s = forest.snode(r.pool);
+    if (r.alloc != 0) {
+      problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
+                  std::to_string(r.alloc) + " allocation(s) failed, capacity " + std::to_string(s.capacity) +
+                  (s.type == ir::SNodeType::dynamic ? " chunks" : " cells") +
+                  "): raise it with SNode::capacity(...) or Config::device_memory";
+    }
+    if (r.append != 0) {
+      problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "': " +
+                  std::to_string(r.append) + " append(s) past the maximum length " +
+                  std::to_string(s.num_cells) + " were dropped";
+    }
+    allocation_failures += r.alloc + r.append;
+    static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
+    const uint32_t zero[2] = {0, 0};
+    backend->write_words(r.tree, s.state_offset + ir::kAllocFailures, 2, zero);
+  }
+  pools_dirty = false;
   if (!problems.empty())
     throw Error(problems + " (everything stored before is intact)");
 }
@@ -223,7 +305,7 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
     std::vector<ArgSpec> args;
     for (int a = 0; a < d.ndim(); ++a) args.push_back(arg(DataType::i32, "i" + std::to_string(a)));
     args.push_back(arg(compute_type(d.dtype), "value"));
-    Field f(this, {field}, 1, 1);
+    Field f(weak_from_this(), {field}, 1, 1);
     int n = d.ndim();
     add_kernel("__write_" + d.name, std::move(args), [f, n](Args a) {
       Indices I;
@@ -280,25 +362,37 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
       throw Error("kernel '" + std::string(name) + "': argument " + std::to_string(n) +
                   " needs a numeric type (i8..u64, f16, f32, f64)");
     if (args[n].name.empty()) args[n].name = "arg" + std::to_string(n);
+    for (size_t m = 0; m < n; ++m)
+      if (args[m].name == args[n].name)
+        throw Error("kernel '" + std::string(name) + "': arguments " + std::to_string(m) + " and " +
+                    std::to_string(n) + " are both named '" + args[n].name + "'; give each argument its own name");
   }
   impl_->add_kernel(std::string(name), std::move(args), std::move(body), false);
-  return Kernel(impl_.get(), static_cast<int>(impl_->kernels.size()) - 1);
+  return Kernel(impl_, static_cast<int>(impl_->kernels.size()) - 1);
 }
 
-static detail::KernelRecord& record(detail::ProgramImpl* p, int id) {
-  if (p == nullptr) throw Error("this Kernel is empty; get one from Program::kernel(...)");
-  return *p->kernels[static_cast<size_t>(id)];
+// The program a Kernel handle refers to, and its record.
+static std::pair<detail::ProgramImpl*, detail::KernelRecord*> record(
+    const std::weak_ptr<detail::ProgramImpl>& handle, int id) {
+  if (id < 0) throw Error("this Kernel is empty; get one from Program::kernel(...)");
+  std::shared_ptr<detail::ProgramImpl> p = handle.lock();
+  if (!p)
+    throw Error("this Kernel belongs to a Program that was destroyed; a Kernel can be used only while "
+                "its Program exists");
+  return {p.get(), p->kernels[static_cast<size_t>(id)].get()};
 }
 
 void Kernel::launch(const std::vector<ArgValue>& args) const {
-  program_->launch(record(program_, id_), args);
+  auto [program, rec] = record(program_, id_);
+  program->launch(*rec, args);
 }
 
-const std::string& Kernel::name() const { return record(program_, id_).name; }
+const std::string& Kernel::name() const { return record(program_, id_).second->name; }
 
 std::string Kernel::ir(std::string_view stage) const {
-  auto& rec = record(program_, id_);
-  program_->compile(rec);
+  auto [program, r] = record(program_, id_);
+  auto& rec = *r;
+  program->compile(rec);
   if (stage == "final") return rec.stages.back().second;
   std::string known;
   for (const auto& [name, text] : rec.stages) {
@@ -309,7 +403,7 @@ std::string Kernel::ir(std::string_view stage) const {
               known + ", final");
 }
 
-int Kernel::compile_count() const { return record(program_, id_).compile_count; }
+int Kernel::compile_count() const { return record(program_, id_).second->compile_count; }
 
 Expr Args::operator[](int index) const {
   auto& ctx = detail::current();

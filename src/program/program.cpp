@@ -1,5 +1,8 @@
 // src/program/program.cpp — Program, SNode and the choice of backend.
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <iostream>
 
 #include "grove/program.h"
@@ -60,15 +63,33 @@ Axes axes(std::initializer_list<int> list) {
   return a;
 }
 
-const SNodeStats* Stats::find(std::string_view snode_name) const {
+std::optional<SNodeStats> Stats::find(std::string_view snode_name) const {
   for (const SNodeStats& s : snodes)
-    if (s.name == snode_name) return &s;
-  return nullptr;
+    if (s.name == snode_name) return s;
+  return std::nullopt;
+}
+
+SNodeStats Stats::at(std::string_view snode_name) const {
+  if (std::optional<SNodeStats> s = find(snode_name)) return *s;
+  std::string known;
+  for (const SNodeStats& s : snodes) known += (known.empty() ? "" : ", ") + s.name;
+  throw Error("Stats has no SNode named '" + std::string(snode_name) + "' (it has: " + known +
+              "); use SNode::name() of an SNode of this Program");
 }
 
 namespace detail {
 
-ProgramImpl::ProgramImpl(Config c) : config(c) {
+uint64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 34;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
+
+namespace {
+std::atomic<int> g_programs{0};
+}  // namespace
+
+ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
@@ -114,8 +135,31 @@ ProgramImpl::ProgramImpl(Config c) : config(c) {
                   "Arch::Auto (--arch auto)");
   }
   arch = backend->arch();
-  scratch_tree = forest.add_scratch_tree(kScratchWords);
-  backend->create_buffer(scratch_tree, std::vector<uint32_t>(kScratchWords, 0u));
+  scratch_tree = forest.add_scratch_tree(kInitialScratchWords);
+  backend->create_buffer(scratch_tree, std::vector<uint32_t>(kInitialScratchWords, 0u));
+}
+
+void ProgramImpl::host_access(std::string_view what, std::string_view name) const {
+  if (const KernelContext* ctx = current_or_null())
+    throw Error(std::string(what) + " of '" + std::string(name) + "' inside the body of kernel '" +
+                ctx->record->name + "': the body only records the kernel, and host reads and writes run "
+                "between launches; access fields inside kernels as x(i, j)");
+}
+
+void ProgramImpl::check_same_program(const ProgramImpl* owner, std::string_view handle,
+                                     std::string_view user) const {
+  if (owner == this) return;
+  throw Error(std::string(user) + " uses " + std::string(handle) + ", which belongs to " +
+              (owner ? owner->label() : std::string("no Program")) + "; this is " + label() +
+              ": fields, SNodes and kernels work only with the Program that made them");
+}
+
+void ProgramImpl::ensure_scratch(int64_t words) {
+  const int64_t have = forest.tree(scratch_tree).total_words;
+  if (words <= have) return;
+  const int64_t grown = std::max(words, 2 * have);
+  backend->create_buffer(scratch_tree, std::vector<uint32_t>(static_cast<size_t>(grown), 0u));
+  forest.resize_scratch_tree(scratch_tree, grown);
 }
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
@@ -140,7 +184,7 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
     }
   }
   field_records.push_back(rec);
-  return Field(this, rec.ids, n, m);
+  return Field(weak_from_this(), rec.ids, n, m);
 }
 
 SNode& ProgramImpl::root() {
@@ -176,7 +220,7 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
 }
 
 void ProgramImpl::place(int parent, const Field& f) {
-  if (f.program() != this) throw Error("place: the field belongs to another Program");
+  check_same_program(f.program(), "field '" + f.name() + "'", "place under SNode '" + forest.snode(parent).name() + "'");
   for (int id : f.component_ids()) {
     const ir::FieldDecl& d = fields.get(id);
     int leaf = forest.add_place(parent, id, d.dtype, d.name);
@@ -191,45 +235,65 @@ void ProgramImpl::place(int parent, const Field& f) {
 
 void ProgramImpl::materialize_tree(int tree) {
   if (forest.tree(tree).laid_out) return;
-  int64_t budget = std::max<int64_t>(config.device_memory - budget_used, int64_t{1} << 20);
+  // Everything happens on a copy of the forest, committed only once the
+  // buffer exists: a layout that fails leaves the program as it was.
+  //
   // The whole tree (pools, lists, dense cells) must fit in one buffer of the
-  // backend: shrink the pools' budget until it does (a trial layout on a copy
-  // of the forest; the layout only grows with the budget).
-  const int64_t limit = backend->max_buffer_bytes();
-  auto tree_bytes = [&](int64_t b) {
+  // backend: the pools' budget shrinks until it does (trial layouts; the
+  // layout only grows with the budget). Capacities set explicitly do not
+  // change, so a tree may not fit however small the budget.
+  const int64_t limit = std::min(backend->max_buffer_bytes(), ir::kMaxTreeWords * 4);
+  const int64_t budget = std::clamp<int64_t>(config.device_memory - budget_used, int64_t{1} << 20, limit);
+  std::string why;
+  auto attempt = [&](int64_t b, ir::SNodeForest* out) {
     ir::SNodeForest trial = forest;
-    trial.lay_out(tree, b);
-    return trial.tree(tree).total_words * 4;
+    try {
+      trial.lay_out(tree, b);
+    } catch (const Error& e) {
+      why = e.what();
+      return false;
+    }
+    const int64_t bytes = trial.tree(tree).total_words * 4;
+    if (bytes > limit) {
+      std::string fields_in;
+      int named = 0;
+      for (int n : trial.tree(tree).nodes) {
+        const ir::SNodeDecl& s = trial.snode(n);
+        if (s.type != ir::SNodeType::place || named == 3) continue;
+        fields_in += (named++ ? ", '" : "'") + fields.get(s.field).name + "'";
+      }
+      why = "the SNode tree holding field(s) " + fields_in + " needs " + std::to_string(bytes) +
+            " bytes, more than the " + std::to_string(limit) + " bytes one buffer may have on " +
+            backend->device_name() + ": give its pointer and dynamic SNodes a smaller "
+            "SNode::capacity(...), lower Config::device_memory, or split the fields over several trees";
+      return false;
+    }
+    *out = std::move(trial);
+    return true;
   };
-  if (limit < INT64_MAX && tree_bytes(budget) > limit) {
-    int64_t lo = 0, hi = budget;  // tree_bytes(hi) > limit
+  ir::SNodeForest laid_out;
+  if (!attempt(budget, &laid_out)) {
+    if (!attempt(0, &laid_out)) throw Error(why);
+    int64_t lo = 0, hi = budget;  // attempt(lo) succeeds, attempt(hi) fails
     while (hi - lo > 4096) {
       int64_t mid = lo + (hi - lo) / 2;
-      (tree_bytes(mid) <= limit ? lo : hi) = mid;
+      ir::SNodeForest trial;
+      if (attempt(mid, &trial)) {
+        lo = mid;
+        laid_out = std::move(trial);
+      } else {
+        hi = mid;
+      }
     }
-    budget = lo;
   }
-  forest.lay_out(tree, budget);
-  int64_t bytes = forest.tree(tree).total_words * 4;
-  if (bytes > limit) {
-    std::string fields_in;
-    int named = 0;
-    for (int n : forest.tree(tree).nodes) {
-      const ir::SNodeDecl& s = forest.snode(n);
-      if (s.type != ir::SNodeType::place || named == 3) continue;
-      fields_in += (named++ ? ", '" : "'") + fields.get(s.field).name + "'";
-    }
-    throw Error("the SNode tree holding field(s) " + fields_in + " needs " + std::to_string(bytes) +
-                " bytes, more than the " + std::to_string(limit) + " bytes one buffer may have on " +
-                backend->device_name() + ": give its pointer and dynamic SNodes a smaller "
-                "SNode::capacity(...), lower Config::device_memory, or split the fields over "
-                "several trees");
+  int64_t pool_bytes = 0;
+  for (int p : laid_out.tree(tree).pools) {
+    const ir::SNodeDecl& s = laid_out.snode(p);
+    pool_bytes += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;  // < the tree's bytes
   }
-  for (int p : forest.tree(tree).pools) {
-    const ir::SNodeDecl& s = forest.snode(p);
-    budget_used += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;
-  }
-  backend->create_buffer(tree, forest.initial_buffer(tree));
+  backend->create_buffer(tree, laid_out.initial_buffer(tree));
+  forest = std::move(laid_out);
+  budget_used += pool_bytes;
   schedule.grow(static_cast<size_t>(forest.num_snodes()));
 }
 
@@ -319,7 +383,10 @@ SNode& SNode::capacity(int64_t cells) {
   return *this;
 }
 
-void SNode::deactivate_all() { program_->deactivate_all(id_); }
+void SNode::deactivate_all() {
+  program_->host_access("SNode::deactivate_all", name());
+  program_->deactivate_all(id_);
+}
 
 int SNode::ndim() const { return program_->forest.snode(id_).ndim(); }
 
@@ -351,7 +418,7 @@ Shape SNode::shape() const {
 
 // ---- Program ---------------------------------------------------------------
 
-Program::Program(Config config) : impl_(std::make_unique<detail::ProgramImpl>(config)) {}
+Program::Program(Config config) : impl_(std::make_shared<detail::ProgramImpl>(config)) {}
 Program::~Program() = default;
 
 Field Program::field(DataType type, std::string_view name) { return impl_->make_field(type, name, 1, 1); }
@@ -399,6 +466,7 @@ Field Program::matrix_field(int n, int m, DataType type, std::string_view name, 
 SNode& Program::root() { return impl_->root(); }
 
 void Program::sync() {
+  impl_->host_access("Program::sync", impl_->label());
   impl_->backend->sync();
   impl_->check_pools();
 }
@@ -408,6 +476,7 @@ const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
 
 Stats Program::stats() const {
+  impl_->host_access("Program::stats", impl_->label());
   impl_->backend->sync();
   impl_->check_pools();
   Stats st;

@@ -68,12 +68,23 @@ struct KernelContext {
   int depth_of_parallel_loop = -1;
 };
 
-inline constexpr int64_t kScratchWords = 1 << 14;
+// Words of the scratch buffer a Program starts with; it grows to what the
+// kernel keeping the most values across tasks needs. Every kernel uses it
+// from word 0: launches run one after the other (each starts with a barrier
+// on every backend), and values kept in it live for one launch only.
+inline constexpr int64_t kInitialScratchWords = 256;
 
-class ProgramImpl {
+// Bytes of physical memory on the host (the bound for host copies).
+uint64_t host_memory_bytes();
+
+class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
  public:
   explicit ProgramImpl(Config config);
 
+  // Programs are numbered in creation order, process-wide, so that an error
+  // about a handle of another Program can name both.
+  const int serial;
+  std::string label() const { return "Program #" + std::to_string(serial); }
   Config config;
   Arch arch = Arch::Interp;
   ir::FieldTable fields;
@@ -84,8 +95,7 @@ class ProgramImpl {
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
   int open_tree = -1;
-  int scratch_tree = -1;           // values kernels keep across tasks
-  int64_t scratch_used = 0;
+  int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
   int64_t launches = 0;
   int64_t allocation_failures = 0;
   int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
@@ -102,13 +112,20 @@ class ProgramImpl {
   // Freezes the tree holding `field` (and allocates its buffer); raises if
   // the field is not placed, naming it and `user` (a kernel or "the host").
   void materialize_field(int field, std::string_view user);
+  // Lays out `tree` and creates its buffer. On failure (too large, no
+  // memory) it raises grove::Error and leaves the program as it was.
   void materialize_tree(int tree);
+  // Grows the scratch buffer to at least `words`.
+  void ensure_scratch(int64_t words);
 
   // Kernels
   KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
                            bool internal);
   void compile(KernelRecord& k);
   void launch(KernelRecord& k, const std::vector<ArgValue>& args);
+  // Argument `n` of `k` as the bits of its compute type; raises grove::Error
+  // naming the kernel and argument when the value does not convert exactly.
+  uint64_t convert_argument(const KernelRecord& k, size_t n, const ArgValue& value) const;
   // The scheduler's answer for task `index` of `k` (and its bookkeeping).
   bool schedule_task(const KernelRecord& k, size_t index);
   // Raises the pool errors the last launch left in the tree headers.
@@ -117,6 +134,14 @@ class ProgramImpl {
   // Host writes of one element (activating for sparse paths).
   void host_write(int field, const int64_t* index, uint64_t bits);
   void deactivate_all(int snode);
+
+  // Raises grove::Error when a kernel body is being recorded on this
+  // thread: `what` (a host operation on `name`) runs between launches, never
+  // inside a kernel.
+  void host_access(std::string_view what, std::string_view name) const;
+  // Raises grove::Error when `handle` (a field, SNode or kernel named `name`)
+  // belongs to `owner`, another Program than this one; `user` says who uses it.
+  void check_same_program(const ProgramImpl* owner, std::string_view handle, std::string_view user) const;
 
   // Host access: checks an index against the field's shape (raising a
   // grove::Error that names the field) and returns it padded to 8 axes.

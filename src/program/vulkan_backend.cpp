@@ -57,6 +57,12 @@ constexpr uint32_t kLavapipeLoopLimit = 65535;
 // Host writes are gathered and flushed in one transfer; past this many
 // pending words they are flushed at once.
 constexpr int64_t kMaxPendingWords = int64_t{1} << 20;
+// The print ring (words after the context header): a launch whose prints
+// do not fit loses the records past the end (counted, and reported with a
+// warning), and the ring grows to what that launch asked for, up to the
+// largest ring, for later launches.
+constexpr uint32_t kInitialPrintRingWords = 1u << 16;  // 256 KiB
+constexpr uint32_t kMaxPrintRingWords = 1u << 26;      // 256 MiB
 
 std::string sanitize(std::string_view s) {
   std::string out(s);
@@ -159,6 +165,9 @@ class VulkanBackend : public Backend {
   };
 
   Tree& tree(int id, const char* operation);
+  // An address outside a tree's buffer is a bug in Grove, reported before
+  // anything is queued.
+  static void check_range(const Tree& t, int id, int64_t offset, int64_t count, const char* operation);
   void flush(Tree& t);
   void flush_all();
   uint32_t group_count(const spirv::TaskModule& task, std::span<const uint64_t> args) const;
@@ -167,9 +176,14 @@ class VulkanBackend : public Backend {
   std::string format_values(const spirv::Message& m, const uint32_t* words, size_t available, bool pairs) const;
   void dump(const VulkanKernel& k) const;
 
+  // (Re)creates the context buffer with a print ring of `ring_words`.
+  void create_context(uint32_t ring_words);
+
   BackendOptions options_;
   std::unique_ptr<vk::Device> device_;
   vk::BufferId context_;
+  uint32_t ring_words_ = 0;        // the print ring's size
+  std::string last_printer_;       // the last kernel launched that prints
   std::vector<Tree> trees_;
   std::vector<MessageRecord> messages_;
   bool context_pending_ = false;
@@ -194,7 +208,20 @@ VulkanBackend::VulkanBackend(const BackendOptions& options) : options_(options) 
   } catch (const Error& e) {
     throw Error(std::string("cannot start the Vulkan backend: ") + e.what());
   }
-  context_ = device_->create_buffer(ctx::kTotalWords * 4, "grove context (asserts, print ring)");
+  create_context(kInitialPrintRingWords);
+}
+
+void VulkanBackend::create_context(uint32_t ring_words) {
+  const uint64_t limit = device_->info().max_storage_buffer_range / 4;
+  ring_words = static_cast<uint32_t>(std::min<uint64_t>(ring_words, limit - ctx::kHeaderWords));
+  vk::BufferId fresh = device_->create_buffer((uint64_t{ctx::kHeaderWords} + ring_words) * 4,
+                                              "grove context (asserts, print ring)");
+  if (ring_words_ != 0) device_->destroy_buffer(context_);  // freed once the launches using it are done
+  context_ = fresh;
+  ring_words_ = ring_words;
+  uint32_t header[ctx::kHeaderWords] = {};
+  header[ctx::kPrintCapacity] = ring_words;
+  device_->write_buffer(context_, 0, header, sizeof header);
 }
 
 std::string VulkanBackend::device_name() const {
@@ -207,6 +234,13 @@ VulkanBackend::Tree& VulkanBackend::tree(int id, const char* operation) {
     throw InternalError(std::string("Vulkan backend: ") + operation + " of tree " + std::to_string(id) +
                         ", which has no buffer");
   return trees_[static_cast<size_t>(id)];
+}
+
+void VulkanBackend::check_range(const Tree& t, int id, int64_t offset, int64_t count, const char* operation) {
+  if (offset < 0 || count < 0 || offset > t.words - count)
+    throw InternalError(std::string("Vulkan backend: ") + operation + " of words [" + std::to_string(offset) +
+                        ", " + std::to_string(offset) + " + " + std::to_string(count) + ") of tree " +
+                        std::to_string(id) + ", which has " + std::to_string(t.words) + " words");
 }
 
 void VulkanBackend::create_buffer(int id, const std::vector<uint32_t>& initial) {
@@ -274,6 +308,7 @@ void VulkanBackend::flush_all() {
 
 void VulkanBackend::read_words(int id, int64_t offset, int64_t count, uint32_t* out) {
   Tree& t = tree(id, "read_words");
+  check_range(t, id, offset, count, "read_words");
   flush_all();
   if (count > 0) device_->read_buffer(t.buffer, static_cast<uint64_t>(offset) * 4, out, static_cast<uint64_t>(count) * 4);
   if (context_pending_) report_context();
@@ -281,6 +316,7 @@ void VulkanBackend::read_words(int id, int64_t offset, int64_t count, uint32_t* 
 
 void VulkanBackend::write_words(int id, int64_t offset, int64_t count, const uint32_t* in) {
   Tree& t = tree(id, "write_words");
+  check_range(t, id, offset, count, "write_words");
   if (count <= 0) return;
   t.pending.push_back({offset, std::vector<uint32_t>(in, in + count)});
   t.pending_words += count;
@@ -369,6 +405,7 @@ void VulkanBackend::launch(CompiledKernel& compiled, std::span<const uint64_t> a
   }
   if (!dispatches.empty()) device_->launch(dispatches);
   if (k.reports) context_pending_ = true;
+  if (k.prints) last_printer_ = k.name;
   // Debug mode: an error names the launch that caused it. A kernel that
   // prints: its output appears when the launch returns, in order with the
   // host's own output, and a printing loop cannot overflow the print ring.
@@ -408,8 +445,9 @@ void VulkanBackend::report_context() {
   const uint32_t dropped = header[ctx::kPrintDropped];
   const bool failed = header[ctx::kAssertFlag] != 0;
   if (head == 0 && dropped == 0 && !failed) return;
-  const uint32_t zeros[ctx::kHeaderWords] = {};
-  device_->write_buffer(context_, 0, zeros, sizeof zeros);
+  uint32_t cleared[ctx::kHeaderWords] = {};
+  cleared[ctx::kPrintCapacity] = ring_words_;
+  device_->write_buffer(context_, 0, cleared, sizeof cleared);
   auto print = [&](const std::string& text) {
     if (options_.print) {
       options_.print(text);
@@ -417,8 +455,9 @@ void VulkanBackend::report_context() {
       std::cout << text << std::flush;
     }
   };
+  size_t printed = 0;
   if (head > 0) {
-    std::vector<uint32_t> ring(std::min(head, ctx::kPrintRingWords));
+    std::vector<uint32_t> ring(std::min(head, ring_words_));
     device_->read_buffer(context_, ctx::kHeaderWords * 4, ring.data(), ring.size() * 4);
     size_t pos = 0;
     while (pos < ring.size()) {
@@ -429,13 +468,27 @@ void VulkanBackend::report_context() {
       for (DataType t : m.types) need += static_cast<size_t>(storage_words(t));
       if (pos + need > ring.size()) break;
       print(format_values(m, ring.data() + pos + 1, need - 1, false));
+      ++printed;
       pos += need;
     }
   }
   if (dropped > 0) {
-    print("[grove] " + std::to_string(dropped) + " print record(s) were dropped: the print buffer (" +
-          std::to_string(ctx::kPrintRingWords * 4 / 1024) +
-          " KiB) filled up before the host read it; call Program::sync() more often\n");
+    // Only launches of kernels that print fill the ring, and each of them
+    // waits for its output: the records are the last such launch's.
+    const uint32_t had = ring_words_;
+    if (head > had && had < kMaxPrintRingWords) {
+      uint32_t grown = had;
+      while (grown < head && grown < kMaxPrintRingWords) grown *= 2;
+      create_context(grown);
+    }
+    auto kib = [](uint64_t words) { return std::to_string(words * 4 / 1024) + " KiB"; };
+    std::string warning = "[grove] warning: kernel '" + last_printer_ + "' printed " +
+                          std::to_string(printed + dropped) + " lines in one launch and " + std::to_string(dropped) +
+                          " of them were dropped: the print buffer held " + kib(had) +
+                          (ring_words_ > had ? "; it now holds " + kib(ring_words_) + " for later launches"
+                                             : "") +
+                          " (a launch can print at most " + kib(ring_words_) + ")\n";
+    print(warning);  // where the lines would have gone, after the ones that fit
   }
   if (failed) {
     uint32_t id = header[ctx::kAssertMessage];

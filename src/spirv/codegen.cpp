@@ -596,7 +596,10 @@ void TaskEmitter::emit_print(const ir::Stmt* s) {
   out_.messages.push_back(std::move(msg));
   const auto n = static_cast<uint32_t>(words.size());
   const Id at = m_.atomic(Op::OpAtomicIAdd, context_at(context::kPrintHead), kScope, kRelaxed, u32c(n));
-  const Id fits = m_.compare(Op::OpULessThanEqual, at, u32c(context::kPrintRingWords - n));
+  // at + n <= capacity, without wrapping: capacity >= n && at <= capacity - n.
+  const Id capacity = m_.load(context_at(context::kPrintCapacity));
+  const Id fits = op2(Op::OpLogicalAnd, m_.compare(Op::OpUGreaterThanEqual, capacity, u32c(n)),
+                      m_.compare(Op::OpULessThanEqual, at, op2(Op::OpISub, capacity, u32c(n))));
   const Id write = m_.new_label(), drop = m_.new_label(), merge = m_.new_label();
   m_.selection_merge(merge);
   m_.branch_conditional(fits, write, drop);

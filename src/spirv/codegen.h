@@ -84,9 +84,8 @@ inline constexpr uint32_t kAssertValues = 2;     // its values, 2 words each (lo
 inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown as "?")
 inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
 inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
+inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
 inline constexpr uint32_t kHeaderWords = 32;
-inline constexpr uint32_t kPrintRingWords = 1u << 16;  // the ring follows the header
-inline constexpr uint32_t kTotalWords = kHeaderWords + kPrintRingWords;
 }  // namespace context
 
 // What the target device can do (vk::DeviceInfo, after its profile).

@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <exception>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "grove/grove.h"
@@ -68,6 +70,23 @@ class BackendTest : public ::testing::TestWithParam<Arch> {
  private:
   size_t messages_before_ = 0;
 };
+
+// Runs `f`, expects a grove::Error, and returns its message (a test
+// failure when `f` returns, or raises anything else: an internal error is a
+// bug in Grove, never the answer to a user's mistake).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected a grove::Error, got " << typeid(e).name() << ": " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected a grove::Error";
+  return "";
+}
 
 inline std::string backend_name(const ::testing::TestParamInfo<Arch>& info) {
   return std::string(arch_name(info.param));

@@ -9,17 +9,7 @@ namespace {
 class Errors : public grove::testing::BackendTest {};
 GROVE_ALL_BACKENDS(Errors);
 
-// Runs `f`, expects a grove::Error, and returns its message.
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a grove::Error";
-  return "";
-}
+using grove::testing::error_of;
 
 TEST_P(Errors, BitOperationOnFloatsNamesTheKernel) {
   Program prog(config());

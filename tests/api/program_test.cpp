@@ -92,8 +92,9 @@ TEST_P(ProgramTest, StatsDescribeEverySNode) {
   Kernel k = prog.kernel("k", [&] { for_each(x, [&](Expr i, Expr j) { x(i, j) = 1.0f; }); });
   k();
   Stats s = prog.stats();
-  const SNodeStats* b = s.find(blocks.name());
-  ASSERT_NE(b, nullptr);
+  std::optional<SNodeStats> b = s.find(blocks.name());
+  ASSERT_TRUE(b.has_value());
+  EXPECT_FALSE(s.find("S99dense").has_value());
   EXPECT_EQ(b->kind, SNodeKind::dense);
   EXPECT_EQ(b->active_cells, 16);
   EXPECT_EQ(s.kernels_compiled, 1);
