@@ -144,13 +144,17 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
       add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
     } else if (role == kGroveRole || role == kBaselineRole) {
       const double seconds = run.iterations > 0 ? run.real_accumulated_time / static_cast<double>(run.iterations) : -1;
-      add(workload, role == kGroveRole, variant, run, seconds);
+      Measurement& m = add(workload, role == kGroveRole, variant, run, seconds);
+      if (role == kGroveRole && !run.counters.empty()) {
+        m.counters.clear();
+        for (const auto& [name, counter] : run.counters) m.counters.emplace_back(name, static_cast<double>(counter));
+      }
     }
   }
 }
 
-void CollectingReporter::add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run,
-                             double seconds) {
+Measurement& CollectingReporter::add(const std::string& workload, bool is_grove, const std::string& variant,
+                                     const Run& run, double seconds) {
   Measurement* m = nullptr;
   for (Measurement& existing : measurements_) {
     if (existing.workload == workload && existing.is_grove == is_grove && existing.variant == variant) m = &existing;
@@ -163,12 +167,13 @@ void CollectingReporter::add(const std::string& workload, bool is_grove, const s
   }
   if (run.error_occurred) {
     m->error = run.error_message.empty() ? "failed" : run.error_message;
-    return;
+    return *m;
   }
-  if (seconds < 0) return;
+  if (seconds < 0) return *m;
   // Running mean over repetitions.
   m->seconds = (m->seconds * m->repetitions + seconds) / (m->repetitions + 1);
   ++m->repetitions;
+  return *m;
 }
 
 std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {
@@ -184,7 +189,8 @@ std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {
                          .baseline = b.variant,
                          .grove_s = g.seconds,
                          .baseline_s = b.seconds,
-                         .ratio = g.seconds > 0 ? b.seconds / g.seconds : 0});
+                         .ratio = g.seconds > 0 ? b.seconds / g.seconds : 0,
+                         .counters = g.counters});
     }
   }
   return records;
@@ -202,7 +208,14 @@ void write_json(const std::filesystem::path& path, const std::vector<Record>& re
         << ", \"baseline\": " << json_string(rec.baseline)
         << ", \"grove_s\": " << json_number(rec.grove_s)
         << ", \"baseline_s\": " << json_number(rec.baseline_s)
-        << ", \"ratio\": " << json_number(rec.ratio) << "}";
+        << ", \"ratio\": " << json_number(rec.ratio);
+    if (!rec.counters.empty()) {
+      out << ", \"counters\": {";
+      for (size_t c = 0; c < rec.counters.size(); ++c)
+        out << (c ? ", " : "") << json_string(rec.counters[c].first) << ": " << json_number(rec.counters[c].second);
+      out << "}";
+    }
+    out << "}";
   }
   out << (records.empty() ? "]\n" : "\n]\n");
   if (!out.flush()) throw std::runtime_error("cannot write " + path.string());

@@ -60,6 +60,9 @@ struct Measurement {
   double seconds = 0;    // real time per iteration
   int repetitions = 0;
   std::string error;     // non-empty when the benchmark failed or skipped
+  // Grove side, unpaired benchmarks: the user counters of its last
+  // repetition (bytes per kernel, say), written into its records.
+  std::vector<std::pair<std::string, double>> counters;
 };
 
 // One record of bench.json.
@@ -70,6 +73,7 @@ struct Record {
   double grove_s = 0;
   double baseline_s = 0;
   double ratio = 0;      // baseline_s / grove_s: above 1 means Grove is faster
+  std::vector<std::pair<std::string, double>> counters;  // written as "counters": {...} when any
 };
 
 // Prints the usual console output and keeps every measurement.
@@ -81,7 +85,8 @@ class CollectingReporter : public benchmark::ConsoleReporter {
  private:
   // Folds one repetition's time per iteration (negative: none) into the
   // measurement of (workload, side, variant).
-  void add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run, double seconds);
+  Measurement& add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run,
+                   double seconds);
 
   std::vector<Measurement> measurements_;
 };
@@ -100,5 +105,8 @@ void register_vulkan_dense();
 void register_vulkan_sparse();
 void register_vulkan_launch();
 void register_spirv_compile();
+// What each distinct kernel costs a Program (time to its first launch's end,
+// memory kept), on every backend.
+void register_many_kernels();
 
 }  // namespace grove_bench

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
 
   grove_bench::register_dense_saxpy();
   grove_bench::register_sparse_struct_for();
+  grove_bench::register_many_kernels();
 #ifdef GROVE_BENCH_VULKAN
   if (std::string why; grove_bench::vkb::device_available(&why)) {
     grove_bench::register_vulkan_dense();

@@ -57,6 +57,11 @@ class Var {
   Var(T init) : Var(Expr(init)) {}           // NOLINT: Var x = 0.0f;
   Var& operator=(const Expr& value);
   Var& operator=(const Var& other);
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  Var& operator=(T value) {  // v = 2.5f; (otherwise ambiguous between Expr and Var)
+    return *this = Expr(value);
+  }
   Var& operator+=(const Expr& v);
   Var& operator-=(const Expr& v);
   Var& operator*=(const Expr& v);

@@ -92,7 +92,9 @@ class SNode {
   SNode& bitmasked(Axes axes, int64_t extent);
   SNode& pointer(Axes axes, std::vector<int64_t> extents);
   SNode& pointer(Axes axes, int64_t extent);
-  SNode& dynamic(Axes axis, int64_t max_length, int64_t chunk_size = 32);
+  // A list of up to `max_length` cells on one axis, stored in chunks of
+  // `chunk_size` cells (0: 32, or max_length when that is smaller).
+  SNode& dynamic(Axes axis, int64_t max_length, int64_t chunk_size = 0);
   // Places fields in this SNode's cells (one `place` child each).
   SNode& place(std::initializer_list<Field> fields);
   template <typename... F>

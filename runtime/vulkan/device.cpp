@@ -255,10 +255,6 @@ void DeviceImpl::open_device(const PhysicalDevice& physical) {
   pool_info.queueFamilyIndex = queue_family_;
   check(api_.vkCreateCommandPool(device_, &pool_info, nullptr, &command_pool_),
         "vkCreateCommandPool", "creating the command pool");
-
-  VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
-  check(api_.vkCreatePipelineCache(device_, &cache_info, nullptr, &pipeline_cache_),
-        "vkCreatePipelineCache", "creating the pipeline cache");
 }
 
 DeviceImpl::~DeviceImpl() { release(); }
@@ -290,10 +286,8 @@ void DeviceImpl::release() noexcept {
   buffers_.clear();
   destroy_garbage(Garbage{0, staging_.buffer, staging_.memory});
   staging_ = Staging{};
-  if (pipeline_cache_ != VK_NULL_HANDLE) api_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (command_pool_ != VK_NULL_HANDLE) api_.vkDestroyCommandPool(device_, command_pool_, nullptr);
   api_.vkDestroyDevice(device_, nullptr);
-  pipeline_cache_ = VK_NULL_HANDLE;
   command_pool_ = VK_NULL_HANDLE;
   device_ = VK_NULL_HANDLE;
   // instance_ (messenger, instance, loader) and then sink_ are destroyed

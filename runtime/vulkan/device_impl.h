@@ -144,7 +144,6 @@ class DeviceImpl {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
   bool lost_ = false;
 
   std::vector<Buffer> buffers_;

@@ -17,9 +17,18 @@ namespace grove::ir {
 
 namespace {
 
+// "{}" holes, read as format_print reads them: "{{" and "}}" are braces.
 int count_placeholders(const std::string& text) {
   int n = 0;
-  for (size_t p = text.find("{}"); p != std::string::npos; p = text.find("{}", p + 2)) ++n;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    const char c = text[i], next = text[i + 1];
+    if ((c == '{' && next == '{') || (c == '}' && next == '}')) {
+      ++i;
+    } else if (c == '{' && next == '}') {
+      ++n;
+      ++i;
+    }
+  }
   return n;
 }
 

@@ -15,6 +15,23 @@ namespace {
 
 ir::Builder& b() { return current().builder; }
 
+// The statement of `e`, once it is known to be visible where the builder
+// records: defined in the current block or one enclosing it. A C++ Expr can
+// outlive the loop or branch whose body computed it, or be kept from
+// another kernel's body; using it there would be a use its definition does
+// not dominate.
+ir::Stmt* use(ir::Stmt* def) {
+  auto& ctx = current();
+  for (ir::Block* block = ctx.builder.block(); block != nullptr;
+       block = block->owner() ? block->owner()->parent() : nullptr) {
+    if (def->parent() == block) return def;
+  }
+  throw Error("kernel '" + ctx.record->name + "': a value used here was computed inside a loop or branch "
+              "that has ended, or in another kernel; to carry a value out of a loop or branch, assign it "
+              "to a Var declared before it");
+}
+ir::Stmt* use(const Expr& e) { return use(e.stmt()); }
+
 [[noreturn]] void fail(const std::string& message) {
   throw Error("kernel '" + current().record->name + "': " + message);
 }
@@ -24,14 +41,14 @@ Expr binary(BinaryOp op, const Expr& x, const Expr& y) {
     fail(std::string(ir::op_name(op)) + " needs integer operands but got " +
          std::string(type_name(x.type())) + " and " + std::string(type_name(y.type())) +
          "; cast the operands with cast(i32, ...)");
-  return Expr(b().binary(op, x.stmt(), y.stmt()));
+  return Expr(b().binary(op, use(x), use(y)));
 }
 
 Expr unary(UnaryOp op, const Expr& x) {
   if (ir::needs_integers(op) && is_float(x.type()))
     fail(std::string(ir::op_name(op)) + " needs an integer operand but got " +
          std::string(type_name(x.type())) + "; cast it with cast(i32, ...)");
-  return Expr(b().unary(op, x.stmt()));
+  return Expr(b().unary(op, use(x)));
 }
 
 // Runs `body` with the builder inserting at the end of `block`.
@@ -104,7 +121,7 @@ const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
 
 std::vector<ir::Stmt*> stmts(const Indices& index) {
   std::vector<ir::Stmt*> out;
-  for (const Expr& e : index) out.push_back(e.stmt());
+  for (const Expr& e : index) out.push_back(use(e));
   return out;
 }
 
@@ -125,6 +142,7 @@ Expr::Expr(bool v) : stmt_(b().const_int(DataType::u1, v ? 1 : 0)) {}
 DataType Expr::type() const { return stmt_->type(); }
 
 Expr Expr::constant(DataType type, double value) {
+  if (type == DataType::unknown) fail("Expr::constant needs a data type (i32, f32, ...), not unknown");
   if (is_float(type)) return Expr(b().const_float(compute_type(type), value));
   return Expr(b().const_int(type, static_cast<int64_t>(value)));
 }
@@ -171,11 +189,11 @@ Expr round(const Expr& x) { return unary(UnaryOp::round, x); }
 Expr min(const Expr& a, const Expr& c) { return binary(BinaryOp::min, a, c); }
 Expr max(const Expr& a, const Expr& c) { return binary(BinaryOp::max, a, c); }
 Expr select(const Expr& cond, const Expr& a, const Expr& c) {
-  return Expr(b().select(cond.stmt(), a.stmt(), c.stmt()));
+  return Expr(b().select(use(cond), use(a), use(c)));
 }
 Expr cast(DataType type, const Expr& x) {
   if (type == DataType::unknown) fail("cast to an unknown type");
-  return Expr(b().cast(type, x.stmt()));
+  return Expr(b().cast(type, use(x)));
 }
 
 // ---- Vec --------------------------------------------------------------------
@@ -229,13 +247,13 @@ DataType checked_var_type(DataType type) {
 }  // namespace
 
 Var::Var(DataType type, const Expr& init) : alloca_(b().alloca_var(checked_var_type(type))) {
-  b().local_store(alloca_, init.stmt());
+  b().local_store(alloca_, use(init));
 }
 Var::Var(DataType type) : alloca_(b().alloca_var(checked_var_type(type))) {}
 Var::Var(const Var& other) : Var(other.type(), Expr(other)) {}
 Var::Var(const FieldRef& init) : Var(Expr(init)) {}
 Var& Var::operator=(const Expr& value) {
-  b().local_store(alloca_, value.stmt());
+  b().local_store(use(alloca_), use(value));
   return *this;
 }
 Var& Var::operator=(const Var& other) { return *this = Expr(other); }
@@ -243,7 +261,7 @@ Var& Var::operator+=(const Expr& v) { return *this = Expr(*this) + v; }
 Var& Var::operator-=(const Expr& v) { return *this = Expr(*this) - v; }
 Var& Var::operator*=(const Expr& v) { return *this = Expr(*this) * v; }
 Var& Var::operator/=(const Expr& v) { return *this = Expr(*this) / v; }
-Var::operator Expr() const { return Expr(b().local_load(alloca_)); }
+Var::operator Expr() const { return Expr(b().local_load(use(alloca_))); }
 DataType Var::type() const { return alloca_->type(); }
 
 // ---- Field access -----------------------------------------------------------
@@ -274,7 +292,7 @@ FieldRef& FieldRef::operator=(const Expr& value) {
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components; assign a Vec, or pick one component with [c]");
   const ir::FieldDecl& d = checked_field(field_, index_);
-  b().field_store(d, stmts(index_), value.stmt());
+  b().field_store(d, stmts(index_), use(value));
   return *this;
 }
 
@@ -331,7 +349,7 @@ Expr atomic(ir::AtomicOp op, const FieldRef& dest, const Expr& v) {
   if (ir::needs_integers(op) && is_float(d.dtype))
     fail("atomic " + std::string(ir::op_name(op)) + " needs an integer field, but field '" +
          d.name + "' is " + std::string(type_name(d.dtype)));
-  return Expr(b().field_atomic(op, d, stmts(dest.index()), v.stmt()));
+  return Expr(b().field_atomic(op, d, stmts(dest.index()), use(v)));
 }
 }  // namespace
 
@@ -351,7 +369,7 @@ void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr
       fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
            "; cast them with cast(i32, ...)");
   bool parallel = at_kernel_top_level();
-  ir::Stmt* loop = b().range_for(begin.stmt(), end.stmt());
+  ir::Stmt* loop = b().range_for(use(begin), use(end));
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::RangeFor, parallel, [&] { body(Expr(b().loop_index(loop, 0))); });
   });
@@ -435,7 +453,7 @@ Expr append(const SNode& sn, const Indices& index, const Expr& value) {
   if (s.children.size() != 1)
     fail("append on SNode '" + s.name() + "' needs exactly one field placed under it, it has " +
          std::to_string(s.children.size()));
-  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), value.stmt()));
+  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), use(value)));
 }
 
 Expr length(const SNode& sn, const Indices& index) {
@@ -471,7 +489,7 @@ void for_each(const SNode& sn, const std::function<void(Indices)>& body, int ari
 }
 
 IfBuilder if_(const Expr& cond, const std::function<void()>& then_body) {
-  ir::Stmt* s = b().if_stmt(cond.stmt());
+  ir::Stmt* s = b().if_stmt(use(cond));
   in_block(s->then_block(), then_body);
   return IfBuilder(s);
 }
@@ -490,6 +508,12 @@ IfBuilder IfBuilder::elif_(const Expr& cond, const std::function<void()>& body) 
   ir::Builder& bl = b();
   ir::Block* block = stmt_->parent();
   if (block != bl.block()) fail("elif_ must directly follow its if_ or elif_");
+  // Only the condition's own (pure) statements may lie between the `if` and
+  // here: anything with an effect would run before the `if` once it moves.
+  for (size_t k = block->position_of(stmt_) + 1; k < block->size(); ++k)
+    if (block->at(k)->has_side_effects())
+      fail("elif_ must directly follow its if_ or elif_, with nothing in between that writes, prints "
+           "or loops; here something runs between them");
   std::unique_ptr<ir::Stmt> owned = block->take(block->position_of(stmt_));
   size_t at = bl.position() - 1;
   block->insert(at, std::move(owned));
@@ -536,7 +560,7 @@ void detail::print_items(const std::vector<PrintItem>& items) {
   for (const PrintItem& item : items) {
     if (item.value != nullptr) {
       format += "{}";
-      values.push_back(item.value);
+      values.push_back(use(item.value));
       continue;
     }
     for (char c : item.text) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <iostream>
+#include <limits>
 
 #include "grove/program.h"
 #include "program/program_impl.h"
@@ -185,6 +186,27 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
   }
   field_records.push_back(rec);
   return Field(weak_from_this(), rec.ids, n, m);
+}
+
+Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape) {
+  // The shape is checked before the field exists, so that a bad shape leaves
+  // no field behind (its name stays free).
+  const std::string shown = name.empty() ? std::string("field") : "field '" + std::string(name) + "'";
+  if (shape.size() > static_cast<size_t>(ir::kMaxAxes))
+    throw Error(shown + ": at most " + std::to_string(ir::kMaxAxes) + " axes, got " + std::to_string(shape.size()));
+  for (size_t a = 0; a < shape.size(); ++a)
+    if (shape[a] < 1 || shape[a] > std::numeric_limits<int32_t>::max())
+      throw Error(shown + ": extent " + std::to_string(shape[a]) + " on axis " + std::to_string(a) +
+                  " must be between 1 and 2^31-1");
+  Field f = make_field(type, name, n, m);
+  if (shape.empty()) {
+    root().place(f);
+  } else {
+    Axes a;
+    for (size_t d = 0; d < shape.size(); ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
+    root().dense(a, shape).place(f);
+  }
+  return f;
 }
 
 SNode& ProgramImpl::root() {
@@ -371,7 +393,10 @@ SNode& SNode::bitmasked(Axes a, std::vector<int64_t> e) { return child(SNodeKind
 SNode& SNode::bitmasked(Axes a, int64_t e) { return child(SNodeKind::bitmasked, a, {e}, 0); }
 SNode& SNode::pointer(Axes a, std::vector<int64_t> e) { return child(SNodeKind::pointer, a, std::move(e), 0); }
 SNode& SNode::pointer(Axes a, int64_t e) { return child(SNodeKind::pointer, a, {e}, 0); }
-SNode& SNode::dynamic(Axes a, int64_t n, int64_t chunk) { return child(SNodeKind::dynamic, a, {n}, chunk); }
+SNode& SNode::dynamic(Axes a, int64_t n, int64_t chunk) {
+  if (chunk == 0) chunk = std::clamp<int64_t>(n, 1, 32);
+  return child(SNodeKind::dynamic, a, {n}, chunk);
+}
 
 SNode& SNode::place(std::initializer_list<Field> fs) {
   for (const Field& f : fs) program_->place(id_, f);
@@ -426,17 +451,7 @@ Field Program::field(DataType type, std::string_view name) { return impl_->make_
 Field Program::field(DataType type, Shape shape) { return field(type, "", std::move(shape)); }
 
 Field Program::field(DataType type, std::string_view name, Shape shape) {
-  Field f = impl_->make_field(type, name, 1, 1);
-  if (shape.empty()) {
-    root().place(f);
-  } else {
-    std::vector<int> ax(shape.size());
-    if (shape.size() > 8) throw Error("field '" + f.name() + "': at most 8 axes, got " + std::to_string(shape.size()));
-    Axes a;
-    for (size_t n = 0; n < shape.size(); ++n) a.axis[a.count++] = static_cast<uint8_t>(n);
-    root().dense(a, shape).place(f);
-  }
-  return f;
+  return impl_->make_dense_field(type, name, 1, 1, shape);
 }
 
 Field Program::vector_field(int n, DataType type, std::string_view name) {
@@ -445,22 +460,13 @@ Field Program::vector_field(int n, DataType type, std::string_view name) {
 }
 
 Field Program::vector_field(int n, DataType type, std::string_view name, Shape shape) {
-  Field f = vector_field(n, type, name);
-  Axes a;
-  for (size_t d = 0; d < shape.size() && d < 8; ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
-  if (shape.empty()) root().place(f);
-  else root().dense(a, shape).place(f);
-  return f;
+  if (n < 2) throw Error("vector_field '" + std::string(name) + "': a vector has 2 to 4 components");
+  return impl_->make_dense_field(type, name, n, 1, shape);
 }
 
 Field Program::matrix_field(int n, int m, DataType type, std::string_view name, Shape shape) {
   if (n < 2 || m < 2) throw Error("matrix_field '" + std::string(name) + "': a matrix has 2 to 4 rows and columns");
-  Field f = impl_->make_field(type, name, n, m);
-  Axes a;
-  for (size_t d = 0; d < shape.size() && d < 8; ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
-  if (shape.empty()) root().place(f);
-  else root().dense(a, shape).place(f);
-  return f;
+  return impl_->make_dense_field(type, name, n, m, shape);
 }
 
 SNode& Program::root() { return impl_->root(); }

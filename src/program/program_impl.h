@@ -105,6 +105,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
 
   // Fields and SNodes
   Field make_field(DataType type, std::string_view name, int n, int m);
+  // A field of `shape` on its own root-level dense node (Program::field with
+  // a shape); {} places it in the root's cell.
+  Field make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape);
   SNode& root();
   SNode& add_child(int parent, SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk);
   void place(int parent, const Field& f);

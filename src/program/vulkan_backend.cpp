@@ -337,10 +337,11 @@ std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel,
   for (const spirv::Message& m : k->modules.messages) k->prints |= !m.is_assert;
   for (const ir::KernelArg& a : kernel.args()) k->arg_words.push_back(storage_words(compute_type(a.type)));
   dump(*k);
-  for (const spirv::TaskModule& task : k->modules.tasks) {
+  for (spirv::TaskModule& task : k->modules.tasks) {
     k->pipelines.push_back(device_->create_pipeline(task.words, task.entry_point,
                                                     1 + static_cast<uint32_t>(task.trees.size()),
                                                     k->modules.arg_words * 4, task.entry_point));
+    std::vector<uint32_t>().swap(task.words);  // launches need the pipeline, not the words
   }
   return k;
 }

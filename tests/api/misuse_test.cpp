@@ -407,6 +407,94 @@ TEST_P(Misuse, 12_AVarOfUnknownTypeIsAUserError) {
   EXPECT_THAT(error_of([&] { k2(); }), HasSubstr("kernel 'v2'"));
 }
 
+TEST_P(Misuse, 12_AValueUsedOutsideTheLoopThatComputedItIsAUserError) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("escapes", [&] {
+    Expr last = 0;
+    for_range(0, 4, [&](Expr n) { last = n * 2; });
+    x(0) = last;
+  });
+  EXPECT_THAT(error_of([&] { k(); }), AllOf(HasSubstr("kernel 'escapes'"), HasSubstr("Var")));
+  Kernel branch = prog.kernel("branch", [&] {
+    Expr inner = 0;
+    if_(x(1) > 0, [&] { inner = x(1) + 1; });
+    x(0) = inner;
+  });
+  EXPECT_THAT(error_of([&] { branch(); }), HasSubstr("kernel 'branch'"));
+  // The same through a Var declared outside is how it is done.
+  Kernel ok = prog.kernel("ok", [&] {
+    Var last = 0;
+    for_range(0, 4, [&](Expr n) { last = n * 2; });
+    x(0) = last;
+  });
+  ok();
+  EXPECT_EQ(x.read<int>({0}), 6);
+}
+
+TEST_P(Misuse, 12_ValuesOfAnotherKernelAreAUserError) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  std::optional<Expr> kept;
+  Kernel first = prog.kernel("first", [&] {
+    kept = x(1) + 1;
+    x(0) = *kept;
+  });
+  first();
+  ASSERT_TRUE(kept.has_value());
+  Kernel second = prog.kernel("second", [&] { x(2) = *kept; });
+  EXPECT_THAT(error_of([&] { second(); }), HasSubstr("kernel 'second'"));
+}
+
+TEST_P(Misuse, 12_ElifAfterOtherStatementsWouldReorderThemAndIsRefused) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("k", [&] {
+    IfBuilder b = if_(x(1) > 0, [&] { x(2) = 1; });
+    x(0) = 5;
+    b.elif_(x(1) < 0, [&] { x(2) = 2; });
+  });
+  EXPECT_THAT(error_of([&] { k(); }), AllOf(HasSubstr("kernel 'k'"), HasSubstr("elif_")));
+}
+
+TEST_P(Misuse, 12_ConstantsAndPrintsTheUserCanWrite) {
+  Program prog(config());
+  Field x = prog.field(f32, "x", {});
+  Kernel k = prog.kernel("unknown_constant", [&] { x() = Expr::constant(DataType::unknown, 1.5); });
+  EXPECT_THAT(error_of([&] { k(); }), HasSubstr("kernel 'unknown_constant'"));
+  std::string out;
+  prog.set_print_sink([&](std::string_view t) { out += t; });
+  x.write({}, 2.0f);
+  Kernel braces = prog.kernel("braces", [&] { print("{} {", x(), "}"); });
+  braces();
+  EXPECT_EQ(out, "{} {2}\n");
+}
+
+TEST_P(Misuse, 12_ShapesAreCheckedBeforeTheFieldExists) {
+  Program prog(config());
+  EXPECT_THAT(error_of([&] { prog.vector_field(2, f32, "v", {2, 2, 2, 2, 2, 2, 2, 2, 2}); }),
+              AllOf(HasSubstr("'v'"), HasSubstr("at most 8 axes")));
+  EXPECT_THAT(error_of([&] { prog.field(f32, "x", {4, 0}); }), AllOf(HasSubstr("'x'"), HasSubstr("axis 1")));
+  // The names are still free.
+  Field v = prog.vector_field(2, f32, "v", {2});
+  Field x = prog.field(f32, "x", {4, 1});
+  EXPECT_EQ(x.shape(), (Shape{4, 1}));
+  EXPECT_EQ(v.shape(), (Shape{2}));
+}
+
+TEST_P(Misuse, 12_ADynamicListShorterThanTheDefaultChunk) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& list = prog.root().dense(i, 2).dynamic(j, 16);  // chunks of 16, not 32
+  list.place(x);
+  Kernel k = prog.kernel("k", [&] { for_range(0, 20, [&](Expr n) { append(list, {1}, n); }); });
+  EXPECT_THAT(error_of([&] { k(); prog.sync(); }), HasSubstr("past the maximum length 16"));
+  Field len = prog.field(i32, "len", {});
+  Kernel l = prog.kernel("l", [&] { len() = length(list, {1}); });
+  l();
+  EXPECT_EQ(len.read<int>(), 16);
+}
+
 // ---- 14. sparse runtime bounds ------------------------------------------------------
 
 TEST_P(Misuse, 14_AFullPoolDoesNotGrowItsTicketCounter) {

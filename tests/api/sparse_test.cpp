@@ -659,7 +659,7 @@ TEST_P(Sparse, InvalidTreesAreRejected) {
   EXPECT_THAT(message([&] { prog.root().dense(i, 4).dynamic(j, 16, 4).dense(k, 2); }),
               HasSubstr("parent of its fields' places"));
   EXPECT_THAT(message([&] { prog.root().pointer(i, 0); }), HasSubstr("shape of zero"));
-  EXPECT_THAT(message([&] { prog.root().dynamic(i, 16, 0); }), HasSubstr("chunk_size"));
+  EXPECT_THAT(message([&] { prog.root().dynamic(i, 16, -1); }), HasSubstr("chunk_size"));
   EXPECT_THAT(message([&] { prog.root().dense(i, 4).capacity(3); }), HasSubstr("only pointer and dynamic"));
   EXPECT_THAT(message([&] { axes({0, 1, 2, 3, 4, 5, 6, 7, 0}); }), HasSubstr("1 to 8"));
   Field x = prog.field(i32, "x");

@@ -1,0 +1,99 @@
+// many_kernels.cpp — what each distinct kernel costs a Program, on every
+// backend compiled in:
+//
+//   many_kernels_dense   a range-for writing a dense field (one task)
+//   many_kernels_sparse  that, plus a struct-for over a pointer field (six
+//                        tasks: the range-for, two clear_list + listgen
+//                        pairs, the struct-for)
+//
+// Each defines 200 kernels in a fresh Program and launches each once; the
+// time is per kernel, from its definition to the end of its first launch
+// (recording, passes, code generation, pipelines, the launch), and the
+// counter kb_per_kernel is the growth of the process's resident memory per
+// kernel (what the Program keeps for later launches, a driver's pipelines
+// included). Paired with a 5 ms budget per kernel: the ratio is budget /
+// time, so at least 1 means within it.
+#include <chrono>
+#include <exception>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <grove/grove.h>
+
+#include "harness.h"
+
+namespace grove_bench {
+namespace {
+
+using namespace grove;
+
+constexpr int kKernels = 200;
+constexpr double kBudgetSeconds = 0.005;
+constexpr const char* kBudgetName = "budget_5ms";
+
+// Resident memory of this process, in KiB (Linux).
+double resident_kib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6));
+  return 0;
+}
+
+void many(benchmark::State& state, Arch arch, bool sparse) {
+  try {
+    double kib = 0;
+    for (auto _ : state) {
+      Config config;
+      config.arch = arch;
+      Program prog(config);
+      Field x = prog.field(f32, "x", {1024});
+      Field y = prog.field(f32, "y");
+      prog.root().pointer(i, 64).dense(i, 16).place(y);
+      y.write({5}, 1.0f);  // the trees exist before the first kernel
+      std::vector<Kernel> kernels;
+      kernels.reserve(kKernels);
+      const double before = resident_kib();
+      const auto start = std::chrono::steady_clock::now();
+      for (int k = 0; k < kKernels; ++k) {
+        kernels.push_back(prog.kernel("k" + std::to_string(k), [&, k] {
+          for_range(0, 1024, [&](Expr n) { x(n) = cast(f32, n) + static_cast<float>(k); });
+          if (sparse) for_each(y, [&](Expr n) { y(n) += 1.0f; });
+        }));
+        kernels.back()();
+      }
+      prog.sync();
+      state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+                             kKernels);
+      kib = (resident_kib() - before) / kKernels;
+      if (x.read<float>({3}) != 3.0f + (kKernels - 1)) throw Error("the last kernel wrote a wrong value");
+    }
+    state.counters["kib_per_kernel"] = kib;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void budget(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(kBudgetSeconds);
+}
+
+}  // namespace
+
+void register_many_kernels() {
+  for (bool sparse : {false, true}) {
+    const std::string workload = sparse ? "many_kernels_sparse" : "many_kernels_dense";
+    for (Arch arch : compiled_backends()) {
+      benchmark::RegisterBenchmark(grove_name(workload, arch).c_str(), many, arch, sparse)
+          ->Unit(benchmark::kMillisecond)
+          ->UseManualTime()
+          ->Iterations(1);
+    }
+    benchmark::RegisterBenchmark(baseline_name(workload, kBudgetName).c_str(), budget)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime()
+        ->Iterations(1);
+  }
+}
+
+}  // namespace grove_bench
