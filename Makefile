@@ -6,14 +6,21 @@
 #   make test    build everything and run the test suite with ctest
 #   make bench   Release build in build-release, run the benchmarks,
 #                writing out/bench.json and printing a table
-#   make clean   remove build/, build-release/ and out/
+#   make sanitize  the whole suite built with AddressSanitizer and
+#                UndefinedBehaviorSanitizer (build-asan), on every backend
+#   make fuzz    the libFuzzer target of the IR text parser and verifier,
+#                built with clang (build-fuzz), for FUZZ_SECONDS seconds
+#   make clean   remove build/, build-release/, build-asan/, build-fuzz/ and out/
 
 JOBS ?= 2
 BUILD_DIR := build
 RELEASE_DIR := build-release
+ASAN_DIR := build-asan
+FUZZ_DIR := build-fuzz
 OUT_DIR := out
+FUZZ_SECONDS ?= 60
 
-.PHONY: all demo test bench clean deps configure configure-release build format
+.PHONY: all demo test bench sanitize fuzz clean deps configure configure-release build format
 
 all: build
 
@@ -47,9 +54,35 @@ test: build
 bench: configure-release
 	cmake --build $(RELEASE_DIR) --target bench -j$(JOBS)
 
+# Sanitizers: every test program, example and the tool, on the interpreter
+# and on Vulkan (lavapipe). Mesa's own leaks are told apart from Grove's in
+# tests/support/sanitizer_support.cpp; everything else stops the test.
+sanitize: deps
+	@if [ ! -f $(ASAN_DIR)/build.ninja ]; then \
+	  cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DGROVE_SANITIZE=address,undefined -DGROVE_BUILD_BENCH=OFF; \
+	fi
+	cmake --build $(ASAN_DIR) -j$(JOBS)
+	ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
+
+# The IR text fuzzer, seeded with every module of the IR tests; a crash,
+# a sanitizer report or a failed round trip leaves its input in $(FUZZ_DIR).
+fuzz: deps
+	@if [ ! -f $(FUZZ_DIR)/build.ninja ]; then \
+	  CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DGROVE_SANITIZE=address,undefined,fuzzer-no-link -DGROVE_FUZZ=ON -DGROVE_WITH_VULKAN=OFF \
+	    -DGROVE_BUILD_TESTS=OFF -DGROVE_BUILD_BENCH=OFF -DGROVE_BUILD_EXAMPLES=OFF; \
+	fi
+	cmake --build $(FUZZ_DIR) --target grove_ir_fuzzer grove_make_corpus -j$(JOBS)
+	rm -rf $(FUZZ_DIR)/corpus && $(FUZZ_DIR)/tests/fuzz/grove_make_corpus $(FUZZ_DIR)/corpus tests/ir/*.cpp
+	cd $(FUZZ_DIR) && ./tests/fuzz/grove_ir_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	  -print_final_stats=1 corpus
+
 # Applies .clang-format to Grove's own sources.
 format:
 	git ls-files '*.h' '*.cpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(OUT_DIR)
+	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(ASAN_DIR) $(FUZZ_DIR) $(OUT_DIR)

@@ -12,6 +12,8 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   # Tests and benchmarks.
   libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # make fuzz: clang with libFuzzer and the sanitizer runtimes.
+  clang libclang-rt-14-dev
   # PNG writing in the examples (stb_image_write.h).
   libstb-dev
   # The Vulkan backend: loader and headers, Mesa's drivers (lavapipe runs
