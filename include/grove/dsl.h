@@ -108,7 +108,8 @@ FieldRef Field::operator()(const I&... index) const {
   return (*this)(Indices{Expr(index)...});
 }
 
-// A small vector of expressions (2-4 components), operated on component-wise.
+// A vector of expressions (a vector field's components, up to 64), operated
+// on component-wise.
 class Vec {
  public:
   Vec() = default;
@@ -200,9 +201,15 @@ void activate(const SNode& snode, const Indices& index);
 // `index` names the list (without the dynamic axis) and empties it.
 void deactivate(const SNode& snode, const Indices& index);
 Expr is_active(const SNode& snode, const Indices& index);
-// Appends to the list of a dynamic SNode (one field placed under it);
-// returns the index written, or -1 if the list is full (reported after the launch).
+// Appends an element to the list of a dynamic SNode and returns the index
+// written, or -1 if the list is full or its pool has no room (reported after
+// the launch). With one field placed under the list, one value; with several
+// (a struct element, Taichi's ti.append with a struct value, or the
+// components of a vector field), one value per scalar field in placement
+// order, all written under the one index.
 Expr append(const SNode& snode, const Indices& index, const Expr& value);
+Expr append(const SNode& snode, const Indices& index, std::initializer_list<Expr> values);
+Expr append(const SNode& snode, const Indices& index, const Vec& values);  // Vec(std::vector<Expr>) too
 Expr length(const SNode& snode, const Indices& index);
 
 // ---- control flow ----
@@ -270,7 +277,11 @@ IfBuilder if_(const Expr& cond, const std::function<void()>& then_body);
 void while_(const std::function<Expr()>& cond, const std::function<void()>& body);
 // An endless loop, left with break_().
 void loop_(const std::function<void()>& body);
+// Leaves the innermost while_/loop_ or nested for_range. Not directly in a
+// parallel loop (a top-level for_range, a for_each), as in Taichi.
 void break_();
+// Ends the current iteration of the innermost loop; in a parallel loop, of
+// that iteration only.
 void continue_();
 
 // print("x = ", x, ", y = ", y): strings and values, a newline added.

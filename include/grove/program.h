@@ -97,6 +97,9 @@ class SNode {
   SNode& dynamic(Axes axis, int64_t max_length, int64_t chunk_size = 0);
   // Places fields in this SNode's cells (one `place` child each).
   SNode& place(std::initializer_list<Field> fields);
+  // With Taichi's offset=: the fields' index d runs over [offset[d],
+  // offset[d] + shape[d]); one value per index of this SNode.
+  SNode& place(std::initializer_list<Field> fields, const std::vector<int64_t>& offset);
   template <typename... F>
   SNode& place(const Field& first, const F&... rest) {
     return place({first, rest...});
@@ -105,7 +108,9 @@ class SNode {
   // The number of cells (dynamic: chunks) this pointer or dynamic node's pool
   // holds; by default its share of Config::device_memory.
   SNode& capacity(int64_t cells);
-  // Deactivates every cell of this sparse SNode (and frees what is below).
+  // Deactivates every cell of this sparse SNode and frees what is below it.
+  // On the root or a dense SNode (Taichi's ti.root.deactivate_all()): every
+  // sparse SNode below it; nothing when there is none.
   void deactivate_all();
 
   SNodeKind kind() const;
@@ -297,7 +302,11 @@ class Program {
   // ti.field(shape=...)); {} gives a 0-D field.
   Field field(DataType type, Shape shape);
   Field field(DataType type, std::string_view name, Shape shape);
-  // Small vectors (n = 2..4) and matrices (n, m = 2..4), scalarised.
+  // With an offset per axis: valid indices run from offset[d] (Taichi's
+  // ti.field(shape=..., offset=...)).
+  Field field(DataType type, std::string_view name, Shape shape, Shape offset);
+  // Vector (n components) and matrix (n x m) fields of up to 64 components,
+  // scalarised: component c is a scalar field placed beside the others.
   Field vector_field(int n, DataType type, std::string_view name = "");
   Field vector_field(int n, DataType type, std::string_view name, Shape shape);
   Field matrix_field(int n, int m, DataType type, std::string_view name, Shape shape);
@@ -309,6 +318,9 @@ class Program {
   Kernel kernel(std::string_view name, std::function<void()> body);
   Kernel kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body);
 
+  // Deactivates every sparse SNode of every tree (Taichi's
+  // ti.deactivate_all_snodes()).
+  void deactivate_all();
   // Waits until every launched kernel has finished.
   void sync();
   Stats stats() const;

@@ -160,15 +160,17 @@ Stmt* Builder::struct_for_snode(int snode) {
   return s;
 }
 
-Stmt* Builder::snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, Stmt* value) {
+Stmt* Builder::snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, std::vector<Stmt*> values) {
   DataType t = DataType::unknown;
   if (op == SNodeOpKind::is_active) t = DataType::u1;
   if (op == SNodeOpKind::append || op == SNodeOpKind::length) t = DataType::i32;
-  GROVE_ASSERT((op == SNodeOpKind::append) == (value != nullptr), "append (only) takes a value");
-  if (value) indices.push_back(value);
+  GROVE_ASSERT((op == SNodeOpKind::append) == !values.empty(), "append (only) takes values");
+  const size_t count = values.size();
+  indices.insert(indices.end(), values.begin(), values.end());
   Stmt* s = insert(StmtKind::SNodeOp, t, std::move(indices));
   s->op_ = static_cast<uint8_t>(op);
   s->index_ = snode;
+  s->bits_ = count;
   return s;
 }
 

@@ -55,8 +55,8 @@ class Builder {
   // A struct-for over the active cells of an SNode (its own index space).
   Stmt* struct_for_snode(int snode);
   // activate/deactivate: no result; is_active: u1; append/length: i32.
-  // `value` only for append.
-  Stmt* snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, Stmt* value = nullptr);
+  // `values` only for append (at least one: one per field of the list).
+  Stmt* snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, std::vector<Stmt*> values = {});
   // Tree memory. `address` is a u32 word offset into tree `tree`'s buffer.
   // A load yields compute_type(storage); a store converts to `storage`.
   Stmt* tree_load(int tree, DataType storage, Stmt* address);

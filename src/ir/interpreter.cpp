@@ -228,11 +228,18 @@ struct Frame {
     bool bad = false;  // checked only in debug mode
     for (int a = 0; a < in.ndim; ++a) {
       index[a] = bits_to_int(DataType::i64, get(in.ops[static_cast<size_t>(a)]));
-      if (index[a] < 0 || index[a] >= in.field->shape[static_cast<size_t>(a)]) bad = true;
+      const int64_t v = index[a] - in.field->offset_of(a);
+      if (v < 0 || v >= in.field->shape[static_cast<size_t>(a)]) bad = true;
     }
     int place = env->snodes->place_of(in.field->id);
     GROVE_ASSERT(place >= 0, "field '" + in.field->name + "' is not placed");
     const SNodeDecl& leaf = env->snodes->snode(place);
+    // The indices written (one per axis the path splits, offset included)
+    // onto the physical axes the tree is addressed by.
+    int64_t physical[kMaxAxes] = {};
+    const std::vector<int> axes = leaf.axes();
+    for (int a = 0; a < in.ndim; ++a)
+      physical[axes[static_cast<size_t>(a)]] = index[a] - in.field->offset_of(a);
     words = &(*env->trees)[static_cast<size_t>(leaf.tree)];
     // Without debug mode an out-of-bounds index wraps inside the field's
     // outermost node (dense_address reduces every local index modulo its
@@ -241,18 +248,25 @@ struct Frame {
       std::ostringstream os;
       os << "field '" << in.field->name << "' has shape (";
       for (int a = 0; a < in.ndim; ++a) os << (a ? ", " : "") << in.field->shape[static_cast<size_t>(a)];
-      os << "); index (";
+      os << ")";
+      if (in.field->has_offset()) {
+        os << " and offset (";
+        for (int a = 0; a < in.ndim; ++a) os << (a ? ", " : "") << in.field->offset_of(a);
+        os << ")";
+      }
+      os << "; index (";
       for (int a = 0; a < in.ndim; ++a) os << (a ? ", " : "") << index[a];
       os << ") is out of bounds";
       for (int a = 0; a < in.ndim; ++a)
-        if (index[a] < 0 || index[a] >= in.field->shape[static_cast<size_t>(a)]) {
+        if (index[a] - in.field->offset_of(a) < 0 ||
+            index[a] - in.field->offset_of(a) >= in.field->shape[static_cast<size_t>(a)]) {
           os << " on axis " << a;
           break;
         }
       fail(os.str() + " (debug mode)");
     }
     const std::vector<uint32_t>& w = *words;
-    return env->snodes->find_element(in.field->id, index, [&w](int64_t a) { return w[static_cast<size_t>(a)]; });
+    return env->snodes->find_element(in.field->id, physical, [&w](int64_t a) { return w[static_cast<size_t>(a)]; });
   }
 
   std::vector<uint32_t>& tree(const Stmt* s, int64_t address, int words) {
@@ -337,7 +351,8 @@ struct Frame {
         std::vector<int64_t> idx(shape.size(), 0);
         for (int64_t n = 0; n < total; ++n) {
           for (size_t a = 0; a < idx.size(); ++a)
-            slots[static_cast<size_t>(in.dst) + a] = int_to_bits(DataType::i32, idx[a]);
+            slots[static_cast<size_t>(in.dst) + a] =
+                int_to_bits(DataType::i32, idx[a] + in.field->offset_of(static_cast<int>(a)));
           exec_block(in.blocks[0]);
           for (size_t a = idx.size(); a-- > 0;) {
             if (++idx[a] < shape[a]) break;

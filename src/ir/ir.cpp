@@ -161,17 +161,21 @@ Stmt* Stmt::ptr() const {
   return operands_[0];
 }
 Stmt* Stmt::value() const {
-  expect_kind(this, {K::LocalStore, K::FieldStore, K::FieldAtomic, K::TreeStore, K::TreeAtomic, K::SNodeOp},
-              "value");
-  GROVE_ASSERT(kind_ != K::SNodeOp || snode_op() == SNodeOpKind::append, "value() of a non-append snode_op");
+  expect_kind(this, {K::LocalStore, K::FieldStore, K::FieldAtomic, K::TreeStore, K::TreeAtomic}, "value");
   return operands_.back();
+}
+std::span<Stmt* const> Stmt::values() const {
+  expect_kind(this, {K::SNodeOp}, "values");
+  GROVE_ASSERT(snode_op() == SNodeOpKind::append, "values() of a non-append snode_op");
+  return std::span<Stmt* const>(operands_).last(static_cast<size_t>(bits_));
 }
 std::span<Stmt* const> Stmt::indices() const {
   expect_kind(this, {K::FieldLoad, K::FieldStore, K::FieldAtomic, K::SNodeOp}, "indices");
   std::span<Stmt* const> all = operands_;
-  bool has_value = kind_ == K::FieldStore || kind_ == K::FieldAtomic ||
-                   (kind_ == K::SNodeOp && snode_op() == SNodeOpKind::append);
-  return has_value ? all.first(all.size() - 1) : all;
+  size_t values = kind_ == K::FieldStore || kind_ == K::FieldAtomic ? 1
+                  : kind_ == K::SNodeOp && snode_op() == SNodeOpKind::append ? static_cast<size_t>(bits_)
+                                                                             : 0;
+  return all.first(all.size() - values);
 }
 Stmt* Stmt::address() const {
   expect_kind(this, {K::TreeLoad, K::TreeStore, K::TreeAtomic, K::TreeCas}, "address");
@@ -298,6 +302,12 @@ bool Stmt::has_side_effects() const {
       return true;
   }
   return true;
+}
+
+bool FieldDecl::has_offset() const {
+  for (int64_t o : offset)
+    if (o != 0) return true;
+  return false;
 }
 
 // ---- Block ----------------------------------------------------------------

@@ -76,8 +76,13 @@ struct FieldDecl {
   int id = -1;
   std::string name;
   DataType dtype = DataType::unknown;
-  std::vector<int64_t> shape;  // extent per axis; shape.size() is the dimension
+  std::vector<int64_t> shape;  // extent per index; shape.size() is the dimension
+  // Taichi's offset=: index d of an element runs over [offset[d],
+  // offset[d] + shape[d]). Empty when every offset is 0.
+  std::vector<int64_t> offset;
   int ndim() const { return static_cast<int>(shape.size()); }
+  int64_t offset_of(int d) const { return offset.empty() ? 0 : offset[static_cast<size_t>(d)]; }
+  bool has_offset() const;
 };
 
 class FieldTable {
@@ -110,7 +115,10 @@ class Stmt {
   Stmt* true_value() const;   // Select
   Stmt* false_value() const;  // Select
   Stmt* ptr() const;          // LocalLoad, LocalStore: the Alloca
-  Stmt* value() const;        // LocalStore, FieldStore, FieldAtomic, TreeStore, TreeAtomic, SNodeOp append
+  Stmt* value() const;        // LocalStore, FieldStore, FieldAtomic, TreeStore, TreeAtomic
+  // SNodeOp append: one value per field placed under the dynamic node, in
+  // placement order (their number is the statement's bits()).
+  std::span<Stmt* const> values() const;
   std::span<Stmt* const> indices() const;  // FieldLoad, FieldStore, FieldAtomic, SNodeOp
   Stmt* begin() const;        // RangeFor
   Stmt* end() const;          // RangeFor

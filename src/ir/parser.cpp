@@ -350,6 +350,17 @@ class Parser {
     return v;
   }
 
+  // A signed i32 (field offsets).
+  int64_t signed_int(const std::string& what) {
+    Token t = expect_kind(Tok::Number, what);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (ec != std::errc() || p != t.text.data() + t.text.size() || v < std::numeric_limits<int32_t>::min() ||
+        v > std::numeric_limits<int32_t>::max())
+      fail(t, "expected " + what + " (an i32) but found " + describe(t));
+    return v;
+  }
+
   Stmt* operand() {
     Token t = expect_kind(Tok::Value, "a value (%N)");
     auto it = values_.find(t.text);
@@ -459,7 +470,18 @@ class Parser {
       }
     }
     expect_punct(']');
-    fields_->add(name.text, dtype, std::move(shape));
+    std::vector<int64_t> offset;
+    if (is_word("offset")) {
+      take();
+      expect_punct('[');
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (d) expect_punct(',');
+        offset.push_back(signed_int("an offset"));
+      }
+      expect_punct(']');
+    }
+    const int id = fields_->add(name.text, dtype, std::move(shape)).id;
+    fields_->get_mutable(id).offset = std::move(offset);
   }
 
   std::unique_ptr<Kernel> kernel() {
@@ -660,8 +682,12 @@ class Parser {
         if (result) t = type(true);
         int id = snode_ref();
         std::vector<Stmt*> indices = index_list();
-        Stmt* v = o == SNodeOpKind::append ? operand() : nullptr;
-        s = b.snode_op(o, id, std::move(indices), v);
+        std::vector<Stmt*> values;
+        if (o == SNodeOpKind::append) {
+          values.push_back(operand());  // then any more, up to the next statement (which may start with %N)
+          while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
+        }
+        s = b.snode_op(o, id, std::move(indices), std::move(values));
         break;
       }
       case StmtKind::TreeLoad: {

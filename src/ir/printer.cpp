@@ -271,7 +271,8 @@ class Printer {
         out += ' ';
         append_snode(out, s->snode());
         index_list(out, s);
-        if (op == SNodeOpKind::append) operand(out, s->value());
+        if (op == SNodeOpKind::append)
+          for (Stmt* v : s->values()) operand(out, v);
         break;
       }
       case StmtKind::TreeLoad:
@@ -444,7 +445,16 @@ std::string print_module(const std::vector<const Kernel*>& kernels) {
       if (i) out += ", ";
       out += std::to_string(f.shape[i]);
     }
-    out += "]\n";
+    out += "]";
+    if (f.has_offset()) {
+      out += " offset [";
+      for (size_t i = 0; i < f.offset.size(); ++i) {
+        if (i) out += ", ";
+        out += std::to_string(f.offset[i]);
+      }
+      out += "]";
+    }
+    out += "\n";
     any = true;
   }
   for (size_t i = 0; i < kernels.size(); ++i) {

@@ -32,6 +32,15 @@ int SNodeDecl::ndim() const {
   return n;
 }
 
+std::vector<int> SNodeDecl::axes() const {
+  std::vector<int> out;
+  for (int a = 0; a < kMaxAxes; ++a)
+    if ((path_axes >> a) & 1) out.push_back(a);
+  return out;
+}
+
+int SNodeDecl::num_indices() const { return __builtin_popcount(path_axes); }
+
 int SNodeForest::add_tree() {
   TreeDecl t;
   t.id = num_trees();
@@ -166,12 +175,6 @@ int SNodeForest::add_place(int parent_id, int field, DataType dtype, const std::
                 "': its tree is already in use; place it under prog.root(), which starts a new tree");
   if (parent.type == SNodeType::place)
     throw Error("field '" + field_name + "' cannot be placed under a place node");
-  // Axes used must be 0..ndim-1 so that the field's indices are contiguous.
-  int ndim = parent.ndim();
-  if (parent.path_axes != (1u << ndim) - 1)
-    throw Error("field '" + field_name + "' would be placed under SNode '" + parent.name() +
-                "', whose path splits axis " + std::to_string(ndim - 1) +
-                " but not every axis below it; a field's axes must be 0..n-1");
   SNodeDecl s;
   s.id = num_snodes();
   s.type = SNodeType::place;

@@ -70,7 +70,13 @@ struct SNodeDecl {
   bool has_list() const;          // not root, not place
 
   std::string name() const;       // "S3dense", "S5place_x"
+  // Physical axes: index vectors inside the runtime (and list entries) hold
+  // one value per axis 0..ndim()-1; axes the path does not split hold 0.
   int ndim() const;               // highest axis split on the path to here, plus one
+  // Taichi's rule for the indices users write: one per axis the path splits,
+  // ordered by axis number. axes()[d] is the physical axis of index d.
+  std::vector<int> axes() const;
+  int num_indices() const;        // axes().size()
 };
 
 // Allocator state of one pool, in the tree header (word offsets from state_offset).

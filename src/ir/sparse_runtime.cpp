@@ -99,22 +99,6 @@ Stmt* SparseRuntime::local_cell(int node, int leaf, const std::vector<Stmt*>& id
   return cell ? cell : u32(0);
 }
 
-std::vector<Stmt*> SparseRuntime::full_indices(int node, const std::vector<Stmt*>& indices) {
-  const SNodeDecl& s = forest_.snode(node);
-  if (s.type != SNodeType::dynamic) return indices;
-  std::vector<Stmt*> out;
-  size_t next = 0;
-  for (int a = 0; a < s.ndim(); ++a) {
-    if ((s.axis_mask >> a) & 1) {
-      out.push_back(i32(0));
-    } else {
-      GROVE_ASSERT(next < indices.size(), "too few indices for a dynamic list");
-      out.push_back(indices[next++]);
-    }
-  }
-  return out;
-}
-
 // ---- allocation --------------------------------------------------------------
 
 Stmt* SparseRuntime::allocate(int pool) {
@@ -409,10 +393,9 @@ Stmt* SparseRuntime::op_is_active(int node, const std::vector<Stmt*>& indices) {
 void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
-  std::vector<Stmt*> full = full_indices(node, indices);
-  Cell parent = walk(s.parent, full, false, node);
+  Cell parent = walk(s.parent, indices, false, node);
   std::vector<Stmt*> idx;
-  for (Stmt* i : full) idx.push_back(b_.cast(U32, i));
+  for (Stmt* i : indices) idx.push_back(i->type() == U32 ? i : b_.cast(U32, i));
   while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
   Stmt* c = local_cell(node, node, idx);
   Stmt* container =
@@ -448,14 +431,12 @@ void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
   });
 }
 
-Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt* value) {
+Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, const std::vector<Stmt*>& values) {
   const SNodeDecl& s = forest_.snode(node);
-  GROVE_ASSERT(s.type == SNodeType::dynamic && s.children.size() == 1,
-               "append needs a dynamic node with one field");
-  const SNodeDecl& place = forest_.snode(s.children[0]);
+  GROVE_ASSERT(s.type == SNodeType::dynamic && s.children.size() == values.size(),
+               "append needs a dynamic node and one value per field under it");
   int t = s.tree;
-  std::vector<Stmt*> full = full_indices(node, indices);
-  Cell parent = walk(s.parent, full, true, node);
+  Cell parent = walk(s.parent, indices, true, node);
   Stmt* container =
       bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   Stmt* result = var(I32, i32(-1));
@@ -479,12 +460,14 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
               [&] {
                 Stmt* entry = bin(BinaryOp::sub, v, u32(1));
                 Stmt* in_chunk = bin(BinaryOp::mod, k, u32(static_cast<uint64_t>(s.chunk_size)));
-                Stmt* addr =
-                    bin(BinaryOp::add, entry_address(node, entry),
-                        bin(BinaryOp::add,
-                            bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))),
-                            u32(static_cast<uint64_t>(place.component_offset))));
-                b_.tree_store(t, forest_.field_dtype(place.field), addr, value);
+                Stmt* cell = bin(BinaryOp::add, entry_address(node, entry),
+                                 bin(BinaryOp::mul, in_chunk, u32(static_cast<uint64_t>(s.cell_words))));
+                for (size_t f = 0; f < values.size(); ++f) {  // the element: one value per field
+                  const SNodeDecl& place = forest_.snode(s.children[f]);
+                  b_.tree_store(t, forest_.field_dtype(place.field),
+                                bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(place.component_offset))),
+                                values[f]);
+                }
                 set(result, b_.cast(I32, k));
               },
               [&] { atomic(AtomicOp::min, t, container, k); });
@@ -499,8 +482,7 @@ Stmt* SparseRuntime::op_append(int node, const std::vector<Stmt*>& indices, Stmt
 
 Stmt* SparseRuntime::op_length(int node, const std::vector<Stmt*>& indices) {
   const SNodeDecl& s = forest_.snode(node);
-  std::vector<Stmt*> full = full_indices(node, indices);
-  Cell parent = walk(s.parent, full, false, node);
+  Cell parent = walk(s.parent, indices, false, node);
   Stmt* container =
       bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   Stmt* length =
@@ -702,6 +684,16 @@ void SparseRuntime::emit_listgen(int node) {
 void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
+  if (s.type == SNodeType::root) {
+    // Fields placed in the root's one cell (0-D fields): one iteration.
+    Stmt* loop = b_.range_for(i32(0), i32(1));
+    Block* saved = b_.block();
+    size_t pos = b_.position();
+    b_.set_insert_point_to_end(loop->body());
+    body({}, u32(static_cast<uint64_t>(forest_.tree(t).root_offset)));
+    b_.set_insert_point(saved, pos);
+    return;
+  }
   for_list_cells(node, s.ndim(), [&](Stmt* c, Stmt* container, const std::vector<Stmt*>& index) {
     std::vector<Stmt*> indices;
     for (Stmt* g : index) indices.push_back(b_.cast(I32, g));

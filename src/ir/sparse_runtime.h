@@ -14,8 +14,10 @@
 namespace grove::ir {
 
 // Emits sparse-runtime IR at a builder's insertion point. Indices are i32
-// statements in the index space of the SNode named; addresses are u32 word
-// offsets into the SNode's tree.
+// statements in the physical index space of the SNode named: one per axis
+// 0..ndim()-1 (0 for axes its path does not split; lower_access maps the
+// indices users write, one per axis the path splits, onto these). Addresses
+// are u32 word offsets into the SNode's tree.
 class SparseRuntime {
  public:
   SparseRuntime(const SNodeForest& forest, Builder& builder) : forest_(forest), b_(builder) {}
@@ -37,11 +39,13 @@ class SparseRuntime {
                      Stmt* value);
 
   // SNode operations (docs/ir.md). For a dynamic node, deactivate/append/
-  // length take the indices without the dynamic node's own axis.
+  // length name the list: the value on the dynamic node's own axis is
+  // ignored.
   void op_activate(int node, const std::vector<Stmt*>& indices);
   void op_deactivate(int node, const std::vector<Stmt*>& indices);
   Stmt* op_is_active(int node, const std::vector<Stmt*>& indices);
-  Stmt* op_append(int node, const std::vector<Stmt*>& indices, Stmt* value);
+  // One value per place under the dynamic node, in order (compute types).
+  Stmt* op_append(int node, const std::vector<Stmt*>& indices, const std::vector<Stmt*>& values);
   Stmt* op_length(int node, const std::vector<Stmt*>& indices);
 
   // Task bodies (the builder points into an empty task block).
@@ -105,7 +109,6 @@ class SparseRuntime {
   void for_list_cells(int node, int naxes,
                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   bool subtree_has_pool(int node) const;
-  std::vector<Stmt*> full_indices(int node, const std::vector<Stmt*>& indices);
 
   const SNodeForest& forest_;
   Builder& b_;

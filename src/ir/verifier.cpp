@@ -396,7 +396,8 @@ class Verifier {
             result_type(s, DataType::u1, "is_active yields u1");
             break;
           case SNodeOpKind::append:
-            value(s, s->value(), "value");
+            if (s->values().empty()) fail(s, "append needs at least one value");
+            for (const Stmt* v : s->values()) value(s, v, "value");
             result_type(s, DataType::i32, "append yields the i32 index it wrote");
             break;
           case SNodeOpKind::length:
@@ -472,9 +473,12 @@ class Verifier {
   }
 
   // break/continue: the innermost loop must be a while or a serial range_for.
+  // `continue` ends an iteration of any loop (a parallel one too, as in
+  // Taichi); `break` cannot leave a loop whose iterations run in parallel.
   void check_jump(const Stmt* s) const {
     const char* what = kind_name(s->kind());
     if (loops_.empty()) fail(s, std::string("'") + what + "' outside any loop");
+    if (s->kind() == StmtKind::Continue) return;
     const Stmt* loop = loops_.back();
     if (loop->kind() == StmtKind::StructFor)
       fail(s, std::string("'") + what + "' directly inside a struct_for, which runs in parallel");

@@ -414,7 +414,7 @@ const ir::SNodeDecl& checked_snode(const SNode& sn, const Indices& index, const 
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail(std::string(op) + " needs a dense, pointer, bitmasked or dynamic SNode, not '" + s.name() + "'");
   bool dyn_list = list_op && s.type == ir::SNodeType::dynamic;
-  int want = s.ndim() - (dyn_list ? 1 : 0);
+  int want = s.num_indices() - (dyn_list ? 1 : 0);
   if (static_cast<int>(index.size()) != want)
     fail(std::string(op) + " on SNode '" + s.name() + "' takes " + std::to_string(want) + " index(es)" +
          (dyn_list ? " (the list's, without the dynamic axis)" : "") + ", got " + std::to_string(index.size()));
@@ -445,15 +445,37 @@ Expr is_active(const SNode& sn, const Indices& index) {
   return Expr(b().snode_op(ir::SNodeOpKind::is_active, s.id, stmts(index)));
 }
 
-Expr append(const SNode& sn, const Indices& index, const Expr& value) {
+namespace {
+Expr append_values(const SNode& sn, const Indices& index, const std::vector<Expr>& values) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "append", true);
   if (s.type != ir::SNodeType::dynamic)
     fail("append on SNode '" + s.name() + "', which is " + ir::snode_type_name(s.type) +
          "; append needs a dynamic SNode");
-  if (s.children.size() != 1)
-    fail("append on SNode '" + s.name() + "' needs exactly one field placed under it, it has " +
-         std::to_string(s.children.size()));
-  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), use(value)));
+  if (s.children.empty())
+    fail("append on SNode '" + s.name() + "', which has no field placed under it; place one first");
+  if (values.size() != s.children.size()) {
+    std::string names;
+    for (int c : s.children)
+      names += (names.empty() ? "'" : ", '") + current().program->field_decl(current().program->forest.snode(c).field).name + "'";
+    fail("append on SNode '" + s.name() + "' got " + std::to_string(values.size()) + " value(s); its element has " +
+         std::to_string(s.children.size()) + " field(s) (" + names + "): give one value per field, in that order");
+  }
+  std::vector<ir::Stmt*> v;
+  for (const Expr& e : values) v.push_back(use(e));
+  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), std::move(v)));
+}
+}  // namespace
+
+Expr append(const SNode& sn, const Indices& index, const Expr& value) {
+  return append_values(sn, index, std::vector<Expr>{value});
+}
+
+Expr append(const SNode& sn, const Indices& index, std::initializer_list<Expr> values) {
+  return append_values(sn, index, std::vector<Expr>(values));
+}
+
+Expr append(const SNode& sn, const Indices& index, const Vec& values) {
+  return append_values(sn, index, values.components());
 }
 
 Expr length(const SNode& sn, const Indices& index) {
@@ -470,8 +492,8 @@ void for_each(const SNode& sn, const std::function<void(Indices)>& body, int ari
   auto& ctx = current();
   check_snode_program(sn);
   const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
-  if (arity >= 0 && arity != s.ndim())
-    fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.ndim()) +
+  if (arity >= 0 && arity != s.num_indices())
+    fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.num_indices()) +
          " axes) with a body taking " + std::to_string(arity) + " indices; take one Expr per axis, or an Indices");
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail("for_each over SNode '" + s.name() + "': loop over a dense, pointer, bitmasked or dynamic SNode");
@@ -482,7 +504,7 @@ void for_each(const SNode& sn, const std::function<void(Indices)>& body, int ari
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::StructFor, true, [&] {
       Indices I;
-      for (int a = 0; a < s.ndim(); ++a) I.push_back(Expr(b().loop_index(loop, a)));
+      for (int a = 0; a < s.num_indices(); ++a) I.push_back(Expr(b().loop_index(loop, a)));
       body(I);
     });
   });
@@ -536,21 +558,19 @@ void while_(const std::function<Expr()>& cond, const std::function<void()>& body
   });
 }
 
-static void check_jump(const char* what) {
-  auto& loops = current().loops;
-  if (loops.empty()) fail(std::string(what) + " outside a loop");
-  if (loops.back() == ir::StmtKind::StructFor)
-    fail(std::string(what) + " directly inside a parallel loop (a top-level for_range or a "
-         "for_each); use it inside a while_/loop_ or a nested for_range");
-}
-
 void break_() {
-  check_jump("break_()");
+  auto& loops = current().loops;
+  if (loops.empty()) fail("break_() outside a loop");
+  if (loops.back() == ir::StmtKind::StructFor)
+    fail("break_() directly inside a parallel loop (a top-level for_range or a for_each), whose "
+         "iterations run in parallel and cannot stop each other, as in Taichi; use continue_() to end "
+         "this iteration, or break_() inside a while_/loop_ or a nested for_range");
   b().break_stmt();
 }
 
+// Ends the current iteration of the innermost loop, a parallel one too.
 void continue_() {
-  check_jump("continue_()");
+  if (current().loops.empty()) fail("continue_() outside a loop");
   b().continue_stmt();
 }
 

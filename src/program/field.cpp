@@ -88,7 +88,8 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   require_scalar(*this, "read");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
   int tree = p->tree_of_field(ids_[0]);
-  int64_t a = p->forest.find_element(ids_[0], idx.data(), [&](int64_t w) { return p->read_word(tree, w); });
+  int64_t a = p->forest.find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
+                                     [&](int64_t w) { return p->read_word(tree, w); });
   p->check_pools();
   DataType dt = dtype();
   uint64_t bits = 0;
@@ -108,7 +109,8 @@ void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const v
   p->host_write(ids_[0], idx.data(), host_to_bits(as, value, compute_type(dtype())));
 }
 
-// Visits every element row-major: f(component number, element number, index).
+// Visits every element row-major: f(component number, element number, the
+// user's index of the element, offset included).
 template <typename F>
 static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids, F&& f) {
   for (int id : ids) p->materialize_field(id, "the host");
@@ -116,11 +118,13 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
   int64_t total = 1;
   for (int64_t e : d0.shape) total *= e;
   std::vector<int64_t> idx(ir::kMaxAxes, 0);
+  for (size_t a = 0; a < d0.shape.size(); ++a) idx[a] = d0.offset_of(static_cast<int>(a));
   for (int64_t n = 0; n < total; ++n) {
     for (size_t c = 0; c < ids.size(); ++c) f(c, n, idx.data());
     for (size_t a = d0.shape.size(); a-- > 0;) {
-      if (++idx[a] < d0.shape[a]) break;
-      idx[a] = 0;
+      const int64_t first = d0.offset_of(static_cast<int>(a));
+      if (++idx[a] < first + d0.shape[a]) break;
+      idx[a] = first;
     }
   }
 }
@@ -138,7 +142,7 @@ void Field::copy_out(DataType as, void* out) const {
   auto word = p->snapshot(tree, copy);
   p->check_pools();
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    int64_t a = p->forest.find_element(ids_[c], idx, word);
+    int64_t a = p->forest.find_element(ids_[c], p->physical_index(ids_[c], idx).data(), word);
     bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(copy, a, dt), as,
                  bytes + (static_cast<size_t>(n) * comps + c) * sz);
   });

@@ -292,7 +292,8 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
   int place = forest.place_of(field);
   if (!forest.is_sparse_path(forest.snode(place).parent)) {
     int tree = tree_of_field(field);
-    int64_t a = forest.find_element(field, index, [](int64_t) { return 0u; });  // dense: reads nothing
+    int64_t a = forest.find_element(field, physical_index(field, index).data(),
+                                    [](int64_t) { return 0u; });  // dense: reads nothing
     std::vector<uint32_t> words(2, 0u);
     ir::store_element(words, 0, d.dtype, bits);
     backend->write_words(tree, a, storage_words(d.dtype), words.data());
@@ -325,17 +326,38 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
 
 void ProgramImpl::deactivate_all(int snode) {
   const ir::SNodeDecl& s = forest.snode(snode);
-  if (!s.is_sparse())
-    throw Error("deactivate_all on SNode '" + s.name() + "': it is " + ir::snode_type_name(s.type) +
-                "; only pointer, bitmasked and dynamic SNodes can be deactivated");
+  if (s.type == ir::SNodeType::place)
+    throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its "
+                "parent, or the tree with prog.root().deactivate_all()");
+  if (!s.is_sparse()) {
+    // Root and dense nodes (Taichi's ti.root.deactivate_all()): every cell
+    // of the sparse nodes nearest below; deactivating those frees what lies
+    // below them. A tree without sparse nodes has nothing to deactivate.
+    std::vector<int> nearest;
+    auto find = [&](auto&& self, int n) -> void {
+      for (int c : forest.snode(n).children) {
+        if (forest.snode(c).is_sparse()) nearest.push_back(c);
+        else self(self, c);
+      }
+    };
+    find(find, snode);
+    materialize_tree(s.tree);
+    for (int n : nearest) deactivate_all(n);
+    return;
+  }
   if (clear_kernels.size() <= static_cast<size_t>(snode)) clear_kernels.resize(static_cast<size_t>(snode) + 1, -1);
   int& id = clear_kernels[static_cast<size_t>(snode)];
   if (id < 0) {
     SNode& handle = snode_handles[static_cast<size_t>(snode)];
-    bool dynamic = s.type == ir::SNodeType::dynamic;
-    SNode& over = dynamic ? *handle.parent() : handle;
-    add_kernel("__deactivate_all_" + s.name(), {}, [&handle, &over](Args) {
-      for_each(over, [&](Indices I) { deactivate(handle, I); });
+    const bool dynamic = s.type == ir::SNodeType::dynamic;
+    const bool under_root = forest.snode(s.parent).type == ir::SNodeType::root;
+    SNode* over = dynamic ? handle.parent() : &handle;
+    add_kernel("__deactivate_all_" + s.name(), {}, [&handle, over, dynamic, under_root](Args) {
+      if (dynamic && under_root) {
+        deactivate(handle, {});  // the root's one list
+      } else {
+        for_each(*over, [&](Indices I) { deactivate(handle, I); });
+      }
     }, true);
     id = static_cast<int>(kernels.size()) - 1;
   }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <iostream>
 #include <limits>
@@ -165,30 +166,36 @@ void ProgramImpl::ensure_scratch(int64_t words) {
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
   if (type == DataType::unknown) throw Error("a field needs a data type (f32, i32, ...)");
-  if (n < 1 || m < 1 || n > 4 || m > 4 || (n * m > 1 && n * m < 2))
-    throw Error("field '" + std::string(name) + "': vectors and matrices have 2 to 4 rows and "
-                "columns, got " + std::to_string(n) + "x" + std::to_string(m));
+  if (n < 1 || m < 1 || n * m > kMaxComponents)
+    throw Error("field '" + std::string(name) + "': a vector or matrix field has 1 to " +
+                std::to_string(kMaxComponents) + " components (scalarised, one field each), got " +
+                std::to_string(n) + "x" + std::to_string(m) + "; store larger ones in a field with one more axis");
   std::string base = name.empty() ? "field" + std::to_string(field_records.size()) : std::string(name);
   FieldRecord rec;
   rec.n = n;
   rec.m = m;
   auto taken = [&](const std::string& s) { return fields.find(s) != nullptr; };
   if (taken(base)) throw Error("a field named '" + base + "' already exists; give each field its own name");
+  // Components: "v.3" for vectors, "m.12" for matrices up to 10 x 10, and
+  // "m.12_3" beyond (row 12, column 3), so that no two names collide.
+  std::vector<std::string> names;
   if (n * m == 1) {
-    rec.ids.push_back(fields.add(base, type, {}).id);
+    names.push_back(base);
   } else {
+    const bool wide = n > 10 || m > 10;
     for (int c = 0; c < n * m; ++c) {
-      std::string cname = base + "." + (m == 1 ? std::to_string(c)
-                                               : std::to_string(c / m) + std::to_string(c % m));
-      if (taken(cname)) throw Error("a field named '" + cname + "' already exists");
-      rec.ids.push_back(fields.add(cname, type, {}).id);
+      const std::string r = std::to_string(c / m), col = std::to_string(c % m);
+      names.push_back(base + "." + (m == 1 ? std::to_string(c) : wide ? r + "_" + col : r + col));
+      if (taken(names.back())) throw Error("a field named '" + names.back() + "' already exists");
     }
   }
+  for (const std::string& cname : names) rec.ids.push_back(fields.add(cname, type, {}).id);
   field_records.push_back(rec);
   return Field(weak_from_this(), rec.ids, n, m);
 }
 
-Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape) {
+Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape,
+                                    const Shape& offset) {
   // The shape is checked before the field exists, so that a bad shape leaves
   // no field behind (its name stays free).
   const std::string shown = name.empty() ? std::string("field") : "field '" + std::string(name) + "'";
@@ -198,13 +205,18 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
     if (shape[a] < 1 || shape[a] > std::numeric_limits<int32_t>::max())
       throw Error(shown + ": extent " + std::to_string(shape[a]) + " on axis " + std::to_string(a) +
                   " must be between 1 and 2^31-1");
+  for (size_t a = 0; a < offset.size(); ++a)
+    if (offset[a] < std::numeric_limits<int32_t>::min() ||
+        offset[a] + shape[a] - 1 > std::numeric_limits<int32_t>::max())
+      throw Error(shown + ": with offset " + std::to_string(offset[a]) + ", axis " + std::to_string(a) +
+                  " would run past the i32 indices");
   Field f = make_field(type, name, n, m);
   if (shape.empty()) {
     root().place(f);
   } else {
     Axes a;
     for (size_t d = 0; d < shape.size(); ++d) a.axis[a.count++] = static_cast<uint8_t>(d);
-    root().dense(a, shape).place(f);
+    place(root().dense(a, shape).id(), f, offset);
   }
   return f;
 }
@@ -241,15 +253,34 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
   return snode_handles[static_cast<size_t>(id)];
 }
 
-void ProgramImpl::place(int parent, const Field& f) {
+void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
   check_same_program(f.program(), "field '" + f.name() + "'", "place under SNode '" + forest.snode(parent).name() + "'");
+  const ir::SNodeDecl& p = forest.snode(parent);
+  // The field's indices are the axes the path splits (Taichi's rule), so an
+  // offset gives one value per axis of `parent`; checked before placing.
+  if (!offset.empty()) {
+    const auto n = static_cast<size_t>(p.num_indices());
+    if (offset.size() != n)
+      throw Error("field '" + f.name() + "': an offset needs one value per index; SNode '" + p.name() +
+                  "' gives the field " + std::to_string(n) + " index(es), the offset has " +
+                  std::to_string(offset.size()));
+    const std::vector<int> axes = p.axes();
+    for (size_t d = 0; d < n; ++d) {
+      const int64_t last = offset[d] + p.shape[static_cast<size_t>(axes[d])] - 1;
+      if (offset[d] < std::numeric_limits<int32_t>::min() || last > std::numeric_limits<int32_t>::max())
+        throw Error("field '" + f.name() + "': with offset " + std::to_string(offset[d]) + " index " +
+                    std::to_string(d) + " would run to " + std::to_string(last) + "; indices are i32");
+    }
+  }
   for (int id : f.component_ids()) {
     const ir::FieldDecl& d = fields.get(id);
     int leaf = forest.add_place(parent, id, d.dtype, d.name);
     const ir::SNodeDecl& s = forest.snode(leaf);
-    std::vector<int64_t> shape(static_cast<size_t>(s.ndim()));
-    for (size_t a = 0; a < shape.size(); ++a) shape[a] = s.shape[a];
-    fields.get_mutable(id).shape = shape;
+    std::vector<int64_t> shape;
+    for (int a : s.axes()) shape.push_back(s.shape[static_cast<size_t>(a)]);
+    ir::FieldDecl& decl = fields.get_mutable(id);
+    decl.shape = shape;
+    decl.offset = offset;
     while (static_cast<int>(snode_handles.size()) <= leaf)
       snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
   }
@@ -334,22 +365,34 @@ std::vector<int64_t> ProgramImpl::check_index(int field, std::initializer_list<i
   auto fail = [&](const std::string& why) {
     std::string s = "field '" + d.name + "' has shape (";
     for (size_t a = 0; a < d.shape.size(); ++a) s += (a ? ", " : "") + std::to_string(d.shape[a]);
-    s += "); index (";
+    s += ")";
+    if (d.has_offset()) {
+      s += " and offset (";
+      for (size_t a = 0; a < d.offset.size(); ++a) s += (a ? ", " : "") + std::to_string(d.offset[a]);
+      s += ")";
+    }
+    s += "; index (";
     size_t n = 0;
     for (int64_t v : index) s += (n++ ? ", " : "") + std::to_string(v);
     throw Error(s + ") " + why);
   };
   if (static_cast<int>(index.size()) != d.ndim())
-    fail("has " + std::to_string(index.size()) + " indices; give exactly " +
-         std::to_string(d.ndim()));
-  std::vector<int64_t> idx(ir::kMaxAxes, 0);
-  int a = 0;
-  for (int64_t v : index) {
-    if (v < 0 || v >= d.shape[static_cast<size_t>(a)])
-      fail("is out of bounds on axis " + std::to_string(a));
-    idx[static_cast<size_t>(a++)] = v;
+    fail("has " + std::to_string(index.size()) + " indices; give exactly " + std::to_string(d.ndim()));
+  std::vector<int64_t> idx(index);
+  for (int a = 0; a < d.ndim(); ++a) {
+    const int64_t v = idx[static_cast<size_t>(a)] - d.offset_of(a);
+    if (v < 0 || v >= d.shape[static_cast<size_t>(a)]) fail("is out of bounds on axis " + std::to_string(a));
   }
   return idx;
+}
+
+std::array<int64_t, ir::kMaxAxes> ProgramImpl::physical_index(int field, const int64_t* index) const {
+  const ir::FieldDecl& d = fields.get(field);
+  const std::vector<int> axes = forest.snode(forest.place_of(field)).axes();
+  std::array<int64_t, ir::kMaxAxes> out{};
+  for (size_t a = 0; a < axes.size(); ++a)
+    out[static_cast<size_t>(axes[a])] = index[a] - d.offset_of(static_cast<int>(a));
+  return out;
 }
 
 uint32_t ProgramImpl::read_word(int tree, int64_t address) {
@@ -403,6 +446,11 @@ SNode& SNode::place(std::initializer_list<Field> fs) {
   return *this;
 }
 
+SNode& SNode::place(std::initializer_list<Field> fs, const std::vector<int64_t>& offset) {
+  for (const Field& f : fs) program_->place(id_, f, offset);
+  return *this;
+}
+
 SNode& SNode::capacity(int64_t cells) {
   program_->forest.set_capacity(id_, cells);
   return *this;
@@ -413,7 +461,7 @@ void SNode::deactivate_all() {
   program_->deactivate_all(id_);
 }
 
-int SNode::ndim() const { return program_->forest.snode(id_).ndim(); }
+int SNode::ndim() const { return program_->forest.snode(id_).num_indices(); }
 
 SNodeKind SNode::kind() const {
   switch (program_->forest.snode(id_).type) {
@@ -436,8 +484,8 @@ SNode* SNode::parent() const {
 
 Shape SNode::shape() const {
   const ir::SNodeDecl& s = program_->forest.snode(id_);
-  Shape out(static_cast<size_t>(s.ndim()));
-  for (size_t a = 0; a < out.size(); ++a) out[a] = s.shape[a];
+  Shape out;
+  for (int a : s.axes()) out.push_back(s.shape[static_cast<size_t>(a)]);
   return out;
 }
 
@@ -454,22 +502,34 @@ Field Program::field(DataType type, std::string_view name, Shape shape) {
   return impl_->make_dense_field(type, name, 1, 1, shape);
 }
 
+Field Program::field(DataType type, std::string_view name, Shape shape, Shape offset) {
+  if (offset.size() != shape.size())
+    throw Error("field '" + std::string(name) + "': the offset has " + std::to_string(offset.size()) +
+                " value(s) but the shape " + std::to_string(shape.size()) + "; give one per axis");
+  return impl_->make_dense_field(type, name, 1, 1, shape, offset);
+}
+
 Field Program::vector_field(int n, DataType type, std::string_view name) {
-  if (n < 2) throw Error("vector_field '" + std::string(name) + "': a vector has 2 to 4 components");
   return impl_->make_field(type, name, n, 1);
 }
 
 Field Program::vector_field(int n, DataType type, std::string_view name, Shape shape) {
-  if (n < 2) throw Error("vector_field '" + std::string(name) + "': a vector has 2 to 4 components");
   return impl_->make_dense_field(type, name, n, 1, shape);
 }
 
 Field Program::matrix_field(int n, int m, DataType type, std::string_view name, Shape shape) {
-  if (n < 2 || m < 2) throw Error("matrix_field '" + std::string(name) + "': a matrix has 2 to 4 rows and columns");
   return impl_->make_dense_field(type, name, n, m, shape);
 }
 
 SNode& Program::root() { return impl_->root(); }
+
+void Program::deactivate_all() {
+  impl_->host_access("Program::deactivate_all", impl_->label());
+  for (int t = 0; t < impl_->forest.num_trees(); ++t) {
+    const int root = impl_->forest.tree(t).root;
+    if (root >= 0 && impl_->forest.tree(t).laid_out) impl_->deactivate_all(root);
+  }
+}
 
 void Program::sync() {
   impl_->host_access("Program::sync", impl_->label());

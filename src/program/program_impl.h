@@ -2,6 +2,7 @@
 // SNode trees, kernels, the backend, and the DSL's recording context.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -74,6 +75,9 @@ struct KernelContext {
 // on every backend), and values kept in it live for one launch only.
 inline constexpr int64_t kInitialScratchWords = 256;
 
+// Most components of a vector or matrix field (each is a scalar field).
+inline constexpr int kMaxComponents = 64;
+
 // Bytes of physical memory on the host (the bound for host copies).
 uint64_t host_memory_bytes();
 
@@ -107,10 +111,11 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   Field make_field(DataType type, std::string_view name, int n, int m);
   // A field of `shape` on its own root-level dense node (Program::field with
   // a shape); {} places it in the root's cell.
-  Field make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape);
+  Field make_dense_field(DataType type, std::string_view name, int n, int m, const Shape& shape,
+                         const Shape& offset = {});
   SNode& root();
   SNode& add_child(int parent, SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk);
-  void place(int parent, const Field& f);
+  void place(int parent, const Field& f, const Shape& offset = {});
   const ir::FieldDecl& field_decl(int id) const { return fields.get(id); }
   // Freezes the tree holding `field` (and allocates its buffer); raises if
   // the field is not placed, naming it and `user` (a kernel or "the host").
@@ -134,7 +139,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Raises the pool errors the last launch left in the tree headers.
   void check_pools();
 
-  // Host writes of one element (activating for sparse paths).
+  // Host writes of one element at the user's `index` (activating for sparse paths).
   void host_write(int field, const int64_t* index, uint64_t bits);
   void deactivate_all(int snode);
 
@@ -146,9 +151,13 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // belongs to `owner`, another Program than this one; `user` says who uses it.
   void check_same_program(const ProgramImpl* owner, std::string_view handle, std::string_view user) const;
 
-  // Host access: checks an index against the field's shape (raising a
-  // grove::Error that names the field) and returns it padded to 8 axes.
+  // Host access: checks an index (one value per index of the field, its
+  // offset included) against the field's shape, raising a grove::Error that
+  // names the field, and returns it.
   std::vector<int64_t> check_index(int field, std::initializer_list<int64_t> index);
+  // The physical index (one value per axis, ir::SNodeDecl::ndim()) of the
+  // element at `index` (the user's indices, offset included).
+  std::array<int64_t, ir::kMaxAxes> physical_index(int field, const int64_t* index) const;
   // Reads one word of a tree (through the backend; waits for queued work).
   uint32_t read_word(int tree, int64_t address);
   // A reader for a tree, backed by a host copy of the whole buffer (for

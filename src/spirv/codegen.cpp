@@ -402,8 +402,19 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
     a.var = m_.local_variable(type_of(a.type));
     m_.store(a.var, constant(a.type, 0));
   }
+  // A `continue` of the parallel loop needs the loop's continue target, so
+  // such a body keeps the loop form.
+  bool continues = false;
+  auto find_continue = [&](auto&& self, const ir::Block* b) -> void {
+    for (const auto& st : b->stmts()) {
+      if (st->kind() == StmtKind::Continue) continues = true;
+      if (st->kind() == StmtKind::While || st->kind() == StmtKind::RangeFor) continue;  // its own continues
+      for (const auto& inner : st->blocks()) self(self, inner.get());
+    }
+  };
+  find_continue(find_continue, s->body());
   if (static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
-      reductions_.empty()) {
+      reductions_.empty() && !continues) {
     const Id k = global_invocation_x();
     const Id body = m_.new_label(), merge = m_.new_label();
     const Id in_range = m_.compare(Op::OpULessThan, k, count);

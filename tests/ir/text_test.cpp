@@ -724,7 +724,8 @@ TEST(TextTest, SparseStatementsKeepTheirAttributes) {
   const Stmt* append = front->at(6);
   EXPECT_EQ(append->snode_op(), SNodeOpKind::append);
   EXPECT_EQ(append->indices().size(), 1u);
-  EXPECT_EQ(append->value(), front->at(2));
+  ASSERT_EQ(append->values().size(), 1u);
+  EXPECT_EQ(append->values()[0], front->at(2));
   EXPECT_EQ(front->at(5)->snode(), 12);
   EXPECT_EQ(front->at(5)->type(), DataType::unknown);
   const Stmt* check = front->at(8);

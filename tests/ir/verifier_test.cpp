@@ -141,21 +141,37 @@ TEST(VerifierTest, RejectsUseOfAValueFromASiblingBlock) {
                   "after", "does not enclose this use", "%3 = binary add i32 %2 %2");
 }
 
-TEST(VerifierTest, RejectsBreakAndContinueOutsideSerialLoops) {
+TEST(VerifierTest, RejectsBreakOutsideSerialLoopsAndContinueOutsideLoops) {
   expect_rejected(verify_text("kernel @top() stage frontend {\n  break\n}\n"), "top",
                   "'break' outside any loop", "break");
+  expect_rejected(verify_text("kernel @top2() stage frontend {\n  continue\n}\n"), "top2",
+                  "'continue' outside any loop", "continue");
   expect_rejected(verify_text(R"(kernel @par() stage frontend {
   %0 = const i32 0
   %1 = range_for %0 %0 {
     %2 = const u1 1
     if %2 {
-      continue
+      break
     } else {
     }
   }
 }
 )"),
-                  "par", "'continue' directly inside a top-level range_for", "continue");
+                  "par", "'break' directly inside a top-level range_for", "break");
+  // continue ends one iteration of a parallel loop, as in Taichi.
+  EXPECT_EQ(verify_text(R"(field @x : i32[4]
+
+kernel @cont() stage frontend {
+  %0 = const i32 0
+  %1 = range_for %0 %0 {
+    continue
+  }
+  %2 = struct_for @x {
+    continue
+  }
+}
+)"),
+            "(valid)");
   expect_rejected(verify_text(R"(field @x : i32[4]
 
 kernel @sf() stage frontend {

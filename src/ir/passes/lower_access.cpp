@@ -54,20 +54,31 @@ class Lowerer {
     if (keeps_cells)
       walk(loop->body(), [&](Stmt* s) {
         if ((s->kind() == StmtKind::FieldLoad || s->kind() == StmtKind::FieldStore ||
-             s->kind() == StmtKind::FieldAtomic) && is_own_cell_access(forest_, s, loop))
+             s->kind() == StmtKind::FieldAtomic) && is_own_cell_access(forest_, kernel_.fields(), s, loop))
           own.push_back(s);
       });
     Builder b(block, pos);
     SparseRuntime rt(forest_, b);
-    rt.emit_struct_for(node_of_struct_for(loop), [&](const std::vector<Stmt*>& indices, Stmt* cell) {
+    const int node = node_of_struct_for(loop);
+    const std::vector<int> axes = forest_.snode(node).axes();
+    const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
+    rt.emit_struct_for(node, [&](const std::vector<Stmt*>& indices, Stmt* cell) {
       for (Stmt* s : own) own_cell_[s] = cell;
-      // Move the old body here; its loop indices become the cell's indices.
+      // Move the old body here; its loop indices (one per axis the node's
+      // path splits, plus the field's offset) become the cell's indices.
       Block* old = loop->body();
       while (!old->empty()) {
         std::unique_ptr<Stmt> s = old->take(0);
         if (s->kind() == StmtKind::LoopIndex && s->loop() == loop) {
-          replace_all_uses(kernel_.body(), s.get(), indices.at(static_cast<size_t>(s->index())));
-          replace_all_uses(old, s.get(), indices.at(static_cast<size_t>(s->index())));
+          const int d = s->index();
+          Stmt* index = indices.at(static_cast<size_t>(axes.at(static_cast<size_t>(d))));
+          if (over != nullptr && over->offset_of(d) != 0) {
+            Builder at(b.block(), b.position());
+            index = at.binary(BinaryOp::add, index, at.const_int(DataType::i32, over->offset_of(d)));
+            b.set_insert_point(b.block(), at.position());
+          }
+          replace_all_uses(kernel_.body(), s.get(), index);
+          replace_all_uses(old, s.get(), index);
           continue;
         }
         b.block()->insert(b.position(), std::move(s));
@@ -78,21 +89,51 @@ class Lowerer {
 
   void check_bounds(Builder& b, const FieldDecl& f, std::span<Stmt* const> indices) {
     if (!options_.debug) return;
-    std::string shape, fmt;
+    std::string shape, offset, fmt;
     for (size_t a = 0; a < f.shape.size(); ++a) {
       shape += (a ? ", " : "") + std::to_string(f.shape[a]);
+      offset += (a ? ", " : "") + std::to_string(f.offset_of(static_cast<int>(a)));
       fmt += a ? ", {}" : "{}";
     }
+    const std::string described =
+        "field '" + f.name + "' has shape (" + shape + ")" + (f.has_offset() ? " and offset (" + offset + ")" : "");
     std::vector<Stmt*> values(indices.begin(), indices.end());
     for (size_t a = 0; a < indices.size(); ++a) {
       Stmt* i = indices[a];
-      Stmt* ok = b.binary(BinaryOp::logic_and, b.binary(BinaryOp::cmp_ge, i, b.const_int(DataType::i32, 0)),
-                          b.binary(BinaryOp::cmp_lt, i, b.const_int(DataType::i32, f.shape[a])));
-      b.assert_stmt(ok, "field '" + f.name + "' has shape (" + shape + "); index (" + fmt +
-                            ") is out of bounds on axis " + std::to_string(a) + " (debug mode)",
+      const int64_t first = f.offset_of(static_cast<int>(a));
+      Stmt* ok = b.binary(BinaryOp::logic_and, b.binary(BinaryOp::cmp_ge, i, b.const_int(DataType::i32, first)),
+                          b.binary(BinaryOp::cmp_lt, i, b.const_int(DataType::i32, first + f.shape[a])));
+      b.assert_stmt(ok, described + "; index (" + fmt + ") is out of bounds on axis " + std::to_string(a) +
+                            " (debug mode)",
                     values);
     }
   }
+
+  // The runtime's indices (one per physical axis of `node`, 0 where its
+  // path splits none) for the indices a user wrote: one per axis the path
+  // splits, in axis order (Taichi's rule), less the field's offset. A list
+  // operation on a dynamic node names a list: its own axis takes 0.
+  std::vector<Stmt*> physical(Builder& b, int node, std::span<Stmt* const> logical, const FieldDecl* field,
+                              bool list) {
+    const SNodeDecl& s = forest_.snode(node);
+    std::vector<Stmt*> out(static_cast<size_t>(s.ndim()), nullptr);
+    size_t next = 0;
+    for (int axis : s.axes()) {
+      if (list && s.type == SNodeType::dynamic && ((s.axis_mask >> axis) & 1)) continue;
+      GROVE_ASSERT(next < logical.size(), "fewer indices than the SNode has axes");
+      Stmt* v = logical[next];
+      if (field != nullptr && field->offset_of(static_cast<int>(next)) != 0)
+        v = b.binary(BinaryOp::sub, v, b.const_int(DataType::i32, field->offset_of(static_cast<int>(next))));
+      out[static_cast<size_t>(axis)] = v;
+      ++next;
+    }
+    GROVE_ASSERT(next == logical.size(), "more indices than the SNode has axes");
+    for (Stmt*& v : out)
+      if (v == nullptr) v = b.const_int(DataType::i32, 0);
+    return out;
+  }
+
+  int parent_of_place(int field) const { return forest_.snode(forest_.place_of(field)).parent; }
 
   // Lowers one statement in place; returns the position after its replacement.
   size_t lower(Block* block, size_t pos) {
@@ -101,7 +142,9 @@ class Lowerer {
     Builder b(block, pos);
     SparseRuntime rt(forest_, b);
     Stmt* replacement = nullptr;
-    auto idx = [&](std::span<Stmt* const> in) { return std::vector<Stmt*>(in.begin(), in.end()); };
+    auto field_indices = [&](const FieldDecl& f) {
+      return physical(b, parent_of_place(f.id), s->indices(), &f, false);
+    };
     switch (s->kind()) {
       case StmtKind::FieldLoad: {
         const FieldDecl& f = kernel_.fields().get(s->field());
@@ -109,7 +152,7 @@ class Lowerer {
         if (Stmt* cell = own_cell(s)) {
           replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
         } else {
-          replacement = rt.load_field(f.id, f.dtype, idx(s->indices()));
+          replacement = rt.load_field(f.id, f.dtype, field_indices(f));
         }
         break;
       }
@@ -119,7 +162,7 @@ class Lowerer {
         if (Stmt* cell = own_cell(s)) {
           b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
         } else {
-          rt.store_field(f.id, f.dtype, idx(s->indices()), s->value());
+          rt.store_field(f.id, f.dtype, field_indices(f), s->value());
         }
         break;
       }
@@ -129,23 +172,33 @@ class Lowerer {
           fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
                "' is not supported; use an f32 field");
         check_bounds(b, f, s->indices());
-        replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, idx(s->indices()), s->value());
+        replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, field_indices(f), s->value());
         break;
       }
       case StmtKind::SNodeOp: {
         int node = s->snode();
-        std::vector<Stmt*> in = idx(s->indices());
+        const bool list = s->snode_op() == SNodeOpKind::deactivate || s->snode_op() == SNodeOpKind::append ||
+                          s->snode_op() == SNodeOpKind::length;
+        std::vector<Stmt*> in = physical(b, node, s->indices(), nullptr, list);
         switch (s->snode_op()) {
           case SNodeOpKind::activate: rt.op_activate(node, in); break;
           case SNodeOpKind::deactivate: rt.op_deactivate(node, in); break;
           case SNodeOpKind::is_active: replacement = rt.op_is_active(node, in); break;
           case SNodeOpKind::length: replacement = rt.op_length(node, in); break;
           case SNodeOpKind::append: {
+            // One value per field placed under the list, in placement order,
+            // each converted to its field's type.
             const SNodeDecl& dyn = forest_.snode(node);
-            DataType ct = compute_type(forest_.field_dtype(forest_.snode(dyn.children.at(0)).field));
-            Stmt* v = s->value();
-            if (v->type() != ct) v = b.cast(ct, v);
-            replacement = rt.op_append(node, in, v);
+            if (s->values().size() != dyn.children.size())
+              fail("append on SNode '" + dyn.name() + "' gives " + std::to_string(s->values().size()) +
+                   " value(s), but " + std::to_string(dyn.children.size()) + " field(s) are placed under it");
+            std::vector<Stmt*> values;
+            for (size_t c = 0; c < dyn.children.size(); ++c) {
+              DataType ct = compute_type(forest_.field_dtype(forest_.snode(dyn.children[c]).field));
+              Stmt* v = s->values()[c];
+              values.push_back(v->type() == ct ? v : b.cast(ct, v));
+            }
+            replacement = rt.op_append(node, in, values);
             break;
           }
         }

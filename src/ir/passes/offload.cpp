@@ -15,9 +15,16 @@
 
 namespace grove::ir {
 
-bool is_own_cell_access(const SNodeForest& f, const Stmt* access, const Stmt* struct_for) {
+bool is_own_cell_access(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
   int node = struct_for->field() >= 0 ? f.snode(f.place_of(struct_for->field())).parent : struct_for->snode();
   if (f.snode(f.place_of(access->field())).parent != node) return false;
+  // The loop's indices carry the offset of the field it loops over (none
+  // for an SNode): the access must take the same one.
+  const FieldDecl& accessed = fields.get(access->field());
+  for (int d = 0; d < accessed.ndim(); ++d) {
+    const int64_t loop_offset = struct_for->field() >= 0 ? fields.get(struct_for->field()).offset_of(d) : 0;
+    if (accessed.offset_of(d) != loop_offset) return false;
+  }
   // A dynamic element below the length may lie in a chunk never allocated
   // (written past it): writing it allocates, so it is not a plain access.
   if (f.snode(node).type == SNodeType::dynamic) return false;
@@ -50,7 +57,7 @@ std::set<int> deactivated_snodes(Block* block) {
 // The SNodes whose activity `block` may change. A write to the very cell a
 // struct-for visits (its loop indices, a field of the SNode it loops over)
 // changes nothing: that cell is active, unless the loop deactivates cells.
-void collect_modifies(const SNodeForest& f, Block* block, std::set<int>& out) {
+void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* block, std::set<int>& out) {
   const Stmt* own_loop = nullptr;
   if (block->size() > 0) {
     Stmt* last = block->at(block->size() - 1);
@@ -60,7 +67,7 @@ void collect_modifies(const SNodeForest& f, Block* block, std::set<int>& out) {
     switch (s->kind()) {
       case StmtKind::FieldStore:
       case StmtKind::FieldAtomic:
-        if (own_loop && is_own_cell_access(f, s, own_loop)) break;
+        if (own_loop && is_own_cell_access(f, fields, s, own_loop)) break;
         add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
         break;
       case StmtKind::SNodeOp:
@@ -153,7 +160,7 @@ class Offloader {
       std::set<int> m;
       if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
           t->task_kind() == TaskKind::struct_for) {
-        collect_modifies(forest_, t->body(), m);
+        collect_modifies(forest_, kernel_.fields(), t->body(), m);
         for (int s : deactivated_snodes(t->body())) collected_trees.insert(forest_.snode(s).tree);
       }
       result_.tasks[n].modifies.assign(m.begin(), m.end());

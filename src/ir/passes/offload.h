@@ -39,8 +39,9 @@ OffloadResult offload(Kernel& kernel, const OffloadOptions& options);
 
 // Whether a field access inside `struct_for` touches exactly the cell the loop
 // visits (a field placed in the loop's SNode, indexed by the loop's indices in
-// order; not for dynamic SNodes): such a cell is active, so the access neither
+// order, with the same offset; not for dynamic SNodes): such a cell is active, so the access neither
 // activates nor needs a lookup (lower_access uses the address the loop has).
-bool is_own_cell_access(const SNodeForest& forest, const Stmt* access, const Stmt* struct_for);
+bool is_own_cell_access(const SNodeForest& forest, const FieldTable& fields, const Stmt* access,
+                        const Stmt* struct_for);
 
 }  // namespace grove::ir

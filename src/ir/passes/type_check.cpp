@@ -175,7 +175,7 @@ class TypeChecker {
         s->set_type(DataType::u1);
         return;
       case SNodeOpKind::append:
-        value_operand(s, s->operands().size() - 1);
+        for (size_t v = n; v < s->operands().size(); ++v) value_operand(s, v);
         s->set_type(DataType::i32);
         return;
       case SNodeOpKind::length:
