@@ -880,3 +880,33 @@ kernel @types(a: f16) stage frontend {
 
 }  // namespace
 }  // namespace grove::ir
+
+namespace grove::ir {
+namespace {
+
+TEST(TextTest, FieldOffsetsAndStructAppendsRoundTrip) {
+  const std::string text = R"(field @x : f32[64, 64] offset [-32, 5]
+field @y : i32[4]
+
+kernel @k(v: i32) stage frontend {
+  %0 = const i32 -32
+  %1 = field_load f32 @x[%0, %0]
+  %2 = arg i32 0
+  %3 = snode_op append i32 $S2[%2] %2 %1
+  %4 = field_load i32 @y[%2]
+}
+)";
+  EXPECT_EQ(reprint(text), text);
+  ParsedModule m = parse_module(text, "offsets.ir");
+  const FieldDecl* x = m.fields->find("x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->offset, (std::vector<int64_t>{-32, 5}));
+  EXPECT_FALSE(m.fields->find("y")->has_offset());
+  const Stmt* append = m.kernels[0]->body()->at(3);
+  EXPECT_EQ(append->indices().size(), 1u);
+  EXPECT_EQ(append->values().size(), 2u);
+  EXPECT_TRUE(contains(parse_error("field @z : f32[4] offset [1, 2]\n"), "']'"));
+}
+
+}  // namespace
+}  // namespace grove::ir
