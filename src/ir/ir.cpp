@@ -26,10 +26,11 @@ struct KindInfo {
   const char* mnemonic;
   int operands;
   int blocks;
+  StmtCategory category;
 };
 
 constexpr KindInfo kKinds[] = {
-#define GROVE_STMT(Kind, mnemonic, operands, blocks) {mnemonic, operands, blocks},
+#define GROVE_STMT(Kind, mnemonic, operands, blocks, category) {mnemonic, operands, blocks, StmtCategory::category},
 #include "ir/statements.def"
 };
 
@@ -57,6 +58,7 @@ bool parse_name(std::string_view name, const char* const (&names)[N], Op* out) {
 const char* kind_name(StmtKind k) { return kKinds[static_cast<size_t>(k)].mnemonic; }
 int kind_operand_count(StmtKind k) { return kKinds[static_cast<size_t>(k)].operands; }
 int kind_block_count(StmtKind k) { return kKinds[static_cast<size_t>(k)].blocks; }
+StmtCategory kind_category(StmtKind k) { return kKinds[static_cast<size_t>(k)].category; }
 const char* op_name(UnaryOp op) { return kUnaryNames[static_cast<size_t>(op)]; }
 const char* op_name(BinaryOp op) { return kBinaryNames[static_cast<size_t>(op)]; }
 const char* op_name(AtomicOp op) { return kAtomicNames[static_cast<size_t>(op)]; }

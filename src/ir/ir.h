@@ -15,7 +15,7 @@
 namespace grove::ir {
 
 enum class StmtKind : uint8_t {
-#define GROVE_STMT(Kind, mnemonic, operands, blocks) Kind,
+#define GROVE_STMT(Kind, mnemonic, operands, blocks, category) Kind,
 #include "ir/statements.def"
 };
 
@@ -45,7 +45,24 @@ enum class SNodeOpKind : uint8_t { GROVE_SNODE_OPS(GROVE_ENUMERATOR) };
 enum class TaskKind : uint8_t { GROVE_TASK_KINDS(GROVE_ENUMERATOR) };
 #undef GROVE_ENUMERATOR
 
+// The families of statements.def's last column.
+enum class StmtCategory : uint8_t {
+  value,    // const, arg, unary, cast, binary, select: pure, recomputable anywhere
+  local,    // alloca, local_load, local_store: a kernel's variables
+  field,    // field_load, field_store, field_atomic (frontend to offloaded)
+  control,  // loops, loop indices, if, while, break, continue
+  effect,   // print, assert
+  snode,    // snode_op (frontend to offloaded)
+  tree,     // tree_load, tree_store, tree_atomic, tree_cas: the words of a tree buffer
+  task,     // task (offloaded and lowered)
+};
+
 const char* kind_name(StmtKind k);  // the mnemonic of statements.def
+StmtCategory kind_category(StmtKind k);
+inline bool is_value(StmtKind k) { return kind_category(k) == StmtCategory::value; }
+inline bool is_local_access(StmtKind k) { return kind_category(k) == StmtCategory::local && k != StmtKind::Alloca; }
+inline bool is_field_access(StmtKind k) { return kind_category(k) == StmtCategory::field; }
+inline bool is_tree_access(StmtKind k) { return kind_category(k) == StmtCategory::tree; }
 int kind_operand_count(StmtKind k);  // -1: variable
 int kind_block_count(StmtKind k);
 const char* op_name(UnaryOp op);

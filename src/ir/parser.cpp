@@ -255,7 +255,7 @@ bool numbered_kind(StmtKind k) {
 
 bool parse_kind(std::string_view word, StmtKind* out) {
   static constexpr StmtKind kAll[] = {
-#define GROVE_STMT(Kind, mnemonic, operands, blocks) StmtKind::Kind,
+#define GROVE_STMT(Kind, mnemonic, operands, blocks, category) StmtKind::Kind,
 #include "ir/statements.def"
   };
   for (StmtKind k : kAll) {

@@ -396,13 +396,7 @@ class Printer {
 };
 
 int field_of(const Stmt* s) {
-  switch (s->kind()) {
-    case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:
-    case StmtKind::StructFor:
-      return s->field();
-    default:
-      return -1;
-  }
+  return is_field_access(s->kind()) || s->kind() == StmtKind::StructFor ? s->field() : -1;
 }
 
 }  // namespace

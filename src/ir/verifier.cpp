@@ -184,23 +184,24 @@ class Verifier {
       fail(s, std::string("a '") + kind_name(s->kind()) + "' at stage " + stage_name(st) +
                   " (allowed only at stages " + allowed + ")");
     };
-    switch (s->kind()) {
-      case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:
-      case StmtKind::SNodeOp:
+    switch (kind_category(s->kind())) {
+      case StmtCategory::field:
+      case StmtCategory::snode:
         if (!before_lowering(st)) misplaced("frontend, typed and offloaded");
         break;
-      case StmtKind::StructFor: {
-        if (before_offload(st)) break;
-        const Stmt* task = parallel_task_of_loop(s);
-        if (st != Stage::offloaded || !task || task->task_kind() != TaskKind::struct_for)
+      case StmtCategory::control:
+        if (s->kind() != StmtKind::StructFor || before_offload(st)) break;
+        if (const Stmt* task = parallel_task_of_loop(s);
+            st != Stage::offloaded || !task || task->task_kind() != TaskKind::struct_for)
           misplaced("frontend and typed, and at offloaded as the loop of a struct_for task");
         break;
-      }
-      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic:
-      case StmtKind::TreeCas: case StmtKind::Task:
+      case StmtCategory::tree:
+      case StmtCategory::task:
         if (before_offload(st)) misplaced("offloaded and lowered");
         break;
-      default:
+      case StmtCategory::value:
+      case StmtCategory::local:
+      case StmtCategory::effect:
         break;
     }
     bool top = b == kernel_.body();

@@ -65,13 +65,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
 
   std::set<int> used;
   ir::walk(task->body(), [&](ir::Stmt* s) {
-    switch (s->kind()) {
-      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic: case StmtKind::TreeCas:
-        used.insert(s->tree());
-        break;
-      default:
-        break;
-    }
+    if (ir::is_tree_access(s->kind())) used.insert(s->tree());
   });
   uint32_t binding = 1;
   for (int t : used) {
@@ -473,18 +467,11 @@ void TaskEmitter::find_reductions(const ir::Stmt* loop) {
   std::map<std::pair<int, uint64_t>, int> others;
   std::vector<const ir::Stmt*> candidates;
   ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
-    switch (s->kind()) {
-      case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic: case StmtKind::TreeCas: {
-        if (!s->address()->is_const()) return;
-        if (is_sum_into_one_cell(s)) {
-          candidates.push_back(s);
-        } else {
-          ++others[{s->tree(), s->address()->bits()}];
-        }
-        return;
-      }
-      default:
-        return;
+    if (!ir::is_tree_access(s->kind()) || !s->address()->is_const()) return;
+    if (is_sum_into_one_cell(s)) {
+      candidates.push_back(s);
+    } else {
+      ++others[{s->tree(), s->address()->bits()}];
     }
   });
   for (const ir::Stmt* s : candidates) {

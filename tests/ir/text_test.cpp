@@ -12,6 +12,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "ir/visitor.h"
 
 namespace grove::ir {
 namespace {
@@ -305,7 +306,7 @@ TEST(TextTest, RoundTripsEveryStatementKind) {
     EXPECT_NO_THROW(verify(*k, "parse")) << k->name();
   }
   constexpr StmtKind kAll[] = {
-#define GROVE_STMT(Kind, mnemonic, operands, blocks) StmtKind::Kind,
+#define GROVE_STMT(Kind, mnemonic, operands, blocks, category) StmtKind::Kind,
 #include "ir/statements.def"
   };
   for (StmtKind k : kAll) EXPECT_TRUE(seen.count(k)) << "the module lacks '" << kind_name(k) << "'";
@@ -316,6 +317,31 @@ TEST(TextTest, RoundTripsEveryStatementKind) {
   EXPECT_EQ(m.fields->get(2).dtype, f16);
   EXPECT_EQ(m.fields->get(0).shape, (std::vector<int64_t>{16, 16}));
   EXPECT_NO_THROW(verify(*m.kernels[0], "parse"));
+}
+
+// A visitor generated from statements.def sends every kind to its own
+// handler (a kind without one would not compile).
+struct KindNamer : ConstStmtVisitor<KindNamer, std::string> {
+#define GROVE_STMT(Kind, mnemonic, operands, blocks, category) \
+  std::string visit_##Kind(const Stmt*) { return mnemonic; }
+#include "ir/statements.def"
+};
+
+TEST(TextTest, TheVisitorReachesEveryKind) {
+  std::set<StmtKind> seen;
+  for (std::string_view text : {kEveryKind, kSparseKinds}) {
+    ParsedModule m = parse_module(text, "every.ir");
+    for (const auto& k : m.kernels)
+      walk(k->body(), [&](Stmt* s) {
+        EXPECT_EQ(KindNamer().visit(s), kind_name(s->kind()));
+        seen.insert(s->kind());
+      });
+  }
+  EXPECT_EQ(seen.size(), static_cast<size_t>(StmtKind::Task) + 1);
+  EXPECT_TRUE(is_tree_access(StmtKind::TreeCas));
+  EXPECT_TRUE(is_field_access(StmtKind::FieldAtomic));
+  EXPECT_TRUE(is_value(StmtKind::Select));
+  EXPECT_FALSE(is_value(StmtKind::LoopIndex));
 }
 
 TEST(TextTest, NestedBlocksIndentTwoSpacesPerLevel) {

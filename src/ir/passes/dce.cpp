@@ -63,15 +63,12 @@ class Dce {
     });
   }
 
+  // A store to a variable nobody reads, an `if` with nothing in it, or a
+  // statement without effects whose value nobody uses.
   bool removable(const Stmt* s) {
-    switch (s->kind()) {
-      case StmtKind::LocalStore:
-        return loads_[s->ptr()] == 0;
-      case StmtKind::If:
-        return s->then_block()->empty() && s->else_block()->empty();
-      default:
-        return !s->has_side_effects() && uses_[s] == 0;
-    }
+    if (s->kind() == StmtKind::LocalStore) return loads_[s->ptr()] == 0;
+    if (s->kind() == StmtKind::If) return s->then_block()->empty() && s->else_block()->empty();
+    return !s->has_side_effects() && uses_[s] == 0;
   }
 
   bool sweep(Block* block) {

@@ -145,67 +145,58 @@ class Lowerer {
     auto field_indices = [&](const FieldDecl& f) {
       return physical(b, parent_of_place(f.id), s->indices(), &f, false);
     };
-    switch (s->kind()) {
-      case StmtKind::FieldLoad: {
-        const FieldDecl& f = kernel_.fields().get(s->field());
-        check_bounds(b, f, s->indices());
-        if (Stmt* cell = own_cell(s)) {
-          replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
-        } else {
-          replacement = rt.load_field(f.id, f.dtype, field_indices(f));
-        }
-        break;
+    GROVE_ASSERT(is_field_access(s->kind()) || s->kind() == StmtKind::SNodeOp,
+               "lower() of a statement that needs no lowering");
+    if (s->kind() == StmtKind::FieldLoad) {
+      const FieldDecl& f = kernel_.fields().get(s->field());
+      check_bounds(b, f, s->indices());
+      if (Stmt* cell = own_cell(s)) {
+        replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
+      } else {
+        replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }
-      case StmtKind::FieldStore: {
-        const FieldDecl& f = kernel_.fields().get(s->field());
-        check_bounds(b, f, s->indices());
-        if (Stmt* cell = own_cell(s)) {
-          b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
-        } else {
-          rt.store_field(f.id, f.dtype, field_indices(f), s->value());
-        }
-        break;
+    } else if (s->kind() == StmtKind::FieldStore) {
+      const FieldDecl& f = kernel_.fields().get(s->field());
+      check_bounds(b, f, s->indices());
+      if (Stmt* cell = own_cell(s)) {
+        b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
+      } else {
+        rt.store_field(f.id, f.dtype, field_indices(f), s->value());
       }
-      case StmtKind::FieldAtomic: {
-        const FieldDecl& f = kernel_.fields().get(s->field());
-        if (f.dtype == DataType::f16)
-          fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
-               "' is not supported; use an f32 field");
-        check_bounds(b, f, s->indices());
-        replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, field_indices(f), s->value());
-        break;
-      }
-      case StmtKind::SNodeOp: {
-        int node = s->snode();
-        const bool list = s->snode_op() == SNodeOpKind::deactivate || s->snode_op() == SNodeOpKind::append ||
-                          s->snode_op() == SNodeOpKind::length;
-        std::vector<Stmt*> in = physical(b, node, s->indices(), nullptr, list);
-        switch (s->snode_op()) {
-          case SNodeOpKind::activate: rt.op_activate(node, in); break;
-          case SNodeOpKind::deactivate: rt.op_deactivate(node, in); break;
-          case SNodeOpKind::is_active: replacement = rt.op_is_active(node, in); break;
-          case SNodeOpKind::length: replacement = rt.op_length(node, in); break;
-          case SNodeOpKind::append: {
-            // One value per field placed under the list, in placement order,
-            // each converted to its field's type.
-            const SNodeDecl& dyn = forest_.snode(node);
-            if (s->values().size() != dyn.children.size())
-              fail("append on SNode '" + dyn.name() + "' gives " + std::to_string(s->values().size()) +
-                   " value(s), but " + std::to_string(dyn.children.size()) + " field(s) are placed under it");
-            std::vector<Stmt*> values;
-            for (size_t c = 0; c < dyn.children.size(); ++c) {
-              DataType ct = compute_type(forest_.field_dtype(forest_.snode(dyn.children[c]).field));
-              Stmt* v = s->values()[c];
-              values.push_back(v->type() == ct ? v : b.cast(ct, v));
-            }
-            replacement = rt.op_append(node, in, values);
-            break;
+    } else if (s->kind() == StmtKind::FieldAtomic) {
+      const FieldDecl& f = kernel_.fields().get(s->field());
+      if (f.dtype == DataType::f16)
+        fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
+             "' is not supported; use an f32 field");
+      check_bounds(b, f, s->indices());
+      replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, field_indices(f), s->value());
+    } else {
+      int node = s->snode();
+      const bool list = s->snode_op() == SNodeOpKind::deactivate || s->snode_op() == SNodeOpKind::append ||
+                        s->snode_op() == SNodeOpKind::length;
+      std::vector<Stmt*> in = physical(b, node, s->indices(), nullptr, list);
+      switch (s->snode_op()) {
+        case SNodeOpKind::activate: rt.op_activate(node, in); break;
+        case SNodeOpKind::deactivate: rt.op_deactivate(node, in); break;
+        case SNodeOpKind::is_active: replacement = rt.op_is_active(node, in); break;
+        case SNodeOpKind::length: replacement = rt.op_length(node, in); break;
+        case SNodeOpKind::append: {
+          // One value per field placed under the list, in placement order,
+          // each converted to its field's type.
+          const SNodeDecl& dyn = forest_.snode(node);
+          if (s->values().size() != dyn.children.size())
+            fail("append on SNode '" + dyn.name() + "' gives " + std::to_string(s->values().size()) +
+                 " value(s), but " + std::to_string(dyn.children.size()) + " field(s) are placed under it");
+          std::vector<Stmt*> values;
+          for (size_t c = 0; c < dyn.children.size(); ++c) {
+            DataType ct = compute_type(forest_.field_dtype(forest_.snode(dyn.children[c]).field));
+            Stmt* v = s->values()[c];
+            values.push_back(v->type() == ct ? v : b.cast(ct, v));
           }
+          replacement = rt.op_append(node, in, values);
+          break;
         }
-        break;
       }
-      default:
-        GROVE_ASSERT(false, "lower() of a statement that needs no lowering");
     }
     if (replacement != nullptr) replaced_[s] = replacement;
     dead_.push_back(std::move(owned));
@@ -225,16 +216,11 @@ class Lowerer {
     for (size_t pos = 0; pos < block->size();) {
       Stmt* s = block->at(pos);
       remap_operands(s);
-      switch (s->kind()) {
-        case StmtKind::FieldLoad:
-        case StmtKind::FieldStore:
-        case StmtKind::FieldAtomic:
-        case StmtKind::SNodeOp:
-          pos = lower(block, pos);
-          break;
-        default:
-          for (const auto& child : s->blocks()) lower_block(child.get());
-          ++pos;
+      if (is_field_access(s->kind()) || s->kind() == StmtKind::SNodeOp) {
+        pos = lower(block, pos);
+      } else {
+        for (const auto& child : s->blocks()) lower_block(child.get());
+        ++pos;
       }
     }
   }

@@ -64,47 +64,32 @@ void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* blo
     if (last->kind() == StmtKind::StructFor && deactivated_snodes(last->body()).empty()) own_loop = last;
   }
   walk(block, [&](Stmt* s) {
-    switch (s->kind()) {
-      case StmtKind::FieldStore:
-      case StmtKind::FieldAtomic:
-        if (own_loop && is_own_cell_access(f, fields, s, own_loop)) break;
-        add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
-        break;
-      case StmtKind::SNodeOp:
-        switch (s->snode_op()) {
-          case SNodeOpKind::activate:
-          case SNodeOpKind::append:
-            add_sparse_path(f, s->snode(), out);
-            break;
-          case SNodeOpKind::deactivate:
-            out.insert(s->snode());
-            break;
-          case SNodeOpKind::is_active:
-          case SNodeOpKind::length:
-            break;
-        }
-        break;
-      default:
-        break;
+    if (is_field_access(s->kind()) && s->kind() != StmtKind::FieldLoad) {
+      if (own_loop && is_own_cell_access(f, fields, s, own_loop)) return;
+      add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
+    } else if (s->kind() == StmtKind::SNodeOp) {
+      switch (s->snode_op()) {
+        case SNodeOpKind::activate:
+        case SNodeOpKind::append:
+          add_sparse_path(f, s->snode(), out);
+          break;
+        case SNodeOpKind::deactivate:
+          out.insert(s->snode());
+          break;
+        case SNodeOpKind::is_active:
+        case SNodeOpKind::length:
+          break;
+      }
     }
   });
 }
 
+// Pure values made of pure values: recomputed in each task that uses them.
 bool rematerializable(const Stmt* s) {
-  switch (s->kind()) {
-    case StmtKind::Const:
-    case StmtKind::Arg:
-      return true;
-    case StmtKind::Unary:
-    case StmtKind::Cast:
-    case StmtKind::Binary:
-    case StmtKind::Select:
-      for (const Stmt* op : s->operands())
-        if (!rematerializable(op)) return false;
-      return true;
-    default:
-      return false;
-  }
+  if (!is_value(s->kind())) return false;
+  for (const Stmt* op : s->operands())
+    if (!rematerializable(op)) return false;
+  return true;
 }
 
 class Offloader {
@@ -332,18 +317,14 @@ class Offloader {
         Stmt* zero = nullptr;
         if (s->kind() == StmtKind::Alloca) zero = is_float(t) ? b.const_float(t, 0.0) : b.const_int(t, 0);
         Stmt* address = b.const_int(DataType::u32, slot->second);
-        switch (s->kind()) {
-          case StmtKind::Alloca:
-            b.tree_store(tree, t, address, zero);
-            break;
-          case StmtKind::LocalLoad:
-            replaced[s] = b.tree_load(tree, t, address);
-            break;
-          case StmtKind::LocalStore:
-            b.tree_store(tree, t, address, s->value());
-            break;
-          default:
-            GROVE_ASSERT(false, "an alloca used by something other than local_load/local_store");
+        GROVE_ASSERT(kind_category(s->kind()) == StmtCategory::local,
+                     "an alloca used by something other than local_load/local_store");
+        if (s->kind() == StmtKind::Alloca) {
+          b.tree_store(tree, t, address, zero);
+        } else if (s->kind() == StmtKind::LocalLoad) {
+          replaced[s] = b.tree_load(tree, t, address);
+        } else {
+          b.tree_store(tree, t, address, s->value());
         }
         dropped.push_back(std::move(owned));
       }
