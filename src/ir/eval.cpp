@@ -9,77 +9,13 @@
 #include <string>
 
 #include "ir/assert.h"
+#include "runtime/core/scalar_detail.h"
 
 namespace grove::ir {
 
 namespace {
 
-uint64_t mask_bits(DataType t, uint64_t v) {
-  int w = bit_width(t);
-  return w >= 64 ? v : (v & ((uint64_t{1} << w) - 1));
-}
-
-template <typename T>
-T from_bits(uint64_t bits) {
-  if constexpr (std::is_same_v<T, float>) {
-    return std::bit_cast<float>(static_cast<uint32_t>(bits));
-  } else if constexpr (std::is_same_v<T, double>) {
-    return std::bit_cast<double>(bits);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return (bits & 1) != 0;
-  } else {
-    return static_cast<T>(bits);
-  }
-}
-
-template <typename T>
-uint64_t to_bits(T v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return std::bit_cast<uint32_t>(v);
-  } else if constexpr (std::is_same_v<T, double>) {
-    return std::bit_cast<uint64_t>(v);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return v ? 1 : 0;
-  } else {
-    return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
-  }
-}
-
-// Calls f.template operator()<T>() with the C++ type of t (f16 computes as float).
-template <typename F>
-auto dispatch(DataType t, F&& f) {
-  switch (t) {
-    case DataType::u1: return f.template operator()<bool>();
-    case DataType::i8: return f.template operator()<int8_t>();
-    case DataType::i16: return f.template operator()<int16_t>();
-    case DataType::i32: return f.template operator()<int32_t>();
-    case DataType::i64: return f.template operator()<int64_t>();
-    case DataType::u8: return f.template operator()<uint8_t>();
-    case DataType::u16: return f.template operator()<uint16_t>();
-    case DataType::u32: return f.template operator()<uint32_t>();
-    case DataType::u64: return f.template operator()<uint64_t>();
-    case DataType::f16: case DataType::f32: return f.template operator()<float>();
-    case DataType::f64: return f.template operator()<double>();
-    case DataType::unknown: break;
-  }
-  GROVE_ASSERT(false, "arithmetic on a value of unknown type");
-  return f.template operator()<int32_t>();
-}
-
-// Float -> integer: truncate, saturate out of range, NaN -> 0.
-template <typename I>
-I float_to_int(double d) {
-  if (std::isnan(d)) return 0;
-  if constexpr (std::is_same_v<I, bool>) {
-    return d != 0.0;
-  } else {
-    double lo = static_cast<double>(std::numeric_limits<I>::min());
-    double hi = static_cast<double>(std::numeric_limits<I>::max());
-    if (d <= lo) return std::numeric_limits<I>::min();
-    if (d >= hi) return std::numeric_limits<I>::max();
-    return static_cast<I>(d);
-  }
-}
+using namespace rt::scalar_detail;
 
 template <typename T>
 T int_div(T a, T b) {
@@ -108,116 +44,6 @@ T int_mod(T a, T b) {
 }
 
 }  // namespace
-
-uint16_t f32_to_f16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t man = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0u));
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {
-    if (e < -10) return static_cast<uint16_t>(sign);
-    man |= 0x800000u;
-    int shift = 14 - e;
-    uint32_t half = man >> shift;
-    uint32_t rem = man & ((1u << shift) - 1);
-    uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = (static_cast<uint32_t>(e) << 10) | (man >> 13);
-  uint32_t rem = man & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
-float f16_to_f32(uint16_t h) {
-  uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t man = h & 0x3ffu;
-  uint32_t x;
-  if (exp == 0) {
-    if (man == 0) {
-      x = sign;
-    } else {
-      int e = -1;
-      do {
-        ++e;
-        man <<= 1;
-      } while ((man & 0x400u) == 0);
-      x = sign | (static_cast<uint32_t>(127 - 15 - e) << 23) | ((man & 0x3ffu) << 13);
-    }
-  } else if (exp == 31) {
-    x = sign | 0x7f800000u | (man << 13);
-  } else {
-    x = sign | ((exp - 15 + 127) << 23) | (man << 13);
-  }
-  return std::bit_cast<float>(x);
-}
-
-namespace {
-// double -> f16 in one rounding. Narrowing to float first and then to f16
-// would round twice (a double just above an f16 halfway point can land on it
-// as a float and then tie to even the wrong way), so the float step rounds
-// to odd: truncate, and set the last bit when inexact. Float keeps 13 more
-// bits than f16, enough for the second rounding to be exact.
-uint16_t f64_to_f16(double d) {
-  float f = static_cast<float>(d);
-  if (!std::isnan(d) && static_cast<double>(f) != d) {
-    if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-    f = std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
-  }
-  return f32_to_f16(f);
-}
-}  // namespace
-
-double bits_to_double(DataType t, uint64_t bits) {
-  if (t == DataType::f16) return f16_to_f32(static_cast<uint16_t>(bits));
-  return dispatch(t, [&]<typename T>() { return static_cast<double>(from_bits<T>(bits)); });
-}
-
-int64_t bits_to_int(DataType t, uint64_t bits) {
-  if (is_float(t)) return float_to_int<int64_t>(bits_to_double(t, bits));
-  return dispatch(t, [&]<typename T>() { return static_cast<int64_t>(from_bits<T>(bits)); });
-}
-
-uint64_t double_to_bits(DataType t, double v) {
-  if (t == DataType::f16) return f64_to_f16(v);
-  return dispatch(t, [&]<typename T>() -> uint64_t {
-    if constexpr (std::is_floating_point_v<T>) {
-      return to_bits(static_cast<T>(v));
-    } else {
-      return to_bits(float_to_int<T>(v));
-    }
-  });
-}
-
-uint64_t int_to_bits(DataType t, int64_t v) {
-  if (t == DataType::f16) return f32_to_f16(static_cast<float>(v));
-  return dispatch(t, [&]<typename T>() -> uint64_t {
-    if constexpr (std::is_same_v<T, bool>) return v != 0 ? 1 : 0;
-    return to_bits(static_cast<T>(v));
-  });
-}
-
-uint64_t eval_cast(DataType from, DataType to, uint64_t bits) {
-  if (from == to) return mask_bits(to, bits);
-  if (to == DataType::u1) {
-    if (is_float(from)) return bits_to_double(from, bits) != 0.0 ? 1 : 0;
-    return mask_bits(from, bits) != 0 ? 1 : 0;
-  }
-  if (is_float(from)) return double_to_bits(to, bits_to_double(from, bits));
-  // Integral source: unsigned 64-bit values must not go through int64_t for
-  // floats, nor through double for f32 (that would round twice).
-  if (from == DataType::u64 && is_float(to)) {
-    if (to == DataType::f64) return to_bits(static_cast<double>(bits));
-    float f = static_cast<float>(bits);
-    return to == DataType::f32 ? to_bits(f) : f32_to_f16(f);
-  }
-  return int_to_bits(to, bits_to_int(from, bits));
-}
 
 uint64_t eval_unary(UnaryOp op, DataType t, uint64_t x) {
   return dispatch(t, [&]<typename T>() -> uint64_t {
@@ -368,23 +194,6 @@ uint64_t eval_atomic(AtomicOp op, DataType t, uint64_t old_value, uint64_t value
     case AtomicOp::exchange: return value;
   }
   return old_value;
-}
-
-std::string format_value(DataType t, uint64_t bits) {
-  if (is_float(t)) {
-    char buf[64];
-    std::to_chars_result r;
-    if (t == DataType::f64) {
-      r = std::to_chars(buf, buf + sizeof buf, std::bit_cast<double>(bits));
-    } else {
-      float f = t == DataType::f16 ? f16_to_f32(static_cast<uint16_t>(bits))
-                                   : std::bit_cast<float>(static_cast<uint32_t>(bits));
-      r = std::to_chars(buf, buf + sizeof buf, f);
-    }
-    return std::string(buf, r.ptr);
-  }
-  if (is_signed(t)) return std::to_string(bits_to_int(t, bits));
-  return std::to_string(mask_bits(t, bits));
 }
 
 }  // namespace grove::ir

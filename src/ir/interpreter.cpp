@@ -11,43 +11,6 @@
 
 namespace grove::ir {
 
-uint64_t load_element(const std::vector<uint32_t>& words, int64_t address, DataType dtype) {
-  auto a = static_cast<size_t>(address);
-  uint64_t bits = words[a];
-  if (storage_words(dtype) == 2) bits |= static_cast<uint64_t>(words[a + 1]) << 32;
-  if (dtype == DataType::f16) return eval_cast(DataType::f16, DataType::f32, bits & 0xffffu);
-  return eval_cast(dtype, dtype, bits);  // truncates to the type's width
-}
-
-void store_element(std::vector<uint32_t>& words, int64_t address, DataType dtype, uint64_t value) {
-  auto a = static_cast<size_t>(address);
-  if (dtype == DataType::f16) value = eval_cast(DataType::f32, DataType::f16, value);
-  words[a] = static_cast<uint32_t>(value);
-  if (storage_words(dtype) == 2) words[a + 1] = static_cast<uint32_t>(value >> 32);
-}
-
-std::string format_print(std::string_view format, std::span<const std::string> values) {
-  std::string out;
-  size_t next = 0;
-  for (size_t i = 0; i < format.size(); ++i) {
-    char c = format[i];
-    if (c == '{' && i + 1 < format.size() && format[i + 1] == '{') {
-      out += '{';
-      ++i;
-    } else if (c == '}' && i + 1 < format.size() && format[i + 1] == '}') {
-      out += '}';
-      ++i;
-    } else if (c == '{' && i + 1 < format.size() && format[i + 1] == '}') {
-      out += next < values.size() ? values[next] : std::string("{}");
-      ++next;
-      ++i;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 namespace {
 
 enum class Flow { normal, brk, cont };

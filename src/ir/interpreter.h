@@ -11,6 +11,7 @@
 
 #include "ir/ir.h"
 #include "ir/snode.h"
+#include "runtime/core/scalar.h"
 
 namespace grove::ir {
 
@@ -41,12 +42,9 @@ class Interpreter {
   std::unique_ptr<Impl> impl_;
 };
 
-// Reads / writes one element of a field's storage at a word address, with
-// the storage conversions of docs/ir.md (value bits in compute_type(dtype)).
-uint64_t load_element(const std::vector<uint32_t>& words, int64_t address, DataType dtype);
-void store_element(std::vector<uint32_t>& words, int64_t address, DataType dtype, uint64_t value);
-
-// Expands a print format ("{}" per value, "{{" and "}}" for braces).
-std::string format_print(std::string_view format, std::span<const std::string> values);
+// Element storage and print formatting: runtime/core/scalar.h.
+using rt::format_print;
+using rt::load_element;
+using rt::store_element;
 
 }  // namespace grove::ir

@@ -7,17 +7,6 @@
 
 #include "ir/assert.h"
 
-namespace grove {
-
-void internal_fail(const char* file, int line, const char* cond, const std::string& msg) {
-  std::ostringstream os;
-  os << "grove internal error at " << file << ":" << line << ": " << msg << " (" << cond
-     << " failed); please report this with the kernel that triggered it";
-  throw InternalError(os.str());
-}
-
-}  // namespace grove
-
 namespace grove::ir {
 
 namespace {

@@ -1,4 +1,4 @@
-// src/ir/types.cpp — properties of grove::DataType.
+// runtime/core/types.cpp — properties of grove::DataType.
 #include "grove/types.h"
 
 #include <array>
