@@ -9,38 +9,6 @@
 
 namespace grove::ir {
 
-const char* snode_type_name(SNodeType t) {
-  switch (t) {
-    case SNodeType::root: return "root";
-    case SNodeType::dense: return "dense";
-    case SNodeType::bitmasked: return "bitmasked";
-    case SNodeType::pointer: return "pointer";
-    case SNodeType::dynamic: return "dynamic";
-    case SNodeType::place: return "place";
-  }
-  return "?";
-}
-
-std::string SNodeDecl::name() const {
-  return "S" + std::to_string(id) + snode_type_name(type);
-}
-
-int SNodeDecl::ndim() const {
-  int n = 0;
-  for (int a = 0; a < kMaxAxes; ++a)
-    if ((path_axes >> a) & 1) n = a + 1;
-  return n;
-}
-
-std::vector<int> SNodeDecl::axes() const {
-  std::vector<int> out;
-  for (int a = 0; a < kMaxAxes; ++a)
-    if ((path_axes >> a) & 1) out.push_back(a);
-  return out;
-}
-
-int SNodeDecl::num_indices() const { return __builtin_popcount(path_axes); }
-
 int SNodeForest::add_tree() {
   TreeDecl t;
   t.id = num_trees();
@@ -163,7 +131,8 @@ int SNodeForest::add_child(int parent_id, SNodeType type, const std::vector<int>
   return s.id;
 }
 
-int SNodeForest::add_place(int parent_id, int field, DataType dtype, const std::string& field_name) {
+int SNodeForest::add_place(int parent_id, int field, DataType dtype, const std::string& field_name,
+                           const std::vector<int64_t>& offset) {
   if (field < 0) throw Error("place: invalid field");
   if (static_cast<size_t>(field) < place_of_field_.size() && place_of_field_[static_cast<size_t>(field)] >= 0)
     throw Error("field '" + field_name + "' is already placed in SNode '" +
@@ -194,6 +163,8 @@ int SNodeForest::add_place(int parent_id, int field, DataType dtype, const std::
   }
   place_of_field_[static_cast<size_t>(field)] = s.id;
   place_dtype_[static_cast<size_t>(field)] = dtype;
+  if (placed_.size() <= static_cast<size_t>(field)) placed_.resize(static_cast<size_t>(field) + 1);
+  placed_[static_cast<size_t>(field)] = {field_name, offset};
   return s.id;
 }
 
@@ -207,12 +178,6 @@ std::vector<int> SNodeForest::path(int node) const {
   for (int n = node; n >= 0; n = snode(n).parent) p.insert(p.begin(), n);
   return p;
 }
-
-bool SNodeDecl::is_sparse() const {
-  return type == SNodeType::pointer || type == SNodeType::bitmasked || type == SNodeType::dynamic;
-}
-bool SNodeDecl::has_pool() const { return type == SNodeType::pointer || type == SNodeType::dynamic; }
-bool SNodeDecl::has_list() const { return type != SNodeType::root && type != SNodeType::place; }
 
 void SNodeForest::set_capacity(int node, int64_t capacity) {
   SNodeDecl& s = snodes_.at(static_cast<size_t>(node));
@@ -379,128 +344,67 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
   }
   t.total_words = cur;
   t.laid_out = true;
+
+  // The runtime's copy: the tree's nodes and fields, nothing of the IR.
+  rt::TreeLayout l;
+  l.root = t.root;
+  l.root_offset = t.root_offset;
+  l.total_words = t.total_words;
+  l.pools = t.pools;
+  for (int id : t.nodes) {
+    l.nodes.push_back(node(id));
+    const SNodeDecl& s = node(id);
+    if (s.type != SNodeType::place) continue;
+    rt::FieldLayout f;
+    f.id = s.field;
+    f.name = placed_[static_cast<size_t>(s.field)].name;
+    f.dtype = place_dtype_[static_cast<size_t>(s.field)];
+    f.place = id;
+    for (int a : s.axes()) f.shape.push_back(s.shape[static_cast<size_t>(a)]);
+    f.offset = placed_[static_cast<size_t>(s.field)].offset;
+    l.fields.push_back(std::move(f));
+  }
+  l.index();
+  if (layouts_.size() <= static_cast<size_t>(tree_id)) layouts_.resize(static_cast<size_t>(tree_id) + 1);
+  layouts_[static_cast<size_t>(tree_id)] = std::move(l);
 }
 
 std::vector<uint32_t> SNodeForest::initial_buffer(int tree_id) const {
-  const TreeDecl& t = tree(tree_id);
-  GROVE_ASSERT(t.laid_out, "initial_buffer of a tree that is not laid out");
-  std::vector<uint32_t> w(static_cast<size_t>(t.total_words), 0u);
-  w[kMagic] = kTreeMagic;
-  w[kLayoutVersion] = kLayoutVersionValue;
-  w[kTotalWords] = static_cast<uint32_t>(t.total_words);
+  const rt::TreeLayout& l = layout(tree_id);
+  std::vector<uint32_t> w = l.header_words();
+  w.resize(static_cast<size_t>(l.total_words), 0u);
   return w;
 }
 
-int64_t SNodeForest::local_cell(int n, int leaf, const int64_t* index) const {
-  const SNodeDecl& s = snode(n);
-  const SNodeDecl& last = snode(leaf);
-  int64_t cell = 0;
-  for (int a = 0; a < kMaxAxes; ++a) {
-    if (!((s.axis_mask >> a) & 1)) continue;
-    auto ua = static_cast<size_t>(a);
-    int64_t stride = last.shape[ua] / s.shape[ua];
-    int64_t local = (index[a] / stride) % s.extent[ua];
-    if (local < 0) local += s.extent[ua];  // out-of-bounds indices wrap, never escape
-    cell = cell * s.extent[ua] + local;
-  }
-  return cell;
+const rt::TreeLayout& SNodeForest::layout(int tree_id) const {
+  GROVE_ASSERT(tree(tree_id).laid_out && tree(tree_id).root >= 0 &&
+                   static_cast<size_t>(tree_id) < layouts_.size(),
+               "the layout of a tree that is not laid out");
+  return layouts_[static_cast<size_t>(tree_id)];
 }
 
-int64_t SNodeForest::find_cell(int target, const int64_t* index, const WordReader& w) const {
-  std::vector<int> p = path(target);
-  int64_t addr = tree(snode(target).tree).root_offset;
-  for (size_t n = 1; n < p.size(); ++n) {
-    const SNodeDecl& s = snode(p[n]);
-    int64_t c = local_cell(p[n], target, index);
-    int64_t container = addr + s.component_offset;
-    switch (s.type) {
-      case SNodeType::root:
-      case SNodeType::place:
-        break;
-      case SNodeType::dense:
-        addr = container + c * s.cell_words;
-        break;
-      case SNodeType::bitmasked:
-        if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) return -1;
-        addr = container + s.mask_words + c * s.cell_words;
-        break;
-      case SNodeType::pointer: {
-        uint32_t v = w(container + c);
-        if (v == 0) return -1;
-        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
-        break;
-      }
-      case SNodeType::dynamic: {
-        int64_t length = std::min<int64_t>(w(container), s.num_cells);
-        if (c >= length) return -1;
-        uint32_t v = w(container + 1 + c / s.chunk_size);
-        if (v == 0) return -1;
-        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
-        break;
-      }
-    }
-  }
-  return addr;
+int64_t SNodeForest::local_cell(int n, int leaf, const int64_t* index) const {
+  return layout(snode(n).tree).local_cell(n, leaf, index);
+}
+
+int64_t SNodeForest::find_cell(int n, const int64_t* index, const WordReader& w) const {
+  return layout(snode(n).tree).find_cell(n, index, w);
 }
 
 int64_t SNodeForest::find_element(int field, const int64_t* index, const WordReader& w) const {
-  int place = place_of(field);
+  const int place = place_of(field);
   GROVE_ASSERT(place >= 0, "find_element of an unplaced field");
-  int64_t cell = find_cell(snode(place).parent, index, w);
-  return cell < 0 ? -1 : cell + snode(place).component_offset;
+  return layout(snode(place).tree).find_element(field, index, w);
+}
+
+int64_t SNodeForest::count_active(int n, const WordReader& w) const {
+  return layout(snode(n).tree).count_active(n, w);
 }
 
 bool SNodeForest::is_sparse_path(int n) const {
   for (; n >= 0; n = snode(n).parent)
     if (snode(n).is_sparse()) return true;
   return false;
-}
-
-int64_t SNodeForest::count_active(int target, const WordReader& w) const {
-  std::vector<int> p = path(target);
-  // Visits every active cell of p[depth] inside the container at `container`.
-  auto visit = [&](auto&& self, size_t depth, int64_t container) -> int64_t {
-    const SNodeDecl& s = snode(p[depth]);
-    bool last = depth + 1 == p.size();
-    int64_t count = 0;
-    for (int64_t c = 0; c < s.num_cells; ++c) {
-      int64_t cell = -1;
-      switch (s.type) {
-        case SNodeType::root:
-        case SNodeType::dense:
-          if (last) return s.num_cells;
-          cell = container + c * s.cell_words;
-          break;
-        case SNodeType::bitmasked:
-          if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) continue;
-          cell = container + s.mask_words + c * s.cell_words;
-          break;
-        case SNodeType::pointer: {
-          uint32_t v = w(container + c);
-          if (v == 0) continue;
-          cell = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
-          break;
-        }
-        case SNodeType::dynamic: {
-          int64_t length = std::min<int64_t>(w(container), s.num_cells);
-          if (last) return length;
-          cell = -1;  // a dynamic node's children are places
-          break;
-        }
-        case SNodeType::place:
-          return 0;
-      }
-      if (last) {
-        ++count;
-      } else if (cell >= 0) {
-        count += self(self, depth + 1, cell + snode(p[depth + 1]).component_offset);
-      }
-    }
-    return count;
-  };
-  const TreeDecl& t = tree(snode(target).tree);
-  if (p.size() == 1) return 1;
-  return visit(visit, 1, t.root_offset + snode(p[1]).component_offset);
 }
 
 }  // namespace grove::ir

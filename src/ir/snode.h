@@ -10,106 +10,27 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/core/tree_layout.h"
 
 namespace grove::ir {
 
-inline constexpr int kMaxAxes = 8;
-// Most cells one SNode may have in a tree (and so most elements of a field).
-inline constexpr int64_t kMaxCells = int64_t{1} << 40;
-// Most words of one tree's buffer: word offsets are u32.
-inline constexpr int64_t kMaxTreeWords = int64_t{1} << 32;
-// Most entries of one pool: a slot holds entry + 1 in a u32 word.
-inline constexpr int64_t kMaxPoolCapacity = (int64_t{1} << 32) - 2;
-
-enum class SNodeType : uint8_t { root, dense, bitmasked, pointer, dynamic, place };
-const char* snode_type_name(SNodeType t);
-
-using AxisArray = std::array<int64_t, kMaxAxes>;
-
-struct SNodeDecl {
-  int id = -1;
-  SNodeType type = SNodeType::root;
-  int parent = -1;  // -1 for a root
-  int tree = -1;
-  std::vector<int> children;
-  int field = -1;                 // place: the field it holds
-  int64_t chunk_size = 0;         // dynamic
-  AxisArray extent{};             // this node's split per physical axis (1 when not split)
-  uint32_t axis_mask = 0;         // axes this node splits
-  uint32_t path_axes = 0;         // axes split by this node or an ancestor
-  // Derived when added:
-  AxisArray shape{};              // index space of this node's cells: product of extents root..here
-  int64_t num_cells = 1;          // cells per container (product of extent)
-  int64_t total_cells = 1;        // cells in the whole tree (product of num_cells root..here)
-  int depth = 0;                  // root 0
-  int64_t requested_capacity = 0;  // pointer/dynamic: pool cells (chunks) asked for; 0 = from the budget
-  // Derived when the tree is laid out (words):
-  int64_t cell_words = 0;         // one cell = its children's containers side by side
-  int64_t container_words = 0;    // one container of this node (place: the value)
-  int64_t component_offset = 0;   // where this node's container starts in its parent's cell
-  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container
-  int64_t num_chunks = 0;         // dynamic: chunk slots per container
-  int64_t max_cells = 0;          // most cells of this node that can exist at once
-  // Pools (pointer: cells; dynamic: chunks of chunk_size cells), DESIGN.md "Memory contract".
-  int64_t capacity = 0;           // pool entries
-  int64_t pool_entry_words = 0;   // words per pool entry
-  int64_t pool_offset = -1;       // entries
-  int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
-  int64_t spare_offset = -1;      // candidates left by CAS losers, a ring: capacity words
-  int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
-  // Allocator state: kPoolStateWords words in the tree header, the pools'
-  // blocks side by side in TreeDecl::pools order.
-  int64_t state_offset = -1;
-  // List of active containers filled by listgen (not for root and place).
-  int64_t list_offset = -1;       // [length][entries]
-  int64_t list_capacity = 0;      // entries
-  int64_t list_entry_words = 0;   // [container address][parent cell index per axis]
-
-  bool is_sparse() const;         // pointer, bitmasked or dynamic
-  bool has_pool() const;          // pointer or dynamic
-  bool has_list() const;          // not root, not place
-
-  std::string name() const;       // "S3dense", "S5place_x"
-  // Physical axes: index vectors inside the runtime (and list entries) hold
-  // one value per axis 0..ndim()-1; axes the path does not split hold 0.
-  int ndim() const;               // highest axis split on the path to here, plus one
-  // Taichi's rule for the indices users write: one per axis the path splits,
-  // ordered by axis number. axes()[d] is the physical axis of index d.
-  std::vector<int> axes() const;
-  int num_indices() const;        // axes().size()
-};
-
-// Allocator state of one pool, in the tree header (word offsets from state_offset).
-//
-// The first `capacity` tickets take the positions of the allocation order
-// in turn: order[p] holds the entry minus p, so a zeroed pool hands out
-// entries 0, 1, 2, ..., and gc writes the entries it frees just below the
-// next position. Later tickets reuse the candidates CAS losers left in the
-// spare slots (entry + 1 each), through their own counter.
-enum PoolState : int64_t {
-  kTickets = 0,       // allocations so far; the first `capacity` took the order's positions
-  kSpareCount = 1,    // candidates CAS losers left since the last gc (the n-th in spare slot n mod capacity)
-  kSpareTaken = 2,    // spare slots taken for reuse since the last gc
-  kQueueCount = 3,    // entries deactivated (or spares a later lap displaced), waiting for gc
-  kAllocFailures = 4, // allocations that found the pool full
-  kAppendFailures = 5,// dynamic: appends past the maximum length
-  kHighWater = 6,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
-  kCollected = 7,     // entries gc returned to the allocation order so far
-  kPoolStateWords = 8,
-};
-// Words of bookkeeping per pool entry: its position in the allocation
-// order, its spare slot and its gc queue slot.
-inline constexpr int64_t kPoolBookkeepingWords = 3;
-
-// Tree header words before the per-pool states.
-enum TreeHeader : int64_t {
-  kMagic = 0,         // 0x47524f56 "GROV"
-  kLayoutVersion = 1,
-  kTotalWords = 2,
-  kHeaderWords = 4,
-};
-inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 2;
+// The layout data is the runtime's (runtime/core/tree_layout.h): the
+// compiler computes it, the runtime reads it.
+using rt::AxisArray;
+using rt::kLayoutVersionValue;
+using rt::kMaxAxes;
+using rt::kMaxCells;
+using rt::kMaxPoolCapacity;
+using rt::kMaxTreeWords;
+using rt::kPoolBookkeepingWords;
+using rt::kTreeMagic;
+using rt::PoolState;
+using rt::snode_type_name;
+using rt::SNodeType;
+using rt::TreeHeader;
+using SNodeDecl = rt::SNodeLayout;
+using enum rt::PoolState;
+using enum rt::TreeHeader;
 
 struct TreeDecl {
   int id = -1;
@@ -134,8 +55,10 @@ class SNodeForest {
   // extent per listed axis.
   int add_child(int parent, SNodeType type, const std::vector<int>& axes,
                 const std::vector<int64_t>& extents, int64_t chunk_size = 0);
-  // Adds a place node for `field` under `parent`; `field_name` for errors.
-  int add_place(int parent, int field, DataType dtype, const std::string& field_name);
+  // Adds a place node for `field` under `parent`; `field_name` names it in
+  // errors and in the tree's layout, with `offset` (one per index, or empty).
+  int add_place(int parent, int field, DataType dtype, const std::string& field_name,
+                const std::vector<int64_t>& offset = {});
   // Sets the pool capacity of a pointer or dynamic node (before lay_out);
   // at most kMaxPoolCapacity entries.
   void set_capacity(int node, int64_t capacity);
@@ -156,30 +79,30 @@ class SNodeForest {
   // The path root..node (inclusive).
   std::vector<int> path(int node) const;
 
-  // Local cell number within a container of `node` for global indices in the
-  // index space of `leaf` (a descendant of `node`, or `node` itself): each
-  // axis is reduced modulo the node's extent, row-major over its axes.
-  int64_t local_cell(int node, int leaf, const int64_t* indices) const;
+  // The layout of a laid-out tree, as the runtime takes it.
+  const rt::TreeLayout& layout(int tree) const;
 
-  // Word offset of one element of `field` for indices in the field's index
-  // space, following the memory contract without activating anything (the
-  // host reader). Returns -1 when a sparse ancestor of the element is
-  // inactive. Out-of-bounds indices wrap (debug mode checks bounds first).
-  // `word(a)` reads word a of the field's tree.
-  using WordReader = std::function<uint32_t(int64_t)>;
+  // The walks of rt::TreeLayout on the tree that holds `node` or `field`
+  // (laid out): physical indices, one per axis.
+  int64_t local_cell(int node, int leaf, const int64_t* indices) const;
+  using WordReader = rt::WordReader;
   int64_t find_element(int field, const int64_t* indices, const WordReader& word) const;
-  // Same for a cell of any SNode (its base address), in that node's index space.
   int64_t find_cell(int node, const int64_t* indices, const WordReader& word) const;
-  // Counts the active cells of `node` in a tree buffer (host walk).
   int64_t count_active(int node, const WordReader& word) const;
   // Whether any node on the path root..field is sparse.
   bool is_sparse_path(int node) const;
 
  private:
+  struct PlacedField {
+    std::string name;
+    std::vector<int64_t> offset;
+  };
   std::vector<SNodeDecl> snodes_;
   std::vector<TreeDecl> trees_;
+  std::vector<rt::TreeLayout> layouts_;  // by tree id, once laid out
   std::vector<int> place_of_field_;
   std::vector<DataType> place_dtype_;
+  std::vector<PlacedField> placed_;      // by field id
 };
 
 }  // namespace grove::ir

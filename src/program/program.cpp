@@ -274,7 +274,7 @@ void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
   }
   for (int id : f.component_ids()) {
     const ir::FieldDecl& d = fields.get(id);
-    int leaf = forest.add_place(parent, id, d.dtype, d.name);
+    int leaf = forest.add_place(parent, id, d.dtype, d.name, offset);
     const ir::SNodeDecl& s = forest.snode(leaf);
     std::vector<int64_t> shape;
     for (int a : s.axes()) shape.push_back(s.shape[static_cast<size_t>(a)]);

@@ -1,0 +1,200 @@
+// runtime/core/tree_layout.cpp — tree layouts and the host's walks over a tree's words.
+#include "runtime/core/tree_layout.h"
+
+#include <algorithm>
+
+#include "runtime/core/assert.h"
+
+namespace grove::rt {
+
+const char* snode_type_name(SNodeType t) {
+  switch (t) {
+    case SNodeType::root: return "root";
+    case SNodeType::dense: return "dense";
+    case SNodeType::bitmasked: return "bitmasked";
+    case SNodeType::pointer: return "pointer";
+    case SNodeType::dynamic: return "dynamic";
+    case SNodeType::place: return "place";
+  }
+  return "?";
+}
+
+std::string SNodeLayout::name() const {
+  return "S" + std::to_string(id) + snode_type_name(type);
+}
+
+int SNodeLayout::ndim() const {
+  int n = 0;
+  for (int a = 0; a < kMaxAxes; ++a)
+    if ((path_axes >> a) & 1) n = a + 1;
+  return n;
+}
+
+std::vector<int> SNodeLayout::axes() const {
+  std::vector<int> out;
+  for (int a = 0; a < kMaxAxes; ++a)
+    if ((path_axes >> a) & 1) out.push_back(a);
+  return out;
+}
+
+int SNodeLayout::num_indices() const { return __builtin_popcount(path_axes); }
+
+bool SNodeLayout::is_sparse() const {
+  return type == SNodeType::pointer || type == SNodeType::bitmasked || type == SNodeType::dynamic;
+}
+bool SNodeLayout::has_pool() const { return type == SNodeType::pointer || type == SNodeType::dynamic; }
+bool SNodeLayout::has_list() const { return type != SNodeType::root && type != SNodeType::place; }
+
+void TreeLayout::index() {
+  slot_.clear();
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const int id = nodes[n].id;
+    GROVE_ASSERT(id >= 0, "a tree layout node without an id");
+    if (slot_.size() <= static_cast<size_t>(id)) slot_.resize(static_cast<size_t>(id) + 1, -1);
+    slot_[static_cast<size_t>(id)] = static_cast<int>(n);
+  }
+}
+
+bool TreeLayout::has_node(int id) const {
+  return id >= 0 && static_cast<size_t>(id) < slot_.size() && slot_[static_cast<size_t>(id)] >= 0;
+}
+
+const SNodeLayout& TreeLayout::node(int id) const {
+  GROVE_ASSERT(has_node(id), "SNode " + std::to_string(id) + " is not in this tree");
+  return nodes[static_cast<size_t>(slot_[static_cast<size_t>(id)])];
+}
+
+const FieldLayout* TreeLayout::field(int id) const {
+  for (const FieldLayout& f : fields)
+    if (f.id == id) return &f;
+  return nullptr;
+}
+
+const FieldLayout* TreeLayout::field(std::string_view name) const {
+  for (const FieldLayout& f : fields)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<int> TreeLayout::path(int n) const {
+  std::vector<int> p;
+  for (; n >= 0; n = node(n).parent) p.insert(p.begin(), n);
+  return p;
+}
+
+std::vector<uint32_t> TreeLayout::header_words() const {
+  std::vector<uint32_t> w(static_cast<size_t>(std::min<int64_t>(root_offset, total_words)), 0u);
+  GROVE_ASSERT(w.size() >= static_cast<size_t>(kHeaderWords), "a tree layout without its header");
+  w[kMagic] = kTreeMagic;
+  w[kLayoutVersion] = kLayoutVersionValue;
+  w[kTotalWords] = static_cast<uint32_t>(total_words);
+  return w;
+}
+
+int64_t TreeLayout::local_cell(int n, int leaf, const int64_t* index) const {
+  const SNodeLayout& s = node(n);
+  const SNodeLayout& last = node(leaf);
+  int64_t cell = 0;
+  for (int a = 0; a < kMaxAxes; ++a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    int64_t stride = last.shape[ua] / s.shape[ua];
+    int64_t local = (index[a] / stride) % s.extent[ua];
+    if (local < 0) local += s.extent[ua];  // out-of-bounds indices wrap, never escape
+    cell = cell * s.extent[ua] + local;
+  }
+  return cell;
+}
+
+int64_t TreeLayout::find_cell(int target, const int64_t* index, const WordReader& w) const {
+  std::vector<int> p = path(target);
+  int64_t addr = root_offset;
+  for (size_t n = 1; n < p.size(); ++n) {
+    const SNodeLayout& s = node(p[n]);
+    int64_t c = local_cell(p[n], target, index);
+    int64_t container = addr + s.component_offset;
+    switch (s.type) {
+      case SNodeType::root:
+      case SNodeType::place:
+        break;
+      case SNodeType::dense:
+        addr = container + c * s.cell_words;
+        break;
+      case SNodeType::bitmasked:
+        if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) return -1;
+        addr = container + s.mask_words + c * s.cell_words;
+        break;
+      case SNodeType::pointer: {
+        uint32_t v = w(container + c);
+        if (v == 0) return -1;
+        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
+        break;
+      }
+      case SNodeType::dynamic: {
+        int64_t length = std::min<int64_t>(w(container), s.num_cells);
+        if (c >= length) return -1;
+        uint32_t v = w(container + 1 + c / s.chunk_size);
+        if (v == 0) return -1;
+        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
+        break;
+      }
+    }
+  }
+  return addr;
+}
+
+int64_t TreeLayout::find_element(int field_id, const int64_t* index, const WordReader& w) const {
+  const FieldLayout* f = field(field_id);
+  GROVE_ASSERT(f != nullptr, "find_element of a field that is not in this tree");
+  const int place = f->place;
+  int64_t cell = find_cell(node(place).parent, index, w);
+  return cell < 0 ? -1 : cell + node(place).component_offset;
+}
+
+int64_t TreeLayout::count_active(int target, const WordReader& w) const {
+  std::vector<int> p = path(target);
+  // Visits every active cell of p[depth] inside the container at `container`.
+  auto visit = [&](auto&& self, size_t depth, int64_t container) -> int64_t {
+    const SNodeLayout& s = node(p[depth]);
+    bool last = depth + 1 == p.size();
+    int64_t count = 0;
+    for (int64_t c = 0; c < s.num_cells; ++c) {
+      int64_t cell = -1;
+      switch (s.type) {
+        case SNodeType::root:
+        case SNodeType::dense:
+          if (last) return s.num_cells;
+          cell = container + c * s.cell_words;
+          break;
+        case SNodeType::bitmasked:
+          if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) continue;
+          cell = container + s.mask_words + c * s.cell_words;
+          break;
+        case SNodeType::pointer: {
+          uint32_t v = w(container + c);
+          if (v == 0) continue;
+          cell = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
+          break;
+        }
+        case SNodeType::dynamic: {
+          int64_t length = std::min<int64_t>(w(container), s.num_cells);
+          if (last) return length;
+          cell = -1;  // a dynamic node's children are places
+          break;
+        }
+        case SNodeType::place:
+          return 0;
+      }
+      if (last) {
+        ++count;
+      } else if (cell >= 0) {
+        count += self(self, depth + 1, cell + node(p[depth + 1]).component_offset);
+      }
+    }
+    return count;
+  };
+  if (p.size() == 1) return 1;
+  return visit(visit, 1, root_offset + node(p[1]).component_offset);
+}
+
+}  // namespace grove::rt
