@@ -59,15 +59,17 @@ const char* op_name(TaskKind op) { return kTaskNames[static_cast<size_t>(op)]; }
 bool parse_op(std::string_view name, SNodeOpKind* out) { return parse_name(name, kSNodeOpNames, out); }
 bool parse_op(std::string_view name, TaskKind* out) { return parse_name(name, kTaskNames, out); }
 
-bool is_parallel(TaskKind k) {
-  switch (k) {
-    case TaskKind::range_for: case TaskKind::struct_for: case TaskKind::listgen: case TaskKind::gc:
-      return true;
-    case TaskKind::serial: case TaskKind::clear_list: case TaskKind::gc_finish:
-      return false;
-  }
-  return false;
+// rt::TaskKind lists the task kinds in GROVE_TASK_KINDS's order (their names
+// here index by it).
+#define GROVE_TASK_ENUM(name) TaskKind::name,
+constexpr TaskKind kTaskOrder[] = {GROVE_TASK_KINDS(GROVE_TASK_ENUM)};
+#undef GROVE_TASK_ENUM
+constexpr bool task_order_matches() {
+  for (size_t i = 0; i < std::size(kTaskOrder); ++i)
+    if (static_cast<size_t>(kTaskOrder[i]) != i) return false;
+  return true;
 }
+static_assert(task_order_matches(), "rt::TaskKind must list GROVE_TASK_KINDS in order");
 
 bool is_comparison(BinaryOp op) {
   switch (op) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "grove/types.h"
+#include "runtime/core/plan.h"
 
 namespace grove::ir {
 
@@ -42,7 +43,9 @@ enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };
 enum class BinaryOp : uint8_t { GROVE_BINARY_OPS(GROVE_ENUMERATOR) };
 enum class AtomicOp : uint8_t { GROVE_ATOMIC_OPS(GROVE_ENUMERATOR) };
 enum class SNodeOpKind : uint8_t { GROVE_SNODE_OPS(GROVE_ENUMERATOR) };
-enum class TaskKind : uint8_t { GROVE_TASK_KINDS(GROVE_ENUMERATOR) };
+// Task kinds are the runtime's (kernel plans carry them): rt::TaskKind lists
+// GROVE_TASK_KINDS in the same order.
+using TaskKind = rt::TaskKind;
 #undef GROVE_ENUMERATOR
 
 // The families of statements.def's last column.
@@ -77,7 +80,7 @@ bool parse_op(std::string_view name, SNodeOpKind* out);
 bool parse_op(std::string_view name, TaskKind* out);
 // Parallel task kinds hold uniform, side-effect-free statements followed by
 // exactly one range_for, the parallel loop; the others run on one thread.
-bool is_parallel(TaskKind k);
+using rt::is_parallel;
 bool is_comparison(BinaryOp op);  // cmp_*: result is u1
 bool is_logical(BinaryOp op);     // logic_and / logic_or: u1 operands and result
 bool is_bitwise(BinaryOp op);     // bit_*, shl, shr: integer operands only

@@ -14,13 +14,16 @@
 #include "grove/program.h"
 #include "ir/ir.h"
 #include "ir/snode.h"
+#include "runtime/core/plan.h"
 
 namespace grove::detail {
 
-// What a backend made of one kernel's lowered IR.
+// What a backend made of one kernel's lowered IR: its plan (code blobs
+// included), and whatever the backend keeps to launch it.
 class CompiledKernel {
  public:
   virtual ~CompiledKernel() = default;
+  rt::KernelPlan plan;
 };
 
 struct BackendOptions {
@@ -50,8 +53,14 @@ class Backend {
   virtual void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) = 0;
   virtual void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) = 0;
 
-  // `kernel` (at Stage::lowered) outlives the result.
-  virtual std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) = 0;
+  // `kernel` (at Stage::lowered) outlives the result; `plan` is its
+  // backend-neutral plan (ir::plan_kernel), which the backend completes.
+  virtual std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                                                  rt::KernelPlan plan) = 0;
+  // A kernel from its plan alone (code blobs included), as an AOT module or
+  // a plan read back from bytes gives it. Backends whose code is not in the
+  // plan (the interpreter runs IR) raise grove::Error.
+  virtual std::unique_ptr<CompiledKernel> load(rt::KernelPlan plan) = 0;
   // Runs task i of the kernel when run[i] is true, in order. `args` are the
   // bit patterns of the kernel's arguments.
   virtual void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) = 0;

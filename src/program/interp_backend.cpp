@@ -2,6 +2,7 @@
 #include <iostream>
 #include <string>
 
+#include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/interpreter.h"
 #include "program/backend.h"
@@ -35,9 +36,17 @@ class InterpBackend : public Backend {
     auto& b = buffer(tree, offset, count, "write");
     std::copy(in, in + count, b.begin() + offset);
   }
-  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) override {
+  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                                          rt::KernelPlan plan) override {
     forest_ = &forest;
-    return std::make_unique<InterpKernel>(kernel);
+    auto k = std::make_unique<InterpKernel>(kernel);
+    plan.backend = "interp";  // the code is the lowered IR the interpreter keeps
+    k->plan = std::move(plan);
+    return k;
+  }
+  std::unique_ptr<CompiledKernel> load(rt::KernelPlan plan) override {
+    throw Error("kernel '" + plan.name + "': the interpreter runs kernels from their IR, which a plan does not "
+                "hold; load plans on a backend whose plans carry code (Vulkan)");
   }
   void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) override {
     ir::InterpreterEnv env;

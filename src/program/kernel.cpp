@@ -11,6 +11,7 @@
 #include "ir/eval.h"
 #include "ir/interpreter.h"
 #include "ir/passes/pipeline.h"
+#include "ir/plan_builder.h"
 #include "ir/printer.h"
 #include "program/program_impl.h"
 
@@ -110,12 +111,12 @@ void ProgramImpl::compile(KernelRecord& rec) {
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
   ir::run_pipeline(*kernel, options);
-  rec.tasks = std::move(offloaded.tasks);
-  // Only a kernel that may activate can fail to allocate: the others leave
-  // the failure counters alone, and a sync after them need not read them.
-  rec.may_allocate = std::any_of(rec.tasks.begin(), rec.tasks.end(),
-                                 [](const ir::TaskInfo& t) { return !t.modifies.empty(); });
-  rec.compiled = backend->compile(*kernel, forest);
+  ir::PlanOptions plan_options;
+  plan_options.scratch_tree = scratch_tree;
+  plan_options.scratch_words = offloaded.scratch_words_used;
+  rec.compiled = backend->compile(*kernel, forest, ir::plan_kernel(*kernel, offloaded.tasks, plan_options));
+  if (dump_dir != nullptr && *dump_dir != '\0')
+    std::ofstream(std::filesystem::path(dump_dir) / (sanitize(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
   ensure_scratch(offloaded.scratch_words_used);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);
@@ -190,18 +191,18 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   compile(rec);
   // The scheduler decides on the host, before anything is queued, which
   // list generations this launch can skip (nothing it reads is on a device).
-  std::vector<bool> run(rec.tasks.size());
+  std::vector<bool> run(rec.compiled->plan.tasks.size());
   for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
   if (!rec.internal) ++launches;
   // Set before the launch: a launch that raises (a failed debug-mode check)
   // may still have found a pool full, which the next check must report.
-  pools_dirty = pools_dirty || rec.may_allocate;
+  pools_dirty = pools_dirty || rec.compiled->plan.may_allocate;
   backend->launch(*rec.compiled, bits, run);
   if (backend->synchronous()) check_pools();
 }
 
 bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
-  const ir::TaskInfo& t = rec.tasks.at(index);
+  const rt::TaskPlan& t = rec.compiled->plan.tasks.at(index);
   ListSchedule& s = schedule;
   s.grow(static_cast<size_t>(forest.num_snodes()));
   for (int n : t.modifies) s.modified[static_cast<size_t>(n)] = ++s.epoch;

@@ -32,11 +32,9 @@ struct KernelRecord {
   std::function<void(Args)> body;
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
   std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
-  std::unique_ptr<CompiledKernel> compiled;
-  std::vector<ir::TaskInfo> tasks;                   // from offload, for the scheduler
+  std::unique_ptr<CompiledKernel> compiled;         // with the plan the scheduler reads
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
-  bool may_allocate = false;                         // some task may activate (set at compile)
 };
 
 // The list scheduler's memory (DESIGN.md, "List generation"): an epoch

@@ -3,6 +3,10 @@
 
 #include <mutex>
 
+#include "grove/program.h"
+#include "program/program_impl.h"
+#include "runtime/core/plan.h"
+
 namespace grove::detail {
 
 namespace {
@@ -29,6 +33,26 @@ std::vector<std::string> vulkan_validation_messages() {
 void record_vulkan_validation_message(std::string message) {
   std::lock_guard lock(g_mutex);
   g_messages.push_back(std::move(message));
+}
+
+namespace {
+KernelRecord& kernel_named(Program& program, std::string_view name) {
+  for (auto& k : program.impl()->kernels)
+    if (k->name == name) return *k;
+  throw Error("no kernel named '" + std::string(name) + "'");
+}
+}  // namespace
+
+std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name) {
+  KernelRecord& rec = kernel_named(program, name);
+  program.impl()->compile(rec);
+  return rt::serialize(rec.compiled->plan);
+}
+
+void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes) {
+  KernelRecord& rec = kernel_named(program, name);
+  program.impl()->compile(rec);
+  rec.compiled = program.impl()->backend->load(rt::deserialize_plan(bytes, "kernel plan of '" + rec.name + "'"));
 }
 
 }  // namespace grove::detail

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace grove {
@@ -39,5 +41,12 @@ void record_vulkan_validation_message(std::string message);
 // benchmark can race dispatches recorded by hand against Grove's on the same
 // driver instance. Defined with the Vulkan backend.
 vk::Device* vulkan_device(const Program& program);
+
+// The serialized plan of kernel `name` of `program` (compiling it first).
+std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);
+// Replaces the compiled form of kernel `name` by one the backend loads from
+// `bytes` alone (the plan's own code, nothing from the IR), as an AOT module
+// would; raises grove::Error for a plan the reader or the backend refuses.
+void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes);
 
 }  // namespace grove::detail

@@ -24,6 +24,7 @@
 #include "ir/assert.h"
 #include "ir/eval.h"
 #include "ir/interpreter.h"
+#include "ir/plan_builder.h"
 #include "ir/type_rules.h"
 #include "program/backend.h"
 #include "program/program_impl.h"
@@ -71,63 +72,10 @@ std::string sanitize(std::string_view s) {
   return out;
 }
 
-// Evaluates a loop bound made of constants, arguments and arithmetic on the
-// host, as the interpreter would (nullopt when it reads memory).
-std::optional<uint64_t> host_eval(const ir::Stmt* s, std::span<const uint64_t> args, int depth = 0) {
-  using K = ir::StmtKind;
-  if (depth > 32) return std::nullopt;
-  auto sub = [&](const ir::Stmt* x, DataType t) -> std::optional<uint64_t> {
-    auto v = host_eval(x, args, depth + 1);
-    if (v && x->type() != t) v = ir::eval_cast(x->type(), t, *v);
-    return v;
-  };
-  switch (s->kind()) {
-    case K::Const: return s->bits();
-    case K::Arg:
-      if (static_cast<size_t>(s->index()) >= args.size()) return std::nullopt;
-      return ir::eval_cast(s->type(), s->type(), args[static_cast<size_t>(s->index())]);
-    case K::Cast: {
-      auto v = host_eval(s->operand(), args, depth + 1);
-      if (!v) return std::nullopt;
-      return ir::eval_cast(s->operand()->type(), s->type(), *v);
-    }
-    case K::Unary: {
-      ir::UnaryOp op = s->unary_op();
-      DataType from = s->operand()->type();
-      DataType t = op == ir::UnaryOp::logic_not ? from : ir::unary_type(op, from);
-      auto v = sub(s->operand(), t);
-      if (!v) return std::nullopt;
-      uint64_t r = ir::eval_unary(op, t, *v);
-      DataType rt = op == ir::UnaryOp::logic_not ? DataType::u1 : t;
-      return rt == s->type() ? r : ir::eval_cast(rt, s->type(), r);
-    }
-    case K::Binary: {
-      ir::BinaryOp op = s->binary_op();
-      DataType t = ir::binary_operand_type(op, s->lhs()->type(), s->rhs()->type());
-      auto a = sub(s->lhs(), t), b = sub(s->rhs(), t);
-      if (!a || !b) return std::nullopt;
-      uint64_t r = ir::eval_binary(op, t, *a, *b);
-      DataType rt = ir::binary_result_type(op, t, t);
-      return rt == s->type() ? r : ir::eval_cast(rt, s->type(), r);
-    }
-    case K::Select: {
-      auto c = sub(s->cond(), DataType::u1);
-      if (!c) return std::nullopt;
-      return sub(*c ? s->true_value() : s->false_value(), s->type());
-    }
-    default:
-      return std::nullopt;
-  }
-}
-
+// The plan (with each task's SPIR-V) and one pipeline per task.
 class VulkanKernel : public CompiledKernel {
  public:
-  std::string name;
-  spirv::KernelModules modules;
-  std::vector<vk::PipelineId> pipelines;  // one per task
-  std::vector<int> arg_words;             // words of each argument (1 or 2)
-  bool reports = false;                   // has a print or an assert
-  bool prints = false;                    // has a print
+  std::vector<vk::PipelineId> pipelines;
 };
 
 class VulkanBackend : public Backend {
@@ -144,7 +92,9 @@ class VulkanBackend : public Backend {
   void create_buffer(int tree, const std::vector<uint32_t>& initial) override;
   void read_words(int tree, int64_t offset, int64_t count, uint32_t* out) override;
   void write_words(int tree, int64_t offset, int64_t count, const uint32_t* in) override;
-  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) override;
+  std::unique_ptr<CompiledKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                                          rt::KernelPlan plan) override;
+  std::unique_ptr<CompiledKernel> load(rt::KernelPlan plan) override;
   void launch(CompiledKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run) override;
   void sync() override;
 
@@ -161,7 +111,7 @@ class VulkanBackend : public Backend {
   };
   struct MessageRecord {
     std::string kernel;
-    spirv::Message message;
+    rt::MessagePlan message;
   };
 
   Tree& tree(int id, const char* operation);
@@ -170,10 +120,10 @@ class VulkanBackend : public Backend {
   static void check_range(const Tree& t, int id, int64_t offset, int64_t count, const char* operation);
   void flush(Tree& t);
   void flush_all();
-  uint32_t group_count(const spirv::TaskModule& task, std::span<const uint64_t> args) const;
+  uint32_t group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const;
   // Formats the print ring and the failed assertion (raising it) and clears them.
   void report_context();
-  std::string format_values(const spirv::Message& m, const uint32_t* words, size_t available, bool pairs) const;
+  std::string format_values(const rt::MessagePlan& m, const uint32_t* words, size_t available, bool pairs) const;
   void dump(const VulkanKernel& k) const;
 
   // (Re)creates the context buffer with a print ring of `ring_words`.
@@ -323,26 +273,88 @@ void VulkanBackend::write_words(int id, int64_t offset, int64_t count, const uin
   if (t.pending_words > kMaxPendingWords) flush(t);
 }
 
-std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel, const ir::SNodeForest& forest) {
+// The features a kernel's code needs of a device: 64-bit values, 64-bit
+// atomics, and the optional paths the code generator took on this device.
+rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& options, const rt::KernelPlan& plan) {
+  rt::Features f;
+  ir::walk(kernel.body(), [&](ir::Stmt* s) {
+    const DataType t = s->kind() == ir::StmtKind::TreeLoad || s->kind() == ir::StmtKind::TreeStore ? s->storage() : s->type();
+    f.shader_int64 |= t == DataType::i64 || t == DataType::u64;
+    f.shader_float64 |= t == DataType::f64;
+    const bool atomic = s->kind() == ir::StmtKind::TreeAtomic || s->kind() == ir::StmtKind::TreeCas;
+    f.atomic_int64 |= atomic && bit_width(s->type()) == 64 && is_integral(s->type());
+    f.atomic_float32_add |= atomic && s->type() == DataType::f32 && options.features.atomic_float32_add;
+  });
+  for (const rt::TaskPlan& t : plan.tasks)
+    f.subgroup_arithmetic |= t.iterations_per_invocation > 1 && options.features.subgroup_arithmetic;
+  return f;
+}
+
+std::unique_ptr<CompiledKernel> VulkanBackend::compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+                                                       rt::KernelPlan plan) {
   const vk::DeviceInfo& info = device_->info();
   spirv::CodegenOptions options = codegen_options_for(info);
   options.message_base = static_cast<uint32_t>(messages_.size());
   options.debug = options_.debug;
   options.validate = spirv::validation_requested();
-  auto k = std::make_unique<VulkanKernel>();
-  k->name = kernel.name();
-  k->modules = spirv::generate_kernel(kernel, forest, options, info.max_push_constants_size);
-  for (const spirv::Message& m : k->modules.messages) messages_.push_back({kernel.name(), m});
-  k->reports = !k->modules.messages.empty();
-  for (const spirv::Message& m : k->modules.messages) k->prints |= !m.is_assert;
-  for (const ir::KernelArg& a : kernel.args()) k->arg_words.push_back(storage_words(compute_type(a.type)));
-  dump(*k);
-  for (spirv::TaskModule& task : k->modules.tasks) {
-    k->pipelines.push_back(device_->create_pipeline(task.words, task.entry_point,
-                                                    1 + static_cast<uint32_t>(task.trees.size()),
-                                                    k->modules.arg_words * 4, task.entry_point));
-    std::vector<uint32_t>().swap(task.words);  // launches need the pipeline, not the words
+  spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, info.max_push_constants_size);
+  // The plan gets what the code generator decided: argument words, each
+  // task's code, entry point, local size and bindings, the messages.
+  plan.backend = "vulkan";
+  plan.arg_words = modules.arg_words;
+  for (size_t n = 0; n < plan.args.size(); ++n) {
+    plan.args[n].word = modules.arg_offsets.at(n);
+    plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
   }
+  GROVE_ASSERT(modules.tasks.size() == plan.tasks.size(), "SPIR-V codegen made a module per task");
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    spirv::TaskModule& m = modules.tasks[i];
+    rt::TaskPlan& t = plan.tasks[i];
+    t.entry_point = m.entry_point;
+    t.local_size = m.local_size;
+    t.iterations_per_invocation = m.iterations_per_invocation;
+    t.static_iterations = m.static_iterations;
+    for (int tree : m.trees) t.slots.push_back(ir::slot_of_tree(plan, tree));
+    t.code = std::move(m.words);
+  }
+  for (size_t i = 0; i < modules.messages.size(); ++i) {
+    const spirv::Message& m = modules.messages[i];
+    plan.messages.push_back({options.message_base + static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
+  }
+  plan.features = features_of(kernel, options, plan);
+  return load(std::move(plan));
+}
+
+std::unique_ptr<CompiledKernel> VulkanBackend::load(rt::KernelPlan plan) {
+  if (plan.backend != "vulkan")
+    throw Error("kernel '" + plan.name + "': its plan was made for the '" + plan.backend +
+                "' backend, not for Vulkan; compile it for Vulkan");
+  const vk::DeviceInfo& info = device_->info();
+  const rt::Features& f = plan.features;
+  std::string missing;
+  auto need = [&](bool needed, bool have, const char* what) {
+    if (needed && !have) missing += (missing.empty() ? "" : ", ") + std::string(what);
+  };
+  need(f.shader_int64, info.shader_int64, "shaderInt64");
+  need(f.shader_float64, info.shader_float64, "shaderFloat64");
+  need(f.atomic_int64, info.atomic_int64, "shaderBufferInt64Atomics");
+  need(f.atomic_float32_add, info.atomic_float32_add, "shaderBufferFloat32AtomicAdd");
+  need(f.subgroup_arithmetic, info.subgroup_arithmetic, "subgroup arithmetic");
+  if (!missing.empty())
+    throw Error("kernel '" + plan.name + "' needs " + missing + ", which " + info.name + " lacks");
+  if (plan.arg_words * 4 > info.max_push_constants_size)
+    throw Error("kernel '" + plan.name + "' takes " + std::to_string(plan.arg_words * 4) + " bytes of arguments; " +
+                info.name + " passes at most " + std::to_string(info.max_push_constants_size));
+  auto k = std::make_unique<VulkanKernel>();
+  k->plan = std::move(plan);
+  for (const rt::MessagePlan& m : k->plan.messages) {
+    if (messages_.size() <= m.id) messages_.resize(m.id + 1);
+    messages_[m.id] = {k->plan.name, m};
+  }
+  dump(*k);
+  for (const rt::TaskPlan& t : k->plan.tasks)
+    k->pipelines.push_back(device_->create_pipeline(t.code, t.entry_point, 1 + static_cast<uint32_t>(t.slots.size()),
+                                                    k->plan.arg_words * 4, t.entry_point));
   return k;
 }
 
@@ -351,27 +363,23 @@ void VulkanBackend::dump(const VulkanKernel& k) const {
   const char* dir = std::getenv("GROVE_DUMP_DIR");
   if (dir == nullptr || *dir == '\0') return;
   std::filesystem::create_directories(dir);
-  for (size_t i = 0; i < k.modules.tasks.size(); ++i) {
-    const spirv::TaskModule& task = k.modules.tasks[i];
-    std::string base = sanitize(k.name) + ".t" + std::to_string(i) + "_" + ir::op_name(task.kind);
+  for (size_t i = 0; i < k.plan.tasks.size(); ++i) {
+    const rt::TaskPlan& task = k.plan.tasks[i];
+    std::string base = sanitize(k.plan.name) + ".t" + std::to_string(i) + "_" + rt::task_kind_name(task.kind);
     std::filesystem::path p = std::filesystem::path(dir) / base;
     std::ofstream(p.string() + ".spv", std::ios::binary)
-        .write(reinterpret_cast<const char*>(task.words.data()),
-               static_cast<std::streamsize>(task.words.size() * 4));
-    std::ofstream(p.string() + ".spvasm") << spirv::disassemble(task.words);
+        .write(reinterpret_cast<const char*>(task.code.data()), static_cast<std::streamsize>(task.code.size() * 4));
+    std::ofstream(p.string() + ".spvasm") << spirv::disassemble(task.code);
   }
 }
 
-uint32_t VulkanBackend::group_count(const spirv::TaskModule& task, std::span<const uint64_t> args) const {
+uint32_t VulkanBackend::group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const {
   if (!task.parallel) return 1;
   const uint32_t max_groups = device_->info().max_compute_workgroup_count[0];
   int64_t n = task.static_iterations;
-  if (n < 0 && task.loop != nullptr) {
-    auto b = host_eval(task.loop->begin(), args), e = host_eval(task.loop->end(), args);
-    if (b && e) {
-      n = std::max<int64_t>(0, ir::bits_to_int(task.loop->end()->type(), *e) -
-                                   ir::bits_to_int(task.loop->begin()->type(), *b));
-    }
+  if (n < 0) {
+    const std::optional<int64_t> b = task.begin.evaluate(args), e = task.end.evaluate(args);
+    if (b && e) n = std::max<int64_t>(0, *e - *b);
   }
   if (n < 0) {
     const bool cpu = device_->info().type == vk::DeviceType::cpu;
@@ -384,33 +392,34 @@ uint32_t VulkanBackend::group_count(const spirv::TaskModule& task, std::span<con
 
 void VulkanBackend::launch(CompiledKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run) {
   auto& k = static_cast<VulkanKernel&>(compiled);
+  const rt::KernelPlan& plan = k.plan;
   flush_all();
-  std::vector<uint32_t> push(k.modules.arg_words, 0u);
-  for (size_t n = 0; n < k.modules.arg_offsets.size() && n < args.size(); ++n) {
-    uint32_t at = k.modules.arg_offsets[n];
+  std::vector<uint32_t> push(plan.arg_words, 0u);
+  for (size_t n = 0; n < plan.args.size() && n < args.size(); ++n) {
+    const uint32_t at = plan.args[n].word;
     push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first
-    if (k.arg_words[n] == 2) push[at + 1] = static_cast<uint32_t>(args[n] >> 32);
+    if (plan.args[n].words == 2) push[at + 1] = static_cast<uint32_t>(args[n] >> 32);
   }
   std::vector<vk::Dispatch> dispatches;
-  for (size_t i = 0; i < k.modules.tasks.size(); ++i) {
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
     if (i < run.size() && !run[i]) continue;
-    const spirv::TaskModule& task = k.modules.tasks[i];
+    const rt::TaskPlan& task = plan.tasks[i];
     vk::Dispatch d;
     d.group_count_x = group_count(task, args);
     if (d.group_count_x == 0) continue;
     d.pipeline = k.pipelines[i];
     d.buffers.push_back(context_);
-    for (int t : task.trees) d.buffers.push_back(tree(t, "launch").buffer);
+    for (int slot : task.slots) d.buffers.push_back(tree(plan.slots[static_cast<size_t>(slot)].tree_type, "launch").buffer);
     d.push_constants = push;
     dispatches.push_back(std::move(d));
   }
   if (!dispatches.empty()) device_->launch(dispatches);
-  if (k.reports) context_pending_ = true;
-  if (k.prints) last_printer_ = k.name;
+  if (!plan.messages.empty()) context_pending_ = true;
+  if (plan.prints) last_printer_ = plan.name;
   // Debug mode: an error names the launch that caused it. A kernel that
   // prints: its output appears when the launch returns, in order with the
   // host's own output, and a printing loop cannot overflow the print ring.
-  if (options_.debug || k.prints) sync();
+  if (options_.debug || plan.prints) sync();
 }
 
 void VulkanBackend::sync() {
@@ -419,7 +428,7 @@ void VulkanBackend::sync() {
   if (context_pending_) report_context();
 }
 
-std::string VulkanBackend::format_values(const spirv::Message& m, const uint32_t* words, size_t available,
+std::string VulkanBackend::format_values(const rt::MessagePlan& m, const uint32_t* words, size_t available,
                                          bool pairs) const {
   std::vector<std::string> values;
   size_t at = 0;
@@ -464,7 +473,7 @@ void VulkanBackend::report_context() {
     while (pos < ring.size()) {
       uint32_t id = ring[pos];
       if (id >= messages_.size() || messages_[id].message.is_assert) break;  // never written
-      const spirv::Message& m = messages_[id].message;
+      const rt::MessagePlan& m = messages_[id].message;
       size_t need = 1;
       for (DataType t : m.types) need += static_cast<size_t>(storage_words(t));
       if (pos + need > ring.size()) break;

@@ -203,26 +203,19 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
     case StmtKind::Arg:
       values_[s] = emit_arg(s);
       return;
-    case StmtKind::Unary: {
-      ir::UnaryOp op = s->unary_op();
-      DataType from = s->operand()->type();
-      DataType t = op == ir::UnaryOp::logic_not ? from : ir::unary_type(op, from);
-      Id r = unary(op, t, value_as(s->operand(), t));
-      DataType rt = op == ir::UnaryOp::logic_not ? DataType::u1 : t;
-      values_[s] = rt == s->type() ? r : cast(r, rt, s->type());
+    // type_check made every conversion an explicit cast: an operation
+    // computes in its operands' type (the verifier checks it from the typed
+    // stage on), so nothing here derives a promotion.
+    case StmtKind::Unary:
+      values_[s] = unary(s->unary_op(), s->operand()->type(), value(s->operand()));
       return;
-    }
     case StmtKind::Cast:
       values_[s] = cast(value(s->operand()), s->operand()->type(), s->type());
       return;
-    case StmtKind::Binary: {
-      ir::BinaryOp op = s->binary_op();
-      DataType t = ir::binary_operand_type(op, s->lhs()->type(), s->rhs()->type());
-      Id r = binary(op, t, value_as(s->lhs(), t), value_as(s->rhs(), t));
-      DataType rt = ir::binary_result_type(op, t, t);
-      values_[s] = rt == s->type() ? r : cast(r, rt, s->type());
+    case StmtKind::Binary:
+      GROVE_ASSERT(s->lhs()->type() == s->rhs()->type(), "SPIR-V codegen: a binary op on operands of two types");
+      values_[s] = binary(s->binary_op(), s->lhs()->type(), value(s->lhs()), value(s->rhs()));
       return;
-    }
     case StmtKind::Select:
       values_[s] = m_.select(value_as(s->cond(), DataType::u1), value_as(s->true_value(), s->type()),
                              value_as(s->false_value(), s->type()));

@@ -26,6 +26,7 @@
 namespace grove {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -506,6 +507,71 @@ TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsFitExactlySizedPools) { app
 
 // ---- the rest ------------------------------------------------------------------------
 
+// ---- kernel plans ---------------------------------------------------------------------
+
+// A sparse workload: activation from arguments, a struct-for (listgen), a
+// deactivation (gc) and a print. With `from_plans`, every kernel is compiled,
+// its plan serialized, read back and loaded (pipelines from the plan's own
+// code) before it runs. Returns everything the host can observe.
+std::string sparse_workload(const Config& config, bool from_plans) {
+  Program prog(config);
+  Field x = prog.field(f32, "x"), total = prog.field(f32, "total", {});
+  SNode& blocks = prog.root().pointer(ij, {32, 32});
+  blocks.dense(ij, {8, 8}).place(x);
+  std::string printed;
+  prog.set_print_sink([&](std::string_view t) { printed += t; });
+  Kernel paint = prog.kernel("paint", {arg(i32, "n"), arg(f32, "value")}, [&](Args a) {
+    for_range(0, a[0] * 3 + 1, [&](Expr i) { x(i * 5 % 256, i * 7 % 256) = a[1] + cast(f32, i); });
+  });
+  Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr i, Expr j) { total() += x(i, j) * 0.5f; }); });
+  Kernel prune = prog.kernel("prune", [&] {
+    for_each(blocks, [&](Expr i, Expr j) { if_((i + j) % 3 == 0, [&] { deactivate(blocks, {i, j}); }); });
+  });
+  Kernel report = prog.kernel("report", [&] { print("total = ", total()); });
+  if (from_plans) {
+    for (const char* name : {"paint", "sum", "prune", "report"}) {
+      std::vector<uint8_t> bytes = detail::kernel_plan_bytes(prog, name);
+      detail::load_kernel_plan(prog, name, bytes);
+    }
+  }
+  paint(40, 1.5f);
+  sum();
+  prune();
+  total.write({}, 0.0f);
+  sum();
+  report();
+  std::ostringstream out;
+  for (float v : x.to_vector<float>()) out << v << ' ';
+  Stats st = prog.stats();
+  out << "| " << st.at(blocks.name()).active_cells << ' ' << st.at(blocks.name()).pool_used << " | " << printed;
+  return out.str();
+}
+
+TEST_F(VulkanBackend, KernelsRunFromTheirPlanAloneWithTheSameResults) {
+  const std::string direct = sparse_workload(config(), false);
+  const std::string planned = sparse_workload(config(), true);
+  EXPECT_EQ(planned, direct);
+  EXPECT_NE(direct.find("total = "), std::string::npos);
+}
+
+TEST_F(VulkanBackend, PlansFromAnotherBackendOrDamagedAreRefused) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {8});
+  Kernel k = prog.kernel("k", [&] { for_range(0, 8, [&](Expr n) { x(n) = n; }); });
+  std::vector<uint8_t> bytes = detail::kernel_plan_bytes(prog, "k");
+  std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2));
+  EXPECT_THAT(error_of([&] { detail::load_kernel_plan(prog, "k", cut); }),
+              AllOf(HasSubstr("kernel plan of 'k'"), HasSubstr("truncated")));
+  k();  // the kernel was left as it was
+  EXPECT_EQ(x.read<int>({7}), 7);
+  Config interp;
+  interp.arch = Arch::Interp;
+  Program other(interp);
+  Field y = other.field(i32, "x", {8});
+  Kernel k2 = other.kernel("k", [&] { for_range(0, 8, [&](Expr n) { y(n) = n; }); });
+  EXPECT_THAT(error_of([&] { detail::load_kernel_plan(other, "k", bytes); }), HasSubstr("interpreter"));
+}
+
 TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_vulkan_backend";
   std::filesystem::remove_all(dir);
@@ -516,6 +582,11 @@ TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
   k();
   unsetenv("GROVE_DUMP_DIR");
   EXPECT_TRUE(std::filesystem::exists(dir / "dumped.00_frontend.ir"));
+  std::ifstream plan(dir / "dumped.plan.json");
+  std::stringstream plan_text;
+  plan_text << plan.rdbuf();
+  EXPECT_THAT(plan_text.str(), AllOf(HasSubstr("\"name\": \"dumped\""), HasSubstr("\"kind\": \"range_for\""),
+                                     HasSubstr("\"static_iterations\": 4")));
   std::ifstream spv(dir / "dumped.t0_range_for.spv", std::ios::binary);
   ASSERT_TRUE(spv.good());
   uint32_t magic = 0;

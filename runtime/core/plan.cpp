@@ -1,0 +1,348 @@
+// runtime/core/plan.cpp — kernel plans: launch-time counts, bytes, JSON.
+#include "runtime/core/plan.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <sstream>
+
+#include "runtime/core/bytes.h"
+#include "runtime/core/scalar.h"
+
+namespace grove::rt {
+
+const char* task_kind_name(TaskKind k) {
+  switch (k) {
+    case TaskKind::serial: return "serial";
+    case TaskKind::range_for: return "range_for";
+    case TaskKind::struct_for: return "struct_for";
+    case TaskKind::listgen: return "listgen";
+    case TaskKind::clear_list: return "clear_list";
+    case TaskKind::gc: return "gc";
+    case TaskKind::gc_finish: return "gc_finish";
+  }
+  return "?";
+}
+
+bool is_parallel(TaskKind k) {
+  return k == TaskKind::range_for || k == TaskKind::struct_for || k == TaskKind::listgen || k == TaskKind::gc;
+}
+
+// ---- counts ------------------------------------------------------------------------
+
+std::optional<int64_t> CountExpr::evaluate(std::span<const uint64_t> args) const {
+  if (root < 0) return std::nullopt;
+  // Nodes refer only to earlier nodes (checked when a plan is read), so one
+  // pass in order computes them all.
+  std::vector<int64_t> v(nodes.size(), 0);
+  auto wrap = [](DataType t, int64_t x) { return bits_to_int(t, int_to_bits(t, x)); };
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const Node& e = nodes[n];
+    const int64_t a = e.a >= 0 ? v[static_cast<size_t>(e.a)] : 0;
+    const int64_t b = e.b >= 0 ? v[static_cast<size_t>(e.b)] : 0;
+    int64_t r = 0;
+    switch (e.op) {
+      case Op::constant: r = e.value; break;
+      case Op::arg:
+        if (e.value < 0 || static_cast<size_t>(e.value) >= args.size()) return std::nullopt;
+        r = bits_to_int(e.type, args[static_cast<size_t>(e.value)]);
+        break;
+      case Op::cast: r = a; break;
+      case Op::add: r = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); break;
+      case Op::sub: r = static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); break;
+      case Op::mul: r = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); break;
+      case Op::div: r = b == 0 || (b == -1 && a == INT64_MIN) ? 0 : a / b; break;
+      case Op::min: r = std::min(a, b); break;
+      case Op::max: r = std::max(a, b); break;
+    }
+    v[n] = wrap(e.type, r);
+  }
+  return v[static_cast<size_t>(root)];
+}
+
+// ---- bytes -------------------------------------------------------------------------
+
+namespace {
+
+void write_count(ByteWriter& w, const CountExpr& c) {
+  w.u32(static_cast<uint32_t>(c.nodes.size()));
+  for (const CountExpr::Node& n : c.nodes) {
+    w.u8(static_cast<uint8_t>(n.op));
+    w.u8(static_cast<uint8_t>(n.type));
+    w.i64(n.value);
+    w.i32(n.a);
+    w.i32(n.b);
+  }
+  w.i32(c.root);
+}
+
+DataType read_type(ByteReader& r, bool integral_only) {
+  const uint8_t t = r.u8();
+  if (t == 0 || t > static_cast<uint8_t>(DataType::f64)) r.fail("type " + std::to_string(t) + " does not exist");
+  const auto type = static_cast<DataType>(t);
+  if (integral_only && !is_integral(type)) r.fail("a count computes in " + std::string(type_name(type)));
+  return type;
+}
+
+CountExpr read_count(ByteReader& r) {
+  CountExpr c;
+  const uint32_t n = r.count(1 + 1 + 8 + 4 + 4);
+  for (uint32_t k = 0; k < n; ++k) {
+    CountExpr::Node e;
+    const uint8_t op = r.u8();
+    if (op > static_cast<uint8_t>(CountExpr::Op::max)) r.fail("count operation " + std::to_string(op) + " does not exist");
+    e.op = static_cast<CountExpr::Op>(op);
+    e.type = read_type(r, true);
+    e.value = r.i64();
+    e.a = r.i32();
+    e.b = r.i32();
+    const auto earlier = [&](int32_t x) { return x >= -1 && x < static_cast<int32_t>(k); };
+    if (!earlier(e.a) || !earlier(e.b)) r.fail("a count node refers to a later node");
+    c.nodes.push_back(e);
+  }
+  c.root = r.i32();
+  if (c.root < -1 || c.root >= static_cast<int32_t>(c.nodes.size())) r.fail("a count's root is out of range");
+  return c;
+}
+
+void write_ints(ByteWriter& w, const std::vector<int>& v) {
+  w.u32(static_cast<uint32_t>(v.size()));
+  for (int x : v) w.i32(x);
+}
+
+std::vector<int> read_ints(ByteReader& r) {
+  std::vector<int> v(r.count(4));
+  for (int& x : v) x = r.i32();
+  return v;
+}
+
+}  // namespace
+
+std::vector<uint8_t> serialize(const KernelPlan& p) {
+  ByteWriter w;
+  w.u32(kPlanMagic);
+  w.u32(kPlanVersion);
+  w.str(p.name);
+  w.str(p.backend);
+  w.u32(static_cast<uint32_t>(p.args.size()));
+  for (const ArgPlan& a : p.args) {
+    w.str(a.name);
+    w.u8(static_cast<uint8_t>(a.type));
+    w.u32(a.word);
+    w.u32(a.words);
+  }
+  w.u32(p.arg_words);
+  w.u32(static_cast<uint32_t>(p.slots.size()));
+  for (const TreeSlotPlan& s : p.slots) {
+    w.u8(static_cast<uint8_t>(s.kind));
+    w.i32(s.tree_type);
+    w.i32(s.param);
+  }
+  w.u32(static_cast<uint32_t>(p.tasks.size()));
+  for (const TaskPlan& t : p.tasks) {
+    w.u8(static_cast<uint8_t>(t.kind));
+    w.str(t.label);
+    w.i32(t.snode);
+    w.i32(t.tree_slot);
+    write_ints(w, t.modifies);
+    w.boolean(t.parallel);
+    w.u32(t.local_size);
+    w.i64(t.static_iterations);
+    write_count(w, t.begin);
+    write_count(w, t.end);
+    w.u32(t.iterations_per_invocation);
+    write_ints(w, t.slots);
+    w.str(t.entry_point);
+    w.words(t.code);
+  }
+  w.u32(static_cast<uint32_t>(p.messages.size()));
+  for (const MessagePlan& m : p.messages) {
+    w.u32(m.id);
+    w.boolean(m.is_assert);
+    w.str(m.format);
+    w.u32(static_cast<uint32_t>(m.types.size()));
+    for (DataType t : m.types) w.u8(static_cast<uint8_t>(t));
+  }
+  for (bool f : {p.features.shader_int64, p.features.shader_float64, p.features.atomic_int64,
+                 p.features.atomic_float32_add, p.features.subgroup_arithmetic, p.may_allocate, p.prints})
+    w.boolean(f);
+  w.i64(p.scratch_words);
+  return w.take();
+}
+
+KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view source) {
+  ByteReader r(bytes, std::string(source));
+  r.part("header");
+  if (r.u32() != kPlanMagic) r.fail("not a Grove kernel plan (wrong magic number)");
+  const uint32_t version = r.u32();
+  if (version != kPlanVersion)
+    r.fail("kernel plan format version " + std::to_string(version) + "; this Grove reads version " +
+           std::to_string(kPlanVersion) + " (compile the kernel again with this Grove)");
+  KernelPlan p;
+  p.name = r.str();
+  p.backend = r.str();
+  r.part("arguments");
+  for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
+    ArgPlan a;
+    a.name = r.str();
+    a.type = read_type(r, false);
+    a.word = r.u32();
+    a.words = r.u32();
+    if (a.words != 1 && a.words != 2) r.fail("an argument of " + std::to_string(a.words) + " words");
+    p.args.push_back(std::move(a));
+  }
+  p.arg_words = r.u32();
+  for (const ArgPlan& a : p.args)
+    if (uint64_t{a.word} + a.words > p.arg_words) r.fail("argument '" + a.name + "' lies past the argument words");
+  r.part("tree slots");
+  for (uint32_t n = r.count(1 + 4 + 4); n > 0; --n) {
+    TreeSlotPlan s;
+    const uint8_t kind = r.u8();
+    if (kind > static_cast<uint8_t>(TreeSlotPlan::Kind::tree)) r.fail("slot kind " + std::to_string(kind) + " does not exist");
+    s.kind = static_cast<TreeSlotPlan::Kind>(kind);
+    s.tree_type = r.i32();
+    s.param = r.i32();
+    p.slots.push_back(s);
+  }
+  const auto slot_ok = [&](int s) { return s >= -1 && s < static_cast<int>(p.slots.size()); };
+  for (uint32_t n = r.count(1), k = 0; k < n; ++k) {
+    r.part("task " + std::to_string(k));
+    TaskPlan t;
+    const uint8_t kind = r.u8();
+    if (kind > static_cast<uint8_t>(TaskKind::gc_finish)) r.fail("task kind " + std::to_string(kind) + " does not exist");
+    t.kind = static_cast<TaskKind>(kind);
+    t.label = r.str();
+    t.snode = r.i32();
+    t.tree_slot = r.i32();
+    if (!slot_ok(t.tree_slot)) r.fail("its tree slot " + std::to_string(t.tree_slot) + " does not exist");
+    t.modifies = read_ints(r);
+    t.parallel = r.boolean();
+    if (t.parallel != is_parallel(t.kind)) r.fail("a " + std::string(task_kind_name(t.kind)) + " task marked otherwise");
+    t.local_size = r.u32();
+    if (t.local_size == 0 || t.local_size > 1024) r.fail("local size " + std::to_string(t.local_size));
+    t.static_iterations = r.i64();
+    t.begin = read_count(r);
+    t.end = read_count(r);
+    t.iterations_per_invocation = r.u32();
+    if (t.iterations_per_invocation == 0) r.fail("0 iterations per invocation");
+    t.slots = read_ints(r);
+    for (int s : t.slots)
+      if (s < 0 || !slot_ok(s)) r.fail("it binds tree slot " + std::to_string(s) + ", which does not exist");
+    t.entry_point = r.str();
+    t.code = r.words();
+    p.tasks.push_back(std::move(t));
+  }
+  r.part("messages");
+  for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
+    MessagePlan m;
+    m.id = r.u32();
+    m.is_assert = r.boolean();
+    m.format = r.str();
+    for (uint32_t v = r.count(1); v > 0; --v) m.types.push_back(read_type(r, false));
+    p.messages.push_back(std::move(m));
+  }
+  r.part("features");
+  p.features.shader_int64 = r.boolean();
+  p.features.shader_float64 = r.boolean();
+  p.features.atomic_int64 = r.boolean();
+  p.features.atomic_float32_add = r.boolean();
+  p.features.subgroup_arithmetic = r.boolean();
+  p.may_allocate = r.boolean();
+  p.prints = r.boolean();
+  p.scratch_words = r.i64();
+  if (p.scratch_words < 0) r.fail("negative scratch words");
+  if (r.left() != 0) r.fail(std::to_string(r.left()) + " bytes after the end of the plan");
+  return p;
+}
+
+// ---- JSON --------------------------------------------------------------------------
+
+namespace {
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string count_json(const CountExpr& c) {
+  if (!c.known()) return "null";
+  static constexpr const char* kOps[] = {"const", "arg", "cast", "add", "sub", "mul", "div", "min", "max"};
+  auto node = [&](auto&& self, int32_t i) -> std::string {
+    const CountExpr::Node& n = c.nodes[static_cast<size_t>(i)];
+    switch (n.op) {
+      case CountExpr::Op::constant: return std::to_string(n.value);
+      case CountExpr::Op::arg: return "arg" + std::to_string(n.value);
+      case CountExpr::Op::cast: return std::string(type_name(n.type)) + "(" + self(self, n.a) + ")";
+      default:
+        return std::string(kOps[static_cast<size_t>(n.op)]) + "(" + self(self, n.a) + ", " + self(self, n.b) + ")";
+    }
+  };
+  return quoted(node(node, c.root));
+}
+
+std::string ints_json(const std::vector<int>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string to_json(const KernelPlan& p) {
+  std::ostringstream o;
+  o << std::boolalpha << "{\n  \"name\": " << quoted(p.name) << ",\n  \"backend\": " << quoted(p.backend) << ",\n  \"args\": [";
+  for (size_t i = 0; i < p.args.size(); ++i)
+    o << (i ? ", " : "") << "{\"name\": " << quoted(p.args[i].name) << ", \"type\": " << quoted(type_name(p.args[i].type))
+      << ", \"word\": " << p.args[i].word << ", \"words\": " << p.args[i].words << "}";
+  o << "],\n  \"arg_words\": " << p.arg_words << ",\n  \"slots\": [";
+  for (size_t i = 0; i < p.slots.size(); ++i) {
+    const TreeSlotPlan& s = p.slots[i];
+    o << (i ? ", " : "") << "{\"slot\": " << i << ", \"kind\": "
+      << (s.kind == TreeSlotPlan::Kind::scratch ? "\"scratch\"" : "\"tree\"") << ", \"tree_type\": " << s.tree_type
+      << ", \"param\": " << s.param << "}";
+  }
+  o << "],\n  \"tasks\": [";
+  for (size_t i = 0; i < p.tasks.size(); ++i) {
+    const TaskPlan& t = p.tasks[i];
+    o << (i ? "," : "") << "\n    {\"kind\": " << quoted(task_kind_name(t.kind)) << ", \"label\": " << quoted(t.label)
+      << ", \"snode\": " << t.snode << ", \"tree_slot\": " << t.tree_slot << ", \"modifies\": " << ints_json(t.modifies)
+      << ", \"parallel\": " << (t.parallel ? "true" : "false") << ", \"local_size\": " << t.local_size
+      << ", \"static_iterations\": " << t.static_iterations << ", \"begin\": " << count_json(t.begin)
+      << ", \"end\": " << count_json(t.end) << ", \"iterations_per_invocation\": " << t.iterations_per_invocation
+      << ", \"slots\": " << ints_json(t.slots) << ", \"entry_point\": " << quoted(t.entry_point)
+      << ", \"code_words\": " << t.code.size() << "}";
+  }
+  o << "\n  ],\n  \"messages\": [";
+  for (size_t i = 0; i < p.messages.size(); ++i) {
+    const MessagePlan& m = p.messages[i];
+    o << (i ? ", " : "") << "{\"id\": " << m.id << ", \"assert\": " << (m.is_assert ? "true" : "false")
+      << ", \"format\": " << quoted(m.format) << ", \"types\": [";
+    for (size_t t = 0; t < m.types.size(); ++t) o << (t ? ", " : "") << quoted(type_name(m.types[t]));
+    o << "]}";
+  }
+  const Features& f = p.features;
+  o << "],\n  \"features\": {\"shader_int64\": " << f.shader_int64 << ", \"shader_float64\": " << f.shader_float64
+    << ", \"atomic_int64\": " << f.atomic_int64 << ", \"atomic_float32_add\": " << f.atomic_float32_add
+    << ", \"subgroup_arithmetic\": " << f.subgroup_arithmetic << "},\n  \"may_allocate\": "
+    << (p.may_allocate ? "true" : "false") << ",\n  \"prints\": " << (p.prints ? "true" : "false")
+    << ",\n  \"scratch_words\": " << p.scratch_words << "\n}\n";
+  return o.str();
+}
+
+}  // namespace grove::rt

@@ -1,0 +1,125 @@
+// runtime/core/plan.h — what compiling a kernel produces, as a plain value:
+// the kernel plan. A runtime launches a plan with nothing from the compiler
+// (DESIGN.md, "Compile time and run time"): per task its kind, the SNode it
+// visits, what it may modify (for list reuse), how its iteration count is
+// found at launch, its local size and its code blob; per kernel its
+// arguments, its tree slots, its messages and the device features it needs.
+// A plan serializes to bytes and back exactly (a versioned format whose
+// reader checks every size before it trusts it) and prints as JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "grove/types.h"
+
+namespace grove::rt {
+
+// The kinds of task (docs/ir.md, "Offloaded stage"); the scheduler reads them.
+enum class TaskKind : uint8_t { serial, range_for, struct_for, listgen, clear_list, gc, gc_finish };
+const char* task_kind_name(TaskKind k);
+bool is_parallel(TaskKind k);
+
+// An integer computed from constants and kernel arguments on the host at
+// launch: a parallel loop's bounds. Empty (root < 0) when the value is only
+// known on the device (a list's length, a value read from a tree): the
+// backend then launches a fixed number of invocations, which a grid-stride
+// loop spreads over any count.
+struct CountExpr {
+  enum class Op : uint8_t { constant, arg, cast, add, sub, mul, div, min, max };
+  struct Node {
+    Op op = Op::constant;
+    DataType type = DataType::i32;  // the type the node computes in (integers only)
+    int64_t value = 0;              // constant: the value; arg: the argument number
+    int32_t a = -1, b = -1;         // operand nodes (cast: a)
+  };
+  std::vector<Node> nodes;
+  int32_t root = -1;
+
+  bool known() const { return root >= 0; }
+  // The value for `args` (bit patterns of the kernel's arguments, in their
+  // compute types), with the IR's integer semantics (wrapping; x / 0 == 0);
+  // nullopt when not known on the host.
+  std::optional<int64_t> evaluate(std::span<const uint64_t> args) const;
+};
+
+struct TaskPlan {
+  TaskKind kind = TaskKind::serial;
+  std::string label;              // the task's label in the IR, e.g. "listgen S1pointer->S2dense"
+  int snode = -1;                 // listgen, clear_list: the list's node; gc: the pool's; struct_for: the node
+  int tree_slot = -1;             // the slot of `snode`'s tree
+  std::vector<int> modifies;      // nodes whose activity it may change (of the tree in tree_slot)
+  bool parallel = false;
+  uint32_t local_size = 1;
+  // Parallel tasks: the loop's iteration count is end - begin (at least 0):
+  // a constant when static_iterations >= 0, else begin and end evaluated at
+  // launch when known. An invocation takes iterations_per_invocation of them
+  // on average (above 1 for a loop that sums in registers).
+  int64_t static_iterations = -1;
+  CountExpr begin, end;
+  uint32_t iterations_per_invocation = 1;
+  std::vector<int> slots;         // tree slots bound after the context buffer, in order
+  std::string entry_point;
+  std::vector<uint32_t> code;     // the code blob (SPIR-V words on Vulkan)
+};
+
+struct ArgPlan {
+  std::string name;
+  DataType type = DataType::unknown;  // as declared (f16 arrives as its compute type, f32)
+  uint32_t word = 0;                   // first push-constant word
+  uint32_t words = 1;                  // 1, or 2 for 64-bit values
+};
+
+// A tree slot: what the IR's `@t<slot>` of a tree statement names. The
+// Program binds slots to tree instances at launch.
+struct TreeSlotPlan {
+  enum class Kind : uint8_t { scratch, tree };
+  Kind kind = Kind::tree;
+  int tree_type = -1;  // Kind::tree: the tree type, a layout of the program (or module)
+  int param = -1;      // the kernel's tree parameter bound to it, or -1: the type's implicit instance
+};
+
+struct MessagePlan {
+  uint32_t id = 0;        // its id in the context buffer's records
+  bool is_assert = false;
+  std::string format;     // "{}" per value
+  std::vector<DataType> types;
+};
+
+struct Features {
+  bool shader_int64 = false;
+  bool shader_float64 = false;
+  bool atomic_int64 = false;
+  bool atomic_float32_add = false;
+  bool subgroup_arithmetic = false;
+};
+
+struct KernelPlan {
+  std::string name;
+  std::string backend;            // "vulkan", "interp"
+  std::vector<ArgPlan> args;
+  uint32_t arg_words = 0;         // push-constant words in all
+  std::vector<TreeSlotPlan> slots;
+  std::vector<TaskPlan> tasks;
+  std::vector<MessagePlan> messages;
+  Features features;              // what the code needs of the device
+  bool may_allocate = false;      // some task may activate: pool failures are possible
+  bool prints = false;            // has a print (launches of it wait, so its output comes in order)
+  int64_t scratch_words = 0;      // words of the scratch slot it uses
+};
+
+inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
+inline constexpr uint32_t kPlanVersion = 1;
+
+std::vector<uint8_t> serialize(const KernelPlan& plan);
+// Raises grove::Error naming `source` and saying what is wrong (not a plan,
+// another format version, truncated at some part, a size or value out of
+// range) before it returns anything.
+KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view source = "kernel plan");
+// A readable form for GROVE_DUMP_DIR (code blobs shown by size).
+std::string to_json(const KernelPlan& plan);
+
+}  // namespace grove::rt

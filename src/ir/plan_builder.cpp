@@ -1,0 +1,162 @@
+// src/ir/plan_builder.cpp — kernel plans from lowered IR (see plan_builder.h).
+#include "ir/plan_builder.h"
+
+#include <set>
+#include <unordered_map>
+
+#include "ir/assert.h"
+#include "ir/snode.h"
+#include "ir/visitor.h"
+
+namespace grove::ir {
+
+namespace {
+
+using Op = rt::CountExpr::Op;
+
+// Appends the nodes of one value to a count expression; -1 when the value
+// cannot be computed on the host. Every kind says what it is.
+class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
+ public:
+  explicit CountBuilder(rt::CountExpr& out) : out_(out) {}
+
+  int32_t build(const Stmt* s) {
+    auto it = done_.find(s);
+    if (it != done_.end()) return it->second;
+    if (depth_ > 64 || !is_integral(s->type()) || s->type() == DataType::u1) return -1;
+    ++depth_;
+    const int32_t n = visit(s);
+    --depth_;
+    done_[s] = n;
+    return n;
+  }
+
+  int32_t visit_Const(const Stmt* s) { return add(Op::constant, s->type(), s->const_int()); }
+  int32_t visit_Arg(const Stmt* s) { return add(Op::arg, s->type(), s->index()); }
+  int32_t visit_Cast(const Stmt* s) {
+    const int32_t a = build(s->operand());
+    return a < 0 ? -1 : add(Op::cast, s->type(), 0, a);
+  }
+  int32_t visit_Binary(const Stmt* s) {
+    Op op;
+    switch (s->binary_op()) {
+      case BinaryOp::add: op = Op::add; break;
+      case BinaryOp::sub: op = Op::sub; break;
+      case BinaryOp::mul: op = Op::mul; break;
+      case BinaryOp::div: op = Op::div; break;
+      case BinaryOp::min: op = Op::min; break;
+      case BinaryOp::max: op = Op::max; break;
+      case BinaryOp::mod: case BinaryOp::pow: case BinaryOp::atan2: case BinaryOp::bit_and:
+      case BinaryOp::bit_or: case BinaryOp::bit_xor: case BinaryOp::shl: case BinaryOp::shr:
+      case BinaryOp::logic_and: case BinaryOp::logic_or: case BinaryOp::cmp_lt: case BinaryOp::cmp_le:
+      case BinaryOp::cmp_gt: case BinaryOp::cmp_ge: case BinaryOp::cmp_eq: case BinaryOp::cmp_ne:
+        return -1;
+    }
+    if (s->lhs()->type() != s->type() || s->rhs()->type() != s->type()) return -1;  // typed IR computes in one type
+    const int32_t a = build(s->lhs()), b = build(s->rhs());
+    return a < 0 || b < 0 ? -1 : add(op, s->type(), 0, a, b);
+  }
+  // Everything else is known only where the kernel runs.
+  int32_t visit_Unary(const Stmt*) { return -1; }
+  int32_t visit_Select(const Stmt*) { return -1; }
+  int32_t visit_Alloca(const Stmt*) { return -1; }
+  int32_t visit_LocalLoad(const Stmt*) { return -1; }
+  int32_t visit_LocalStore(const Stmt*) { return -1; }
+  int32_t visit_FieldLoad(const Stmt*) { return -1; }
+  int32_t visit_FieldStore(const Stmt*) { return -1; }
+  int32_t visit_FieldAtomic(const Stmt*) { return -1; }
+  int32_t visit_RangeFor(const Stmt*) { return -1; }
+  int32_t visit_StructFor(const Stmt*) { return -1; }
+  int32_t visit_LoopIndex(const Stmt*) { return -1; }
+  int32_t visit_If(const Stmt*) { return -1; }
+  int32_t visit_While(const Stmt*) { return -1; }
+  int32_t visit_Break(const Stmt*) { return -1; }
+  int32_t visit_Continue(const Stmt*) { return -1; }
+  int32_t visit_Print(const Stmt*) { return -1; }
+  int32_t visit_Assert(const Stmt*) { return -1; }
+  int32_t visit_SNodeOp(const Stmt*) { return -1; }
+  int32_t visit_TreeLoad(const Stmt*) { return -1; }
+  int32_t visit_TreeStore(const Stmt*) { return -1; }
+  int32_t visit_TreeAtomic(const Stmt*) { return -1; }
+  int32_t visit_TreeCas(const Stmt*) { return -1; }
+  int32_t visit_Task(const Stmt*) { return -1; }
+
+ private:
+  int32_t add(Op op, DataType t, int64_t value, int32_t a = -1, int32_t b = -1) {
+    out_.nodes.push_back({op, t, value, a, b});
+    return static_cast<int32_t>(out_.nodes.size()) - 1;
+  }
+
+  rt::CountExpr& out_;
+  std::unordered_map<const Stmt*, int32_t> done_;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+rt::CountExpr count_expr(const Stmt* value) {
+  rt::CountExpr c;
+  c.root = CountBuilder(c).build(value);
+  if (c.root < 0) c.nodes.clear();
+  return c;
+}
+
+int slot_of_tree(const rt::KernelPlan& plan, int tree) {
+  for (size_t s = 0; s < plan.slots.size(); ++s)
+    if (plan.slots[s].tree_type == tree) return static_cast<int>(s);
+  GROVE_ASSERT(false, "kernel '" + plan.name + "' names no tree " + std::to_string(tree));
+  return -1;
+}
+
+rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& tasks, const PlanOptions& options) {
+  GROVE_ASSERT(kernel.stage == Stage::lowered, "a plan of a kernel that is not lowered");
+  rt::KernelPlan plan;
+  plan.name = kernel.name();
+  for (const KernelArg& a : kernel.args()) plan.args.push_back({a.name, a.type, 0, 0});
+  // Slots: every tree the kernel's statements name, and those of the SNodes
+  // its tasks visit (a listgen's list lives in its tree).
+  std::set<int> trees;
+  walk(kernel.body(), [&](Stmt* s) {
+    if (is_tree_access(s->kind())) trees.insert(s->tree());
+  });
+  const SNodeForest* forest = kernel.forest;
+  for (const TaskInfo& t : tasks)
+    if (t.snode >= 0 && forest != nullptr) trees.insert(forest->snode(t.snode).tree);
+  for (int t : trees) {
+    rt::TreeSlotPlan slot;
+    slot.kind = t == options.scratch_tree ? rt::TreeSlotPlan::Kind::scratch : rt::TreeSlotPlan::Kind::tree;
+    slot.tree_type = t;
+    plan.slots.push_back(slot);
+  }
+  const Block* body = kernel.body();
+  GROVE_ASSERT(body->size() == tasks.size(), "kernel '" + kernel.name() + "' has " + std::to_string(body->size()) +
+                                                 " tasks but offload reported " + std::to_string(tasks.size()));
+  for (size_t i = 0; i < body->size(); ++i) {
+    const Stmt* task = body->at(i);
+    GROVE_ASSERT(task->kind() == StmtKind::Task, "a lowered kernel's body holds only tasks");
+    rt::TaskPlan t;
+    t.kind = task->task_kind();
+    t.label = task->text();
+    t.snode = tasks[i].snode;
+    t.tree_slot = t.snode >= 0 && forest != nullptr ? slot_of_tree(plan, forest->snode(t.snode).tree) : -1;
+    t.modifies = tasks[i].modifies;
+    t.parallel = is_parallel(t.kind);
+    if (t.parallel) {
+      const Block* b = task->body();
+      GROVE_ASSERT(!b->empty() && b->at(b->size() - 1)->kind() == StmtKind::RangeFor,
+                   "a parallel task ends with its range_for");
+      const Stmt* loop = b->at(b->size() - 1);
+      if (loop->begin()->is_const() && loop->end()->is_const())
+        t.static_iterations = std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int());
+      t.begin = count_expr(loop->begin());
+      t.end = count_expr(loop->end());
+    }
+    plan.may_allocate = plan.may_allocate || !t.modifies.empty();
+    plan.tasks.push_back(std::move(t));
+  }
+  walk(kernel.body(), [&](Stmt* s) { plan.prints = plan.prints || s->kind() == StmtKind::Print; });
+  plan.scratch_words = options.scratch_words;
+  return plan;
+}
+
+}  // namespace grove::ir

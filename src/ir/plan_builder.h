@@ -1,0 +1,33 @@
+// src/ir/plan_builder.h — the backend-neutral part of a kernel's plan, read
+// off its lowered IR: per task its kind, SNode, what it may modify, how its
+// iteration count is found at launch; the kernel's arguments and tree slots.
+// A code generator then adds its code blobs (rt::KernelPlan, runtime/core/plan.h).
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/passes/offload.h"
+#include "runtime/core/plan.h"
+
+namespace grove::ir {
+
+struct PlanOptions {
+  int scratch_tree = -1;       // the tree id of the program's scratch buffer
+  int64_t scratch_words = 0;   // what this kernel keeps there
+};
+
+// `kernel` is at Stage::lowered; `tasks` is what offload reported for it
+// (one per task statement, in order). Tree slots are the tree ids the
+// kernel's statements name, in increasing order.
+rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& tasks, const PlanOptions& options);
+
+// A launch-time expression for an integer value made of constants,
+// arguments, casts and + - * / min max; unknown (root < 0) for anything
+// else (a value read from memory, a float).
+rt::CountExpr count_expr(const Stmt* value);
+
+// The slot of tree id `tree` in `plan` (an error if the kernel names none).
+int slot_of_tree(const rt::KernelPlan& plan, int tree);
+
+}  // namespace grove::ir

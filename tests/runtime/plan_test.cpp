@@ -1,0 +1,156 @@
+// Kernel plans as values: launch-time counts, the byte format (round trips,
+// and every truncated or corrupted input refused with an error, never a
+// crash) and the JSON form. Links grove_runtime alone.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "grove/error.h"
+#include "runtime/core/plan.h"
+
+namespace grove::rt {
+namespace {
+
+using Op = CountExpr::Op;
+
+CountExpr expr(std::vector<CountExpr::Node> nodes) {
+  CountExpr c;
+  c.nodes = std::move(nodes);
+  c.root = static_cast<int32_t>(c.nodes.size()) - 1;
+  return c;
+}
+
+TEST(PlanTest, CountsEvaluateWithTheIRsIntegerSemantics) {
+  // n * 2 + 1 for an i32 argument n.
+  CountExpr c = expr({{Op::arg, DataType::i32, 0}, {Op::constant, DataType::i32, 2}, {Op::mul, DataType::i32, 0, 0, 1},
+                      {Op::constant, DataType::i32, 1}, {Op::add, DataType::i32, 0, 2, 3}});
+  std::vector<uint64_t> args = {20};
+  EXPECT_EQ(c.evaluate(args), 41);
+  args[0] = static_cast<uint32_t>(-5);  // i32 bits
+  EXPECT_EQ(c.evaluate(args), -9);
+  // i32 arithmetic wraps; division by zero gives 0; casts narrow.
+  CountExpr wrap = expr({{Op::constant, DataType::i32, 2147483647}, {Op::constant, DataType::i32, 1},
+                         {Op::add, DataType::i32, 0, 0, 1}});
+  EXPECT_EQ(wrap.evaluate({}), -2147483648LL);
+  CountExpr div = expr({{Op::constant, DataType::i32, 7}, {Op::constant, DataType::i32, 0}, {Op::div, DataType::i32, 0, 0, 1}});
+  EXPECT_EQ(div.evaluate({}), 0);
+  CountExpr cast = expr({{Op::constant, DataType::i64, 0x100000005LL}, {Op::cast, DataType::i32, 0, 0}});
+  EXPECT_EQ(cast.evaluate({}), 5);
+  EXPECT_FALSE(CountExpr{}.evaluate({}).has_value());
+  CountExpr missing_arg = expr({{Op::arg, DataType::i32, 3}});
+  EXPECT_FALSE(missing_arg.evaluate(args).has_value());
+}
+
+KernelPlan sample() {
+  KernelPlan p;
+  p.name = "step";
+  p.backend = "vulkan";
+  p.args = {{"n", DataType::i32, 0, 1}, {"scale", DataType::f64, 1, 2}};
+  p.arg_words = 3;
+  p.slots = {{TreeSlotPlan::Kind::scratch, 0, -1}, {TreeSlotPlan::Kind::tree, 1, -1}, {TreeSlotPlan::Kind::tree, 1, 0}};
+  TaskPlan serial;
+  serial.kind = TaskKind::serial;
+  serial.label = "serial";
+  serial.slots = {0};
+  serial.entry_point = "step.t0.serial";
+  serial.code = {0x07230203u, 1, 2, 3};
+  TaskPlan loop;
+  loop.kind = TaskKind::struct_for;
+  loop.label = "struct_for S2dense";
+  loop.snode = 2;
+  loop.tree_slot = 1;
+  loop.modifies = {1, 2};
+  loop.parallel = true;
+  loop.local_size = 256;
+  loop.end = expr({{Op::arg, DataType::i32, 0}, {Op::constant, DataType::i32, 8}, {Op::mul, DataType::i32, 0, 0, 1}});
+  loop.iterations_per_invocation = 16;
+  loop.slots = {1, 2};
+  loop.entry_point = "step.t1.struct_for";
+  loop.code = std::vector<uint32_t>(100, 0xabcdu);
+  p.tasks = {serial, loop};
+  p.messages = {{7, false, "x = {}\n", {DataType::f32}}, {8, true, "index {} out of bounds", {DataType::i32}}};
+  p.features.shader_int64 = true;
+  p.features.subgroup_arithmetic = true;
+  p.may_allocate = true;
+  p.scratch_words = 6;
+  return p;
+}
+
+TEST(PlanTest, BytesRoundTripExactly) {
+  const KernelPlan p = sample();
+  const std::vector<uint8_t> bytes = serialize(p);
+  const KernelPlan back = deserialize_plan(bytes);
+  EXPECT_EQ(serialize(back), bytes);
+  EXPECT_EQ(back.name, "step");
+  ASSERT_EQ(back.tasks.size(), 2u);
+  EXPECT_EQ(back.tasks[1].code, p.tasks[1].code);
+  EXPECT_EQ(back.tasks[1].modifies, (std::vector<int>{1, 2}));
+  EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
+  EXPECT_EQ(back.slots[2].param, 0);
+  EXPECT_EQ(back.messages[1].format, "index {} out of bounds");
+  EXPECT_TRUE(back.features.subgroup_arithmetic);
+  EXPECT_EQ(to_json(back), to_json(p));
+}
+
+std::string refusal(const std::vector<uint8_t>& bytes) {
+  try {
+    deserialize_plan(bytes, "plan.bin");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PlanTest, EveryTruncationIsRefused) {
+  const std::vector<uint8_t> bytes = serialize(sample());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    const std::string m = refusal(std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n)));
+    EXPECT_NE(m, "") << "a plan cut to " << n << " of " << bytes.size() << " bytes was accepted";
+    EXPECT_NE(m.find("plan.bin"), std::string::npos) << m;
+  }
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  EXPECT_NE(refusal(longer).find("after the end"), std::string::npos);
+}
+
+TEST(PlanTest, AnotherVersionOrNoPlanAtAllIsRefusedSayingWhich) {
+  std::vector<uint8_t> bytes = serialize(sample());
+  std::vector<uint8_t> other = bytes;
+  other[4] = static_cast<uint8_t>(kPlanVersion + 1);
+  EXPECT_NE(refusal(other).find("format version " + std::to_string(kPlanVersion + 1)), std::string::npos);
+  other = bytes;
+  other[0] ^= 0xff;
+  EXPECT_NE(refusal(other).find("not a Grove kernel plan"), std::string::npos);
+  EXPECT_NE(refusal({}).find("truncated"), std::string::npos);
+}
+
+TEST(PlanTest, RandomCorruptionNeverCrashes) {
+  const std::vector<uint8_t> bytes = serialize(sample());
+  std::mt19937 rng(1234);
+  int refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<uint8_t> b = bytes;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    try {
+      KernelPlan p = deserialize_plan(b);
+      (void)serialize(p);  // whatever is accepted is a well-formed plan
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
+TEST(PlanTest, JsonNamesEverything) {
+  const std::string j = to_json(sample());
+  for (const char* part : {"\"name\": \"step\"", "\"kind\": \"struct_for\"", "\"end\": \"mul(arg0, 8)\"",
+                           "\"code_words\": 100", "\"kind\": \"scratch\"", "\"shader_int64\": true",
+                           "\"format\": \"x = {}\\n\""})
+    EXPECT_NE(j.find(part), std::string::npos) << part << " in\n" << j;
+}
+
+}  // namespace
+}  // namespace grove::rt
