@@ -144,7 +144,11 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     w.str(t.label);
     w.i32(t.snode);
     w.i32(t.tree_slot);
-    write_ints(w, t.modifies);
+    w.u32(static_cast<uint32_t>(t.modifies.size()));
+    for (const TaskPlan::Modified& m : t.modifies) {
+      w.i32(m.slot);
+      w.i32(m.snode);
+    }
     w.boolean(t.parallel);
     w.u32(t.local_size);
     w.i64(t.static_iterations);
@@ -215,7 +219,13 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     t.snode = r.i32();
     t.tree_slot = r.i32();
     if (!slot_ok(t.tree_slot)) r.fail("its tree slot " + std::to_string(t.tree_slot) + " does not exist");
-    t.modifies = read_ints(r);
+    for (uint32_t m = r.count(8); m > 0; --m) {
+      TaskPlan::Modified mod;
+      mod.slot = r.i32();
+      mod.snode = r.i32();
+      if (mod.slot < 0 || !slot_ok(mod.slot)) r.fail("it modifies a node of slot " + std::to_string(mod.slot) + ", which does not exist");
+      t.modifies.push_back(mod);
+    }
     t.parallel = r.boolean();
     if (t.parallel != is_parallel(t.kind)) r.fail("a " + std::string(task_kind_name(t.kind)) + " task marked otherwise");
     t.local_size = r.u32();
@@ -296,6 +306,13 @@ std::string count_json(const CountExpr& c) {
   return quoted(node(node, c.root));
 }
 
+std::string modified_json(const std::vector<TaskPlan::Modified>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::string("{\"slot\": ") + std::to_string(v[i].slot) + ", \"snode\": " + std::to_string(v[i].snode) + "}";
+  return s + "]";
+}
+
 std::string ints_json(const std::vector<int>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -321,7 +338,7 @@ std::string to_json(const KernelPlan& p) {
   for (size_t i = 0; i < p.tasks.size(); ++i) {
     const TaskPlan& t = p.tasks[i];
     o << (i ? "," : "") << "\n    {\"kind\": " << quoted(task_kind_name(t.kind)) << ", \"label\": " << quoted(t.label)
-      << ", \"snode\": " << t.snode << ", \"tree_slot\": " << t.tree_slot << ", \"modifies\": " << ints_json(t.modifies)
+      << ", \"snode\": " << t.snode << ", \"tree_slot\": " << t.tree_slot << ", \"modifies\": " << modified_json(t.modifies)
       << ", \"parallel\": " << (t.parallel ? "true" : "false") << ", \"local_size\": " << t.local_size
       << ", \"static_iterations\": " << t.static_iterations << ", \"begin\": " << count_json(t.begin)
       << ", \"end\": " << count_json(t.end) << ", \"iterations_per_invocation\": " << t.iterations_per_invocation

@@ -50,8 +50,14 @@ struct TaskPlan {
   TaskKind kind = TaskKind::serial;
   std::string label;              // the task's label in the IR, e.g. "listgen S1pointer->S2dense"
   int snode = -1;                 // listgen, clear_list: the list's node; gc: the pool's; struct_for: the node
-  int tree_slot = -1;             // the slot of `snode`'s tree
-  std::vector<int> modifies;      // nodes whose activity it may change (of the tree in tree_slot)
+  int tree_slot = -1;             // the slot of `snode`'s tree instance
+  // Nodes (of the instance in a slot) whose activity the task may change.
+  struct Modified {
+    int slot = -1;
+    int snode = -1;
+    bool operator==(const Modified&) const = default;
+  };
+  std::vector<Modified> modifies;
   bool parallel = false;
   uint32_t local_size = 1;
   // Parallel tasks: the loop's iteration count is end - begin (at least 0):

@@ -17,6 +17,7 @@ Stmt* Builder::insert(StmtKind kind, DataType type, std::vector<Stmt*> operands)
     GROVE_ASSERT(op != nullptr, std::string("null operand given to '") + kind_name(kind) + "'");
   std::unique_ptr<Stmt> s(new Stmt(kind, type));
   s->operands_ = std::move(operands);
+  if (is_tree_bound(kind)) s->tree_param_ = tree_param_;
   for (int i = 0; i < kind_block_count(kind); ++i)
     s->blocks_.push_back(std::make_unique<Block>(s.get()));
   Stmt* raw = block_->insert(pos_, std::move(s));
@@ -224,9 +225,11 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
   c->bits_ = s->bits_;
   c->storage_ = s->storage_;
   c->text_ = s->text_;
+  c->tree_param_ = s->tree_param_;
   map[s] = c;
   for (size_t b = 0; b < s->blocks_.size(); ++b) {
     Builder inner(c->blocks_[b].get());
+    inner.set_tree_param(tree_param_);
     for (const auto& child : s->blocks_[b]->stmts()) inner.clone(child.get(), map);
   }
   return c;

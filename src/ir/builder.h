@@ -18,6 +18,10 @@ class Builder {
   Builder(Block* block, size_t pos) : block_(block), pos_(pos) {}
 
   Block* block() const { return block_; }
+  // Statements made from now on that name a tree instance are bound to the
+  // kernel's tree parameter `p` (-1: each tree's own instance).
+  void set_tree_param(int p) { tree_param_ = p; }
+  int tree_param() const { return tree_param_; }
   size_t position() const { return pos_; }
   void set_insert_point(Block* block, size_t pos) { block_ = block; pos_ = pos; }
   void set_insert_point_to_end(Block* block) { set_insert_point(block, block->size()); }
@@ -76,6 +80,7 @@ class Builder {
 
   Block* block_;
   size_t pos_;
+  int tree_param_ = -1;
 };
 
 }  // namespace grove::ir

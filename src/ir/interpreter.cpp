@@ -203,7 +203,7 @@ struct Frame {
     const std::vector<int> axes = leaf.axes();
     for (int a = 0; a < in.ndim; ++a)
       physical[axes[static_cast<size_t>(a)]] = index[a] - in.field->offset_of(a);
-    words = &(*env->trees)[static_cast<size_t>(leaf.tree)];
+    words = &env->buffer(leaf.tree, in.s->tree_param());
     // Without debug mode an out-of-bounds index wraps inside the field's
     // outermost node (dense_address reduces every local index modulo its
     // extent), so it never leaves the tree's buffer.
@@ -233,7 +233,7 @@ struct Frame {
   }
 
   std::vector<uint32_t>& tree(const Stmt* s, int64_t address, int words) {
-    auto& w = (*env->trees).at(static_cast<size_t>(s->tree()));
+    auto& w = env->buffer(s->tree(), s->tree_param());
     if (address < 0 || static_cast<size_t>(address + words) > w.size())
       throw InternalError("kernel '" + impl->kernel.name() + "' accessed word " + std::to_string(address) +
                           " of tree " + std::to_string(s->tree()) + ", which has " +

@@ -66,6 +66,12 @@ inline bool is_value(StmtKind k) { return kind_category(k) == StmtCategory::valu
 inline bool is_local_access(StmtKind k) { return kind_category(k) == StmtCategory::local && k != StmtKind::Alloca; }
 inline bool is_field_access(StmtKind k) { return kind_category(k) == StmtCategory::field; }
 inline bool is_tree_access(StmtKind k) { return kind_category(k) == StmtCategory::tree; }
+// Kinds that name a tree instance through Stmt::tree_param.
+inline bool is_tree_bound(StmtKind k) {
+  const StmtCategory c = kind_category(k);
+  return c == StmtCategory::field || c == StmtCategory::snode || c == StmtCategory::tree ||
+         c == StmtCategory::task || k == StmtKind::StructFor;
+}
 int kind_operand_count(StmtKind k);  // -1: variable
 int kind_block_count(StmtKind k);
 const char* op_name(UnaryOp op);
@@ -160,7 +166,12 @@ class Stmt {
   int index() const { return index_; }       // Arg: argument number; LoopIndex: axis
   int field() const { return field_; }       // FieldLoad/Store/Atomic, StructFor (-1: over an SNode)
   int snode() const;                         // SNodeOp, StructFor, Task (-1 if none)
-  int tree() const;                          // TreeLoad/Store/Atomic/Cas: the tree buffer
+  int tree() const;                          // TreeLoad/Store/Atomic/Cas: the tree (its id: its type)
+  // Field and SNode operations, struct_for, tree statements and tasks: the
+  // kernel's tree parameter whose instance they work on (Kernel::tree_params),
+  // or -1 for the tree's own (implicit) instance.
+  int tree_param() const { return tree_param_; }
+  void set_tree_param(int p) { tree_param_ = p; }
   DataType storage() const { return storage_; }  // TreeLoad/Store: the type in memory
   uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
   const std::string& text() const { return text_; }  // Print, Assert, Task
@@ -191,6 +202,7 @@ class Stmt {
   int field_ = -1;
   DataType storage_ = DataType::unknown;
   uint64_t bits_ = 0;
+  int tree_param_ = -1;
   std::string text_;
   std::vector<Stmt*> operands_;
   std::vector<std::unique_ptr<Block>> blocks_;
@@ -247,6 +259,14 @@ struct KernelArg {
   DataType type = DataType::unknown;
 };
 
+// A parameter of a kernel that is a tree instance of one tree type (the
+// tree `tree` of the forest, whose layout is the type's): statements bound
+// to it (Stmt::tree_param) work on the instance the launch passes.
+struct TreeParam {
+  std::string name;
+  int tree = -1;
+};
+
 // One kernel: its signature, its fields' table and its body.
 class Kernel {
  public:
@@ -254,6 +274,7 @@ class Kernel {
   const std::string& name() const { return name_; }
   const std::vector<KernelArg>& args() const { return args_; }
   const FieldTable& fields() const { return *fields_; }
+  std::vector<TreeParam> tree_params;
   // The SNode trees the kernel's fields live in (set by the program; the
   // lowering passes need it, the text form does not).
   const SNodeForest* forest = nullptr;

@@ -489,20 +489,25 @@ class Parser {
     Token name = expect_kind(Tok::Global, "a kernel name (@name)");
     expect_punct('(');
     std::vector<KernelArg> args;
+    std::vector<TreeParam> trees;
     if (!is_punct(')')) {
       for (;;) {
         if (peek().kind != Tok::Word && peek().kind != Tok::String) expected("an argument name");
-        KernelArg a;
-        a.name = take().text;
+        std::string arg_name = take().text;
         expect_punct(':');
-        a.type = type(false);
-        args.push_back(std::move(a));
+        if (is_word("tree")) {  // `name: tree <n>`, a tree parameter of the tree type n
+          take();
+          trees.push_back({arg_name, static_cast<int>(non_negative("a tree number", 1 << 20))});
+        } else {
+          args.push_back({arg_name, type(false)});
+        }
         if (!is_punct(',')) break;
         take();
       }
     }
     expect_punct(')');
     auto k = std::make_unique<Kernel>(name.text, std::move(args), fields_);
+    k->tree_params = std::move(trees);
     if (is_word("stage")) {
       take();
       Token st = expect_kind(Tok::Word, "a stage name");
@@ -624,6 +629,7 @@ class Parser {
         } else {
           s = b.struct_for(field_name());
         }
+        s->set_tree_param(via());
         define(*def, s);
         block(s->body());
         break;
@@ -732,14 +738,25 @@ class Parser {
         int id = snode_ref();
         Token label = expect_kind(Tok::String, "a task label (a string)");
         s = b.task(o, id, label.text);
+        s->set_tree_param(via());
         block(s->body());
         break;
       }
     }
+    if (is_tree_bound(kind) && kind != StmtKind::StructFor && kind != StmtKind::Task) s->set_tree_param(via());
     if (s->has_result()) {
       if (s->type() != t) s->set_type(t);
       define(*def, s);
     }
+  }
+
+  // ` via tree_param <n>`, or nothing (-1): the kernel's tree parameter a
+  // statement works on.
+  int via() {
+    if (!is_word("via")) return -1;
+    take();
+    expect_word("tree_param");
+    return static_cast<int>(non_negative("a tree parameter number", 1 << 20));
   }
 
   // Whether `%N =` is present exactly when the statement defines a value.

@@ -101,10 +101,11 @@ rt::CountExpr count_expr(const Stmt* value) {
   return c;
 }
 
-int slot_of_tree(const rt::KernelPlan& plan, int tree) {
+int slot_of(const rt::KernelPlan& plan, int tree, int tree_param) {
   for (size_t s = 0; s < plan.slots.size(); ++s)
-    if (plan.slots[s].tree_type == tree) return static_cast<int>(s);
-  GROVE_ASSERT(false, "kernel '" + plan.name + "' names no tree " + std::to_string(tree));
+    if (plan.slots[s].tree_type == tree && plan.slots[s].param == tree_param) return static_cast<int>(s);
+  GROVE_ASSERT(false, "kernel '" + plan.name + "' names no tree " + std::to_string(tree) + " through parameter " +
+                          std::to_string(tree_param));
   return -1;
 }
 
@@ -113,19 +114,26 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
   rt::KernelPlan plan;
   plan.name = kernel.name();
   for (const KernelArg& a : kernel.args()) plan.args.push_back({a.name, a.type, 0, 0});
-  // Slots: every tree the kernel's statements name, and those of the SNodes
-  // its tasks visit (a listgen's list lives in its tree).
-  std::set<int> trees;
+  // Slots: every tree instance the kernel's statements name, and those of
+  // the SNodes its tasks visit and modify (a listgen's list lives in its
+  // instance): a tree through one of the kernel's tree parameters, or a
+  // tree's own instance.
+  std::set<std::pair<int, int>> trees;  // (tree, tree_param)
   walk(kernel.body(), [&](Stmt* s) {
-    if (is_tree_access(s->kind())) trees.insert(s->tree());
+    if (is_tree_access(s->kind())) trees.insert({s->tree(), s->tree_param()});
   });
   const SNodeForest* forest = kernel.forest;
-  for (const TaskInfo& t : tasks)
-    if (t.snode >= 0 && forest != nullptr) trees.insert(forest->snode(t.snode).tree);
-  for (int t : trees) {
+  if (forest != nullptr) {
+    for (const TaskInfo& t : tasks) {
+      if (t.snode >= 0) trees.insert({forest->snode(t.snode).tree, t.tree_param});
+      for (const BoundSNode& m : t.modifies) trees.insert({forest->snode(m.snode).tree, m.tree_param});
+    }
+  }
+  for (auto [t, param] : trees) {
     rt::TreeSlotPlan slot;
     slot.kind = t == options.scratch_tree ? rt::TreeSlotPlan::Kind::scratch : rt::TreeSlotPlan::Kind::tree;
     slot.tree_type = t;
+    slot.param = param;
     plan.slots.push_back(slot);
   }
   const Block* body = kernel.body();
@@ -138,8 +146,9 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
     t.kind = task->task_kind();
     t.label = task->text();
     t.snode = tasks[i].snode;
-    t.tree_slot = t.snode >= 0 && forest != nullptr ? slot_of_tree(plan, forest->snode(t.snode).tree) : -1;
-    t.modifies = tasks[i].modifies;
+    t.tree_slot = t.snode >= 0 && forest != nullptr ? slot_of(plan, forest->snode(t.snode).tree, tasks[i].tree_param) : -1;
+    for (const BoundSNode& m : tasks[i].modifies)
+      t.modifies.push_back({slot_of(plan, forest->snode(m.snode).tree, m.tree_param), m.snode});
     t.parallel = is_parallel(t.kind);
     if (t.parallel) {
       const Block* b = task->body();

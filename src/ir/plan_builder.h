@@ -27,7 +27,8 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
 // else (a value read from memory, a float).
 rt::CountExpr count_expr(const Stmt* value);
 
-// The slot of tree id `tree` in `plan` (an error if the kernel names none).
-int slot_of_tree(const rt::KernelPlan& plan, int tree);
+// The slot of tree `tree` through tree parameter `tree_param` (-1: the
+// tree's own instance) in `plan`, which must have one.
+int slot_of(const rt::KernelPlan& plan, int tree, int tree_param);
 
 }  // namespace grove::ir

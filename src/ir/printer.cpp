@@ -145,6 +145,12 @@ class Printer {
       out += ": ";
       out += type_name(kernel_.args()[i].type);
     }
+    for (size_t i = 0; i < kernel_.tree_params.size(); ++i) {
+      if (i || !kernel_.args().empty()) out += ", ";
+      append_arg_name(out, kernel_.tree_params[i].name);
+      out += ": tree ";
+      out += std::to_string(kernel_.tree_params[i].tree);
+    }
     out += ") stage ";
     out += stage_name(kernel_.stage);
     out += " {\n";
@@ -232,6 +238,7 @@ class Printer {
         } else {
           field_name(out, s->field());
         }
+        via(out, s);
         open_block(out, s->body(), depth, nested);
         break;
       case StmtKind::LoopIndex:
@@ -305,13 +312,21 @@ class Printer {
         append_snode(out, s->snode());
         out += ' ';
         append_quoted(out, s->text());
+        via(out, s);
         open_block(out, s->body(), depth, nested);
         break;
     }
+    if (is_tree_bound(s->kind()) && s->kind() != StmtKind::StructFor && s->kind() != StmtKind::Task) via(out, s);
     if (nested) out += '\n';
   }
 
  private:
+  static void via(std::string& out, const Stmt* s) {
+    if (s->tree_param() < 0) return;
+    out += " via tree_param ";
+    out += std::to_string(s->tree_param());
+  }
+
   void block(std::string& out, const Block* b, int depth) const {
     for (const auto& s : b->stmts()) stmt(out, s.get(), depth, true);
   }

@@ -184,6 +184,16 @@ class Verifier {
       fail(s, std::string("a '") + kind_name(s->kind()) + "' at stage " + stage_name(st) +
                   " (allowed only at stages " + allowed + ")");
     };
+    if (s->tree_param() != -1) {
+      const int p = s->tree_param();
+      if (!is_tree_bound(s->kind())) fail(s, "a tree parameter on a statement that names no tree");
+      if (p < 0 || p >= static_cast<int>(kernel_.tree_params.size()))
+        fail(s, "tree parameter " + std::to_string(p) + ", but the kernel has " +
+                    std::to_string(kernel_.tree_params.size()));
+      if (is_tree_access(s->kind()) && kernel_.tree_params[static_cast<size_t>(p)].tree != s->tree())
+        fail(s, "it names tree " + std::to_string(s->tree()) + " through tree parameter " + std::to_string(p) +
+                    ", whose type is tree " + std::to_string(kernel_.tree_params[static_cast<size_t>(p)].tree));
+    }
     switch (kind_category(s->kind())) {
       case StmtCategory::field:
       case StmtCategory::snode:

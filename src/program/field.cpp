@@ -87,15 +87,15 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   p->host_access("Field::read", name());
   require_scalar(*this, "read");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
-  int tree = p->tree_of_field(ids_[0]);
+  const int instance = p->own_instance_of_field(ids_[0]);
   int64_t a = p->forest.find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
-                                     [&](int64_t w) { return p->read_word(tree, w); });
+                                     [&](int64_t w) { return p->context->read_word(instance, w); });
   p->check_pools();
   DataType dt = dtype();
   uint64_t bits = 0;
   if (a >= 0) {
     uint32_t words[2] = {0, 0};
-    p->backend->read_words(tree, a, storage_words(dt), words);
+    p->context->read_words(instance, a, storage_words(dt), words);
     bits = ir::load_element(std::vector<uint32_t>(words, words + 2), 0, dt);
   }
   bits_to_host(compute_type(dt), bits, as, out);
@@ -138,8 +138,8 @@ void Field::copy_out(DataType as, void* out) const {
   size_t comps = ids_.size();
   for (int id : ids_) p->materialize_field(id, "the host");
   std::vector<uint32_t> copy;
-  int tree = p->tree_of_field(ids_[0]);  // components share one SNode, so one tree
-  auto word = p->snapshot(tree, copy);
+  const int instance = p->own_instance_of_field(ids_[0]);  // components share one SNode, so one tree
+  auto word = p->context->snapshot(instance, copy);
   p->check_pools();
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
     int64_t a = p->forest.find_element(ids_[c], p->physical_index(ids_[c], idx).data(), word);

@@ -107,7 +107,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   ir::OffloadResult offloaded;
   options.offload.scratch_tree = scratch_tree;
   options.offload.scratch_base = 0;
-  options.offload.scratch_words = std::min(backend->max_buffer_bytes() / 4, ir::kMaxTreeWords);
+  options.offload.scratch_words = std::min(context->device().max_buffer_bytes() / 4, ir::kMaxTreeWords);
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
   ir::run_pipeline(*kernel, options);
@@ -189,91 +189,14 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   std::vector<uint64_t> bits;
   for (size_t n = 0; n < values.size(); ++n) bits.push_back(convert_argument(rec, n, values[n]));
   compile(rec);
-  // The scheduler decides on the host, before anything is queued, which
-  // list generations this launch can skip (nothing it reads is on a device).
-  std::vector<bool> run(rec.compiled->plan.tasks.size());
-  for (size_t i = 0; i < run.size(); ++i) run[i] = schedule_task(rec, i);
+  // Each slot of the plan: the scratch buffer, or a tree's own instance.
+  const rt::KernelPlan& plan = rec.compiled->plan;
+  std::vector<int> slots;
+  for (const rt::TreeSlotPlan& slot : plan.slots)
+    slots.push_back(slot.kind == rt::TreeSlotPlan::Kind::scratch ? scratch_instance
+                                                                 : own_instance.at(static_cast<size_t>(slot.tree_type)));
   if (!rec.internal) ++launches;
-  // Set before the launch: a launch that raises (a failed debug-mode check)
-  // may still have found a pool full, which the next check must report.
-  pools_dirty = pools_dirty || rec.compiled->plan.may_allocate;
-  backend->launch(*rec.compiled, bits, run);
-  if (backend->synchronous()) check_pools();
-}
-
-bool ProgramImpl::schedule_task(const KernelRecord& rec, size_t index) {
-  const rt::TaskPlan& t = rec.compiled->plan.tasks.at(index);
-  ListSchedule& s = schedule;
-  s.grow(static_cast<size_t>(forest.num_snodes()));
-  for (int n : t.modifies) s.modified[static_cast<size_t>(n)] = ++s.epoch;
-  auto u = static_cast<size_t>(t.snode);
-  switch (t.kind) {
-    case ir::TaskKind::clear_list: {
-      // A list is up to date when it was generated after the last change of
-      // every SNode on its path.
-      bool fresh = s.generated[u] > 0;
-      for (int n = t.snode; n >= 0 && fresh; n = forest.snode(n).parent)
-        if (s.modified[static_cast<size_t>(n)] >= s.generated[u]) fresh = false;
-      s.skip[u] = fresh;
-      return !fresh;
-    }
-    case ir::TaskKind::listgen:
-      if (s.skip[u]) return false;
-      s.generated[u] = ++s.epoch;
-      ++s.runs[u];
-      return true;
-    default:
-      return true;
-  }
-}
-
-void ProgramImpl::check_pools() {
-  if (!pools_dirty) return;
-  // Every read first: the flag is cleared only once nothing more can throw
-  // before the counters are reset, so that no failure goes unreported.
-  struct Report {
-    int tree;
-    int pool;
-    uint32_t alloc, append;
-  };
-  std::vector<Report> reports;
-  for (int t = 0; t < forest.num_trees(); ++t) {
-    const ir::TreeDecl& tree = forest.tree(t);
-    if (!tree.laid_out || tree.root < 0 || tree.pools.empty()) continue;
-    // The pools' states lie side by side in the tree header, in pool order:
-    // one read (one round trip to a device) for all of them.
-    const int64_t first = forest.snode(tree.pools.front()).state_offset;
-    const int64_t words = static_cast<int64_t>(tree.pools.size()) * ir::kPoolStateWords;
-    std::vector<uint32_t> states(static_cast<size_t>(words));
-    backend->read_words(t, first, words, states.data());
-    for (int p : tree.pools) {
-      const uint32_t* state = states.data() + (forest.snode(p).state_offset - first);
-      if (state[ir::kAllocFailures] != 0 || state[ir::kAppendFailures] != 0)
-        reports.push_back({t, p, state[ir::kAllocFailures], state[ir::kAppendFailures]});
-    }
-  }
-  std::string problems;
-  for (const Report& r : reports) {
-    const ir::SNodeDecl& s = forest.snode(r.pool);
-    if (r.alloc != 0) {
-      problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "' ran out of pool memory (" +
-                  std::to_string(r.alloc) + " allocation(s) failed, capacity " + std::to_string(s.capacity) +
-                  (s.type == ir::SNodeType::dynamic ? " chunks" : " cells") +
-                  "): raise it with SNode::capacity(...) or Config::device_memory";
-    }
-    if (r.append != 0) {
-      problems += (problems.empty() ? "" : "; ") + std::string("SNode '") + s.name() + "': " +
-                  std::to_string(r.append) + " append(s) past the maximum length " +
-                  std::to_string(s.num_cells) + " were dropped";
-    }
-    allocation_failures += r.alloc + r.append;
-    static_assert(ir::kAppendFailures == ir::kAllocFailures + 1);
-    const uint32_t zero[2] = {0, 0};
-    backend->write_words(r.tree, s.state_offset + ir::kAllocFailures, 2, zero);
-  }
-  pools_dirty = false;
-  if (!problems.empty())
-    throw Error(problems + " (everything stored before is intact)");
+  context->launch(*rec.compiled, bits, slots);
 }
 
 KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> args,
@@ -292,12 +215,12 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
   const ir::FieldDecl& d = fields.get(field);
   int place = forest.place_of(field);
   if (!forest.is_sparse_path(forest.snode(place).parent)) {
-    int tree = tree_of_field(field);
+    const int instance = own_instance_of_field(field);
     int64_t a = forest.find_element(field, physical_index(field, index).data(),
                                     [](int64_t) { return 0u; });  // dense: reads nothing
     std::vector<uint32_t> words(2, 0u);
     ir::store_element(words, 0, d.dtype, bits);
-    backend->write_words(tree, a, storage_words(d.dtype), words.data());
+    context->write_words(instance, a, storage_words(d.dtype), words.data());
     return;
   }
   // Sparse: a write activates, which only the runtime (a kernel) may do.

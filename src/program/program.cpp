@@ -108,6 +108,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.validation = config.vulkan_validation;
   std::string built;
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
+  BackendAndDevice made;
   switch (config.arch) {
     case Arch::Auto:
       // A Vulkan device of any type if one opens (lavapipe included: it runs
@@ -115,19 +116,19 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
       // interpreter. The CPU backend will go between the two.
 #ifdef GROVE_WITH_VULKAN
       try {
-        backend = make_vulkan_backend(bo);
+        made = make_vulkan_backend(bo);
       } catch (const Error&) {
-        backend = nullptr;  // no loader or no device: fall back
+        made = {};  // no loader or no device: fall back
       }
 #endif
-      if (!backend) backend = make_interp_backend(bo);
+      if (!made.backend) made = make_interp_backend(bo);
       break;
     case Arch::Interp:
-      backend = make_interp_backend(bo);
+      made = make_interp_backend(bo);
       break;
     case Arch::Vulkan:
 #ifdef GROVE_WITH_VULKAN
-      backend = make_vulkan_backend(bo);
+      made = make_vulkan_backend(bo);
       break;
 #endif
     case Arch::Cpu:
@@ -136,9 +137,11 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
                   "' is not built into this Grove (built: " + built + "); use one of those or "
                   "Arch::Auto (--arch auto)");
   }
+  backend = std::move(made.backend);
+  context = std::make_unique<rt::Context>(std::move(made.device));
   arch = backend->arch();
   scratch_tree = forest.add_scratch_tree(kInitialScratchWords);
-  backend->create_buffer(scratch_tree, std::vector<uint32_t>(kInitialScratchWords, 0u));
+  scratch_instance = context->create_buffer(kInitialScratchWords, "scratch");
 }
 
 void ProgramImpl::host_access(std::string_view what, std::string_view name) const {
@@ -160,7 +163,7 @@ void ProgramImpl::ensure_scratch(int64_t words) {
   const int64_t have = forest.tree(scratch_tree).total_words;
   if (words <= have) return;
   const int64_t grown = std::max(words, 2 * have);
-  backend->create_buffer(scratch_tree, std::vector<uint32_t>(static_cast<size_t>(grown), 0u));
+  context->resize_buffer(scratch_instance, grown);
   forest.resize_scratch_tree(scratch_tree, grown);
 }
 
@@ -295,7 +298,7 @@ void ProgramImpl::materialize_tree(int tree) {
   // backend: the pools' budget shrinks until it does (trial layouts; the
   // layout only grows with the budget). Capacities set explicitly do not
   // change, so a tree may not fit however small the budget.
-  const int64_t limit = std::min(backend->max_buffer_bytes(), ir::kMaxTreeWords * 4);
+  const int64_t limit = std::min(context->device().max_buffer_bytes(), ir::kMaxTreeWords * 4);
   const int64_t budget = std::clamp<int64_t>(config.device_memory - budget_used, int64_t{1} << 20, limit);
   std::string why;
   auto attempt = [&](int64_t b, ir::SNodeForest* out) {
@@ -317,7 +320,7 @@ void ProgramImpl::materialize_tree(int tree) {
       }
       why = "the SNode tree holding field(s) " + fields_in + " needs " + std::to_string(bytes) +
             " bytes, more than the " + std::to_string(limit) + " bytes one buffer may have on " +
-            backend->device_name() + ": give its pointer and dynamic SNodes a smaller "
+            context->device().name() + ": give its pointer and dynamic SNodes a smaller "
             "SNode::capacity(...), lower Config::device_memory, or split the fields over several trees";
       return false;
     }
@@ -344,10 +347,18 @@ void ProgramImpl::materialize_tree(int tree) {
     const ir::SNodeDecl& s = laid_out.snode(p);
     pool_bytes += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;  // < the tree's bytes
   }
-  backend->create_buffer(tree, laid_out.initial_buffer(tree));
+  // Its own instance: a zeroed buffer with the header written.
+  context->add_type(tree, laid_out.layout(tree));
+  const int instance = context->create_instance(tree, std::to_string(tree));
   forest = std::move(laid_out);
   budget_used += pool_bytes;
-  schedule.grow(static_cast<size_t>(forest.num_snodes()));
+  if (own_instance.size() <= static_cast<size_t>(tree)) own_instance.resize(static_cast<size_t>(tree) + 1, -1);
+  own_instance[static_cast<size_t>(tree)] = instance;
+}
+
+int ProgramImpl::own_instance_of_field(int field) {
+  materialize_field(field, "the host");
+  return own_instance.at(static_cast<size_t>(tree_of_field(field)));
 }
 
 void ProgramImpl::materialize_field(int field, std::string_view user) {
@@ -393,34 +404,6 @@ std::array<int64_t, ir::kMaxAxes> ProgramImpl::physical_index(int field, const i
   for (size_t a = 0; a < axes.size(); ++a)
     out[static_cast<size_t>(axes[a])] = index[a] - d.offset_of(static_cast<int>(a));
   return out;
-}
-
-uint32_t ProgramImpl::read_word(int tree, int64_t address) {
-  uint32_t w = 0;
-  backend->read_words(tree, address, 1, &w);
-  return w;
-}
-
-ir::SNodeForest::WordReader ProgramImpl::paged(int tree, PageCache& cache) {
-  static constexpr int64_t kPage = 1 << 14;
-  int64_t total = forest.tree(tree).total_words;
-  return [this, tree, total, &cache](int64_t a) {
-    int64_t page = a / kPage;
-    auto it = cache.find(page);
-    if (it == cache.end()) {
-      int64_t begin = page * kPage, count = std::min(kPage, total - begin);
-      std::vector<uint32_t> words(static_cast<size_t>(count));
-      backend->read_words(tree, begin, count, words.data());
-      it = cache.emplace(page, std::move(words)).first;
-    }
-    return it->second[static_cast<size_t>(a % kPage)];
-  };
-}
-
-ir::SNodeForest::WordReader ProgramImpl::snapshot(int tree, std::vector<uint32_t>& copy) {
-  copy.resize(static_cast<size_t>(forest.tree(tree).total_words));
-  backend->read_words(tree, 0, static_cast<int64_t>(copy.size()), copy.data());
-  return [&copy](int64_t a) { return copy[static_cast<size_t>(a)]; };
 }
 
 }  // namespace detail
@@ -533,21 +516,26 @@ void Program::deactivate_all() {
 
 void Program::sync() {
   impl_->host_access("Program::sync", impl_->label());
-  impl_->backend->sync();
-  impl_->check_pools();
+  impl_->context->sync();
 }
 
-Arch Program::arch() const { return impl_->backend->arch(); }
+Arch Program::arch() const { return impl_->arch; }
 const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
 
 Stats Program::stats() const {
   impl_->host_access("Program::stats", impl_->label());
-  impl_->backend->sync();
-  impl_->check_pools();
+  impl_->context->sync();
   Stats st;
-  std::unordered_map<int, detail::ProgramImpl::PageCache> pages;
   const auto& forest = impl_->forest;
+  // Every SNode of every tree: those of trees laid out from their instance,
+  // the others (not in use yet) empty.
+  std::unordered_map<int, rt::NodeStats> measured;
+  for (int t = 0; t < forest.num_trees(); ++t) {
+    if (static_cast<size_t>(t) >= impl_->own_instance.size() || impl_->own_instance[static_cast<size_t>(t)] < 0) continue;
+    for (rt::NodeStats& n : impl_->context->stats(impl_->own_instance[static_cast<size_t>(t)])) measured[n.id] = n;
+    st.tree_words += forest.tree(t).total_words;
+  }
   for (int id = 0; id < forest.num_snodes(); ++id) {
     const ir::SNodeDecl& s = forest.snode(id);
     if (s.type == ir::SNodeType::place) continue;
@@ -555,39 +543,22 @@ Stats Program::stats() const {
     ss.id = id;
     ss.name = s.name();
     ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
-    const ir::TreeDecl& t = forest.tree(s.tree);
-    if (t.laid_out) {
-      auto& cache = pages[s.tree];
-      auto w = impl_->paged(s.tree, cache);
-      ss.active_cells = forest.count_active(id, w);
-      ss.capacity = s.max_cells;
-      if (s.has_pool()) {
-        auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
-        ss.pool_capacity = s.capacity;
-        // Tickets took the allocation order's first min(tickets, capacity)
-        // positions; of those entries, the ones waiting in spare slots or in
-        // the gc queue are not in use (see ir::PoolState).
-        const int64_t tickets = word(ir::kTickets);
-        const int64_t spare_slots = std::min(word(ir::kSpareCount), s.capacity);
-        int64_t waiting = 0;
-        for (int64_t k = 0; k < spare_slots; ++k) waiting += w(s.spare_offset + k) != 0;
-        ss.pool_used = std::min(tickets, s.capacity) - waiting - word(ir::kQueueCount);
-        ss.pool_high_water = std::max(word(ir::kHighWater), ss.pool_used);
-      }
-      if (s.has_list()) {
-        ss.list_length = std::min<int64_t>(w(s.list_offset), s.list_capacity);
-        ss.listgen_runs = impl_->schedule.runs.size() > static_cast<size_t>(id)
-                              ? impl_->schedule.runs[static_cast<size_t>(id)] : 0;
-      }
+    if (auto it = measured.find(id); it != measured.end()) {
+      const rt::NodeStats& n = it->second;
+      ss.active_cells = n.active_cells;
+      ss.capacity = n.capacity;
+      ss.pool_used = n.pool_used;
+      ss.pool_capacity = n.pool_capacity;
+      ss.pool_high_water = n.pool_high_water;
+      ss.list_length = n.list_length;
+      ss.listgen_runs = n.listgen_runs;
     }
     st.snodes.push_back(ss);
   }
   for (const auto& k : impl_->kernels)
     if (!k->internal) st.kernels_compiled += k->compile_count;
   st.kernel_launches = impl_->launches;
-  for (int t = 0; t < forest.num_trees(); ++t)
-    if (t != impl_->scratch_tree) st.tree_words += forest.tree(t).total_words;
-  st.allocation_failures = impl_->allocation_failures;
+  st.allocation_failures = impl_->context->allocation_failures();
   return st;
 }
 

@@ -18,6 +18,7 @@
 #include "ir/passes/offload.h"
 #include "ir/snode.h"
 #include "program/backend.h"
+#include "runtime/core/context.h"
 
 namespace grove::detail {
 
@@ -32,27 +33,9 @@ struct KernelRecord {
   std::function<void(Args)> body;
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
   std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
-  std::unique_ptr<CompiledKernel> compiled;         // with the plan the scheduler reads
+  std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
-};
-
-// The list scheduler's memory (DESIGN.md, "List generation"): an epoch
-// counter, when each SNode's activity last may have changed, and when each
-// list was last generated.
-struct ListSchedule {
-  int64_t epoch = 0;
-  std::vector<int64_t> modified;   // by SNode id
-  std::vector<int64_t> generated;  // by SNode id; 0 = never
-  std::vector<int64_t> runs;       // listgen runs by SNode id
-  std::vector<bool> skip;          // decided at clear_list, applied to its listgen
-  void grow(size_t n) {
-    if (modified.size() >= n) return;
-    modified.resize(n, 0);
-    generated.resize(n, 0);
-    runs.resize(n, 0);
-    skip.resize(n, false);
-  }
 };
 
 // The recording state while a kernel body runs.
@@ -93,15 +76,17 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   ir::SNodeForest forest;
   std::vector<FieldRecord> field_records;        // per user-visible Field
   std::deque<SNode> snode_handles;               // by SNode id
+  // The run side (instances, launches, host access) and the compile side.
+  std::unique_ptr<rt::Context> context;
   std::unique_ptr<Backend> backend;
+  std::vector<int> own_instance;   // by tree id: the tree's own (implicit) instance, or -1
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
   int open_tree = -1;
   int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
+  int scratch_instance = -1;       // its buffer
   int64_t launches = 0;
-  int64_t allocation_failures = 0;
   int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
-  ListSchedule schedule;
   std::vector<int> writer_kernels;  // by field id: the internal kernel writing one element, or -1
   std::vector<int> clear_kernels;   // by SNode id: the internal deactivate_all kernel, or -1
 
@@ -132,10 +117,8 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Argument `n` of `k` as the bits of its compute type; raises grove::Error
   // naming the kernel and argument when the value does not convert exactly.
   uint64_t convert_argument(const KernelRecord& k, size_t n, const ArgValue& value) const;
-  // The scheduler's answer for task `index` of `k` (and its bookkeeping).
-  bool schedule_task(const KernelRecord& k, size_t index);
-  // Raises the pool errors the last launch left in the tree headers.
-  void check_pools();
+  // Raises the pool errors launches left in the tree headers.
+  void check_pools() { context->check_pools(); }
 
   // Host writes of one element at the user's `index` (activating for sparse paths).
   void host_write(int field, const int64_t* index, uint64_t bits);
@@ -156,17 +139,10 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // The physical index (one value per axis, ir::SNodeDecl::ndim()) of the
   // element at `index` (the user's indices, offset included).
   std::array<int64_t, ir::kMaxAxes> physical_index(int field, const int64_t* index) const;
-  // Reads one word of a tree (through the backend; waits for queued work).
-  uint32_t read_word(int tree, int64_t address);
-  // A reader for a tree, backed by a host copy of the whole buffer (for
-  // walks that touch many words: to_vector, stats).
-  ir::SNodeForest::WordReader snapshot(int tree, std::vector<uint32_t>& copy);
-  // A reader that fetches the pages it touches (for walks over a few parts
-  // of a large tree: stats, single reads).
-  using PageCache = std::unordered_map<int64_t, std::vector<uint32_t>>;
-  ir::SNodeForest::WordReader paged(int tree, PageCache& cache);
+  // The instance a field of a tree's own instance lives in (laying the
+  // tree out first).
+  int own_instance_of_field(int field);
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
-  bool pools_dirty = false;  // a launch may have left pool errors in a tree header
 };
 
 // The context of the kernel being recorded on this thread; raises

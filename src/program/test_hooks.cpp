@@ -52,7 +52,7 @@ std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name) 
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes) {
   KernelRecord& rec = kernel_named(program, name);
   program.impl()->compile(rec);
-  rec.compiled = program.impl()->backend->load(rt::deserialize_plan(bytes, "kernel plan of '" + rec.name + "'"));
+  rec.compiled = program.impl()->context->device().load(rt::deserialize_plan(bytes, "kernel plan of '" + rec.name + "'"));
 }
 
 }  // namespace grove::detail

@@ -63,12 +63,12 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   tm.entry_point = kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(tm.kind);
   what_ = "task " + std::to_string(index) + " ('" + tm.label + "') of kernel '" + kernel_.name() + "'";
 
-  std::set<int> used;
+  std::set<TreeKey> used;
   ir::walk(task->body(), [&](ir::Stmt* s) {
-    if (ir::is_tree_access(s->kind())) used.insert(s->tree());
+    if (ir::is_tree_access(s->kind())) used.insert(key_of(s));
   });
   uint32_t binding = 1;
-  for (int t : used) {
+  for (const TreeKey& t : used) {
     trees_[t].binding = binding++;
     tm.trees.push_back(t);
   }
@@ -147,25 +147,28 @@ Id TaskEmitter::buffer_variable(Id element, uint32_t stride, uint32_t binding, c
   return var;
 }
 
-Id TaskEmitter::word_pointer(int tree, Id address) {
+// "tree3", or "tree3.p0" through tree parameter 0; "scratch".
+std::string TaskEmitter::buffer_name(const TreeKey& key) const {
+  const int tree = key.first;
+  if (tree < forest_.num_trees() && forest_.tree(tree).root < 0) return "scratch";
+  return "tree" + std::to_string(tree) + (key.second >= 0 ? ".p" + std::to_string(key.second) : "");
+}
+
+Id TaskEmitter::word_pointer(const TreeKey& tree, Id address) {
   TreeBinding& b = trees_.at(tree);
-  if (b.words == 0) {
-    const bool scratch = tree < forest_.num_trees() && forest_.tree(tree).root < 0;
-    std::string name = scratch ? "scratch" : "tree" + std::to_string(tree);
-    b.words = buffer_variable(u32_type(), 4, b.binding, name);
-  }
+  if (b.words == 0) b.words = buffer_variable(u32_type(), 4, b.binding, buffer_name(tree));
   return m_.access_chain(b.words, {u32c(0), address});
 }
 
-Id TaskEmitter::float_pointer(int tree, Id address) {
+Id TaskEmitter::float_pointer(const TreeKey& tree, Id address) {
   TreeBinding& b = trees_.at(tree);
-  if (b.floats == 0) b.floats = buffer_variable(m_.type_float(32), 4, b.binding, "tree" + std::to_string(tree) + ".f32");
+  if (b.floats == 0) b.floats = buffer_variable(m_.type_float(32), 4, b.binding, buffer_name(tree) + ".f32");
   return m_.access_chain(b.floats, {u32c(0), address});
 }
 
-Id TaskEmitter::u64_pointer(int tree, Id address) {
+Id TaskEmitter::u64_pointer(const TreeKey& tree, Id address) {
   TreeBinding& b = trees_.at(tree);
-  if (b.doubles == 0) b.doubles = buffer_variable(m_.type_uint(64), 8, b.binding, "tree" + std::to_string(tree) + ".u64");
+  if (b.doubles == 0) b.doubles = buffer_variable(m_.type_uint(64), 8, b.binding, buffer_name(tree) + ".u64");
   // 64-bit values sit at even words (the layout aligns them).
   return m_.access_chain(b.doubles, {u32c(0), op2(Op::OpShiftRightLogical, address, u32c(1))});
 }
@@ -457,18 +460,18 @@ bool TaskEmitter::is_sum_into_one_cell(const ir::Stmt* s) const {
 
 void TaskEmitter::find_reductions(const ir::Stmt* loop) {
   // Constant addresses the task touches in any way other than a candidate.
-  std::map<std::pair<int, uint64_t>, int> others;
+  std::map<std::pair<TreeKey, uint64_t>, int> others;
   std::vector<const ir::Stmt*> candidates;
   ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
     if (!ir::is_tree_access(s->kind()) || !s->address()->is_const()) return;
     if (is_sum_into_one_cell(s)) {
       candidates.push_back(s);
     } else {
-      ++others[{s->tree(), s->address()->bits()}];
+      ++others[{key_of(s), s->address()->bits()}];
     }
   });
   for (const ir::Stmt* s : candidates) {
-    const std::pair<int, uint64_t> key{s->tree(), s->address()->bits()};
+    const std::pair<TreeKey, uint64_t> key{key_of(s), s->address()->bits()};
     if (others.count(key)) continue;
     size_t n = 0;
     while (n < accumulators_.size() &&
@@ -495,7 +498,7 @@ void TaskEmitter::flush_accumulators() {
 // The subgroup sums `v` and one elected invocation adds the sum: one atomic
 // per subgroup instead of one per invocation. Works in divergent code
 // (non-uniform operations).
-void TaskEmitter::add_once_per_subgroup(DataType t, int tree, Id address, Id v) {
+void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id address, Id v) {
   m_.require_capability(spv::Capability::GroupNonUniform);
   m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
   const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
@@ -642,7 +645,7 @@ void TaskEmitter::emit_assert_check() {
 
 Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
   const DataType st = s->storage();
-  const int tree = s->tree();
+  const TreeKey tree = key_of(s);
   const Id address = value_as(s->address(), DataType::u32);
   const Id w = m_.load(word_pointer(tree, address));
   Id r = 0;
@@ -676,7 +679,7 @@ Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
 
 void TaskEmitter::emit_tree_store(const ir::Stmt* s) {
   const DataType st = s->storage();
-  const int tree = s->tree();
+  const TreeKey tree = key_of(s);
   const Id address = value_as(s->address(), DataType::u32);
   const Id v = value_as(s->value(), compute_type(st));
   Id w = 0;
@@ -735,7 +738,7 @@ Id TaskEmitter::float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id va
 Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   const DataType t = s->type();
   const ir::AtomicOp op = s->atomic_op();
-  const int tree = s->tree();
+  const TreeKey tree = key_of(s);
   const Id address = value_as(s->address(), DataType::u32);
   const Id v = value_as(s->value(), t);
   if (auto r = reductions_.find(s); r != reductions_.end()) {
@@ -753,7 +756,7 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   return atomic_value(op, t, tree, address, v);
 }
 
-Id TaskEmitter::atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, Id v) {
+Id TaskEmitter::atomic_value(ir::AtomicOp op, DataType t, const TreeKey& tree, Id address, Id v) {
   switch (t) {
     case DataType::i32: case DataType::u32:
       return m_.atomic(integer_atomic(op, is_signed(t)), word_pointer(tree, address), kScope, kRelaxed, v);
@@ -788,7 +791,7 @@ Id TaskEmitter::atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, 
 Id TaskEmitter::emit_tree_cas(const ir::Stmt* s) {
   const DataType t = s->type();
   const Id address = value_as(s->address(), DataType::u32);
-  const Id pointer = bit_width(t) == 64 ? u64_pointer(s->tree(), address) : word_pointer(s->tree(), address);
+  const Id pointer = bit_width(t) == 64 ? u64_pointer(key_of(s), address) : word_pointer(key_of(s), address);
   if (!is_integral(t) || t == DataType::u1 || bit_width(t) < 32)
     throw InternalError("SPIR-V codegen: tree_cas of type " + std::string(type_name(t)) + " in " + what_);
   return m_.atomic_compare_exchange(pointer, kScope, kRelaxed, kRelaxed, value_as(s->desired(), t),

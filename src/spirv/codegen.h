@@ -68,25 +68,18 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grove/types.h"
 #include "ir/ir.h"
 #include "ir/snode.h"
+#include "runtime/vulkan/context_layout.h"
 
 namespace grove::spirv {
 
-// Word offsets in the context buffer.
-namespace context {
-inline constexpr uint32_t kAssertFlag = 0;       // 0, or 1 once an assertion failed
-inline constexpr uint32_t kAssertMessage = 1;    // the failed assertion's message id
-inline constexpr uint32_t kAssertValues = 2;     // its values, 2 words each (low first)
-inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown as "?")
-inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
-inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
-inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
-inline constexpr uint32_t kHeaderWords = 32;
-}  // namespace context
+// Word offsets in the context buffer (runtime/vulkan/context_layout.h).
+namespace context = vk::context;
 
 // What the target device can do (vk::DeviceInfo, after its profile).
 struct DeviceFeatures {
@@ -126,12 +119,17 @@ struct Message {
   std::vector<DataType> types;
 };
 
+// A tree buffer a task binds: the tree (its type) and the kernel's tree
+// parameter it comes through (-1: the tree's own instance).
+using TreeKey = std::pair<int, int>;
+inline TreeKey key_of(const ir::Stmt* s) { return {s->tree(), s->tree_param()}; }
+
 struct TaskModule {
   std::string entry_point;  // "<kernel>.t<index>.<kind>"
   ir::TaskKind kind = ir::TaskKind::serial;
   std::string label;        // the task's label in the IR
   std::vector<uint32_t> words;
-  std::vector<int> trees;   // tree ids at bindings 1, 2, ...
+  std::vector<TreeKey> trees;  // the buffers at bindings 1, 2, ...
   uint32_t local_size = 1;
   bool parallel = false;
   // Parallel tasks: the range_for run as the grid-stride loop (its bounds are

@@ -93,9 +93,9 @@ class TaskEmitter {
   void emit_tree_store(const ir::Stmt* s);
   Id emit_tree_atomic(const ir::Stmt* s);
   // The atomic read-modify-write itself (native, or a compare-and-swap loop).
-  Id atomic_value(ir::AtomicOp op, DataType t, int tree, Id address, Id v);
+  Id atomic_value(ir::AtomicOp op, DataType t, const TreeKey& tree, Id address, Id v);
   // An atomic add of the subgroup's sum of `v`, by one elected invocation.
-  void add_once_per_subgroup(DataType t, int tree, Id address, Id v);
+  void add_once_per_subgroup(DataType t, const TreeKey& tree, Id address, Id v);
   Id emit_tree_cas(const ir::Stmt* s);
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves
@@ -122,9 +122,10 @@ class TaskEmitter {
     Id doubles = 0;   // u64 array (64-bit atomics)
   };
   Id buffer_variable(Id element, uint32_t stride, uint32_t binding, const std::string& name);
-  Id word_pointer(int tree, Id address);     // u32 word `address` of a tree
-  Id float_pointer(int tree, Id address);    // the same word as an f32
-  Id u64_pointer(int tree, Id address);      // the 64-bit value at even word `address`
+  Id word_pointer(const TreeKey& tree, Id address);   // u32 word `address` of a tree
+  Id float_pointer(const TreeKey& tree, Id address);  // the same word as an f32
+  Id u64_pointer(const TreeKey& tree, Id address);    // the 64-bit value at even word `address`
+  std::string buffer_name(const TreeKey& key) const;
   Id context_pointer(Id word);               // a word of the context buffer
   Id context_at(uint32_t word) { return context_pointer(u32c(word)); }
   Id global_invocation_x();
@@ -136,7 +137,7 @@ class TaskEmitter {
   KernelModules& out_;
   Module m_;
   std::string what_;  // "task N ('label') of kernel 'k'", for internal errors
-  std::map<int, TreeBinding> trees_;
+  std::map<TreeKey, TreeBinding> trees_;
   Id context_ = 0;
   Id args_ = 0;
   std::unordered_map<const ir::Stmt*, Id> values_;
@@ -154,7 +155,7 @@ class TaskEmitter {
   // of field data that nothing else in the task touches): each invocation
   // sums into a Function variable, and adds the sum once after its loop.
   struct Accumulator {
-    int tree;
+    TreeKey tree;
     uint32_t address;
     DataType type;
     Id var;

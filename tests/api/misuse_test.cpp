@@ -84,12 +84,14 @@ TEST_P(Misuse, 03_HostWordsOutsideATreeAreAnErrorNotHeapCorruption) {
   x.write({0}, 1);
   detail::ProgramImpl* p = prog.impl();
   const int tree = p->tree_of_field(x.component_ids()[0]);
+  const int instance = p->own_instance_of_field(x.component_ids()[0]);
   const int64_t words = p->forest.tree(tree).total_words;
   uint32_t w[4] = {};
-  EXPECT_THROW(p->backend->read_words(tree, words - 1, 2, w), InternalError);
-  EXPECT_THROW(p->backend->read_words(tree, -1, 1, w), InternalError);
-  EXPECT_THROW(p->backend->write_words(tree, words, 1, w), InternalError);
-  EXPECT_THROW(p->backend->write_words(tree, int64_t{1} << 40, 4, w), InternalError);
+  rt::Device& device = p->context->device();
+  EXPECT_THROW(device.read_words(instance, words - 1, 2, w), InternalError);
+  EXPECT_THROW(device.read_words(instance, -1, 1, w), InternalError);
+  EXPECT_THROW(device.write_words(instance, words, 1, w), InternalError);
+  EXPECT_THROW(device.write_words(instance, int64_t{1} << 40, 4, w), InternalError);
   EXPECT_EQ(x.read<int>({0}), 1);
 }
 
@@ -388,7 +390,7 @@ TEST_P(Misuse, 11_ManyKernelsKeepingValuesDoNotExhaustAScratchBudget) {
 
 TEST_P(Misuse, 11_OneKernelKeepingMoreThan8192Values) {
   Program prog(config());
-  if (prog.impl()->backend->device_name().find("llvmpipe") != std::string::npos)
+  if (prog.impl()->context->device().name().find("llvmpipe") != std::string::npos)
     GTEST_SKIP() << "lavapipe's LLVM spends minutes on a shader with 10,000 live values (measured: over "
                     "5 min for 4,000); the interpreter and GPU drivers run this test";
   Field out = prog.field(i32, "out", {4});
@@ -507,7 +509,7 @@ TEST_P(Misuse, 14_AFullPoolDoesNotGrowItsTicketCounter) {
   for (int round = 0; round < 3; ++round) EXPECT_THAT(error_of([&] { k(); prog.sync(); }), HasSubstr(blocks.name()));
   detail::ProgramImpl* p = prog.impl();
   const ir::SNodeDecl& s = p->forest.snode(blocks.id());
-  const uint32_t tickets = p->read_word(s.tree, s.state_offset + ir::kTickets);
+  const uint32_t tickets = p->context->read_word(p->own_instance.at(static_cast<size_t>(s.tree)), s.state_offset + ir::kTickets);
   EXPECT_EQ(tickets, 16u) << "every failed allocation took a ticket";
   const SNodeStats st = prog.stats().at(blocks.name());
   EXPECT_EQ(st.pool_used, st.active_cells);

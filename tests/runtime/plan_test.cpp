@@ -61,7 +61,7 @@ KernelPlan sample() {
   loop.label = "struct_for S2dense";
   loop.snode = 2;
   loop.tree_slot = 1;
-  loop.modifies = {1, 2};
+  loop.modifies = {{1, 1}, {2, 2}};
   loop.parallel = true;
   loop.local_size = 256;
   loop.end = expr({{Op::arg, DataType::i32, 0}, {Op::constant, DataType::i32, 8}, {Op::mul, DataType::i32, 0, 0, 1}});
@@ -86,7 +86,7 @@ TEST(PlanTest, BytesRoundTripExactly) {
   EXPECT_EQ(back.name, "step");
   ASSERT_EQ(back.tasks.size(), 2u);
   EXPECT_EQ(back.tasks[1].code, p.tasks[1].code);
-  EXPECT_EQ(back.tasks[1].modifies, (std::vector<int>{1, 2}));
+  EXPECT_EQ(back.tasks[1].modifies, (std::vector<TaskPlan::Modified>{{1, 1}, {2, 2}}));
   EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
   EXPECT_EQ(back.slots[2].param, 0);
   EXPECT_EQ(back.messages[1].format, "index {} out of bounds");

@@ -92,7 +92,7 @@ TEST(Codegen, NarrowTypesNeedOnlyShader) {
   EXPECT_EQ(t.entry_point, "narrow.t0.serial");
   EXPECT_EQ(t.local_size, 1u);
   EXPECT_FALSE(t.parallel);
-  EXPECT_EQ(t.trees, std::vector<int>{1});
+  EXPECT_EQ(t.trees, (std::vector<spirv::TreeKey>{{1, -1}}));
   for (const char* cap : {"Int8", "Int16", "Int64", "Float16", "Float64", "Int64Atomics", "AtomicFloat32AddEXT"})
     EXPECT_FALSE(has(t, std::string("OpCapability ") + cap)) << cap;
   EXPECT_TRUE(has(t, "OpCapability Shader"));
@@ -138,7 +138,7 @@ TEST(Codegen, WideTypesAndAtomicsAddTheirCapabilities) {
   EXPECT_TRUE(t.parallel);
   EXPECT_EQ(t.local_size, 128u);
   EXPECT_EQ(t.static_iterations, 1000);
-  EXPECT_EQ(t.trees, (std::vector<int>{1, 2}));
+  EXPECT_EQ(t.trees, (std::vector<spirv::TreeKey>{{1, -1}, {2, -1}}));
   EXPECT_TRUE(has(t, "OpCapability Int64"));
   EXPECT_TRUE(has(t, "OpCapability Float64"));
   EXPECT_TRUE(has(t, "OpCapability Int64Atomics"));

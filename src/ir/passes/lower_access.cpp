@@ -58,6 +58,7 @@ class Lowerer {
           own.push_back(s);
       });
     Builder b(block, pos);
+    b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
     const int node = node_of_struct_for(loop);
     const std::vector<int> axes = forest_.snode(node).axes();
@@ -74,6 +75,7 @@ class Lowerer {
           Stmt* index = indices.at(static_cast<size_t>(axes.at(static_cast<size_t>(d))));
           if (over != nullptr && over->offset_of(d) != 0) {
             Builder at(b.block(), b.position());
+            at.set_tree_param(b.tree_param());
             index = at.binary(BinaryOp::add, index, at.const_int(DataType::i32, over->offset_of(d)));
             b.set_insert_point(b.block(), at.position());
           }
@@ -140,6 +142,7 @@ class Lowerer {
     Stmt* s = block->at(pos);
     std::unique_ptr<Stmt> owned = block->take(pos);
     Builder b(block, pos);
+    b.set_tree_param(s->tree_param());  // every tree statement it becomes works on its instance
     SparseRuntime rt(forest_, b);
     Stmt* replacement = nullptr;
     auto field_indices = [&](const FieldDecl& f) {

@@ -18,6 +18,7 @@ namespace grove::ir {
 bool is_own_cell_access(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
   int node = struct_for->field() >= 0 ? f.snode(f.place_of(struct_for->field())).parent : struct_for->snode();
   if (f.snode(f.place_of(access->field())).parent != node) return false;
+  if (access->tree_param() != struct_for->tree_param()) return false;  // another instance
   // The loop's indices carry the offset of the field it loops over (none
   // for an SNode): the access must take the same one.
   const FieldDecl& accessed = fields.get(access->field());
@@ -39,17 +40,18 @@ bool is_own_cell_access(const SNodeForest& f, const FieldTable& fields, const St
 
 namespace {
 
-// Sparse SNodes on the path root..node (inclusive).
-void add_sparse_path(const SNodeForest& f, int node, std::set<int>& out) {
+// Sparse SNodes on the path root..node (inclusive), of one instance.
+void add_sparse_path(const SNodeForest& f, int node, int tree_param, std::set<BoundSNode>& out) {
   for (int n = node; n >= 0; n = f.snode(n).parent)
-    if (f.snode(n).is_sparse()) out.insert(n);
+    if (f.snode(n).is_sparse()) out.insert({n, tree_param});
 }
 
-// The SNodes `block` deactivates cells of.
-std::set<int> deactivated_snodes(Block* block) {
-  std::set<int> out;
+// The SNodes (of which instance) `block` deactivates cells of.
+std::set<BoundSNode> deactivated_snodes(Block* block) {
+  std::set<BoundSNode> out;
   walk(block, [&](Stmt* s) {
-    if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) out.insert(s->snode());
+    if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate)
+      out.insert({s->snode(), s->tree_param()});
   });
   return out;
 }
@@ -57,7 +59,7 @@ std::set<int> deactivated_snodes(Block* block) {
 // The SNodes whose activity `block` may change. A write to the very cell a
 // struct-for visits (its loop indices, a field of the SNode it loops over)
 // changes nothing: that cell is active, unless the loop deactivates cells.
-void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* block, std::set<int>& out) {
+void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* block, std::set<BoundSNode>& out) {
   const Stmt* own_loop = nullptr;
   if (block->size() > 0) {
     Stmt* last = block->at(block->size() - 1);
@@ -66,15 +68,15 @@ void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* blo
   walk(block, [&](Stmt* s) {
     if (is_field_access(s->kind()) && s->kind() != StmtKind::FieldLoad) {
       if (own_loop && is_own_cell_access(f, fields, s, own_loop)) return;
-      add_sparse_path(f, f.snode(f.place_of(s->field())).parent, out);
+      add_sparse_path(f, f.snode(f.place_of(s->field())).parent, s->tree_param(), out);
     } else if (s->kind() == StmtKind::SNodeOp) {
       switch (s->snode_op()) {
         case SNodeOpKind::activate:
         case SNodeOpKind::append:
-          add_sparse_path(f, s->snode(), out);
+          add_sparse_path(f, s->snode(), s->tree_param(), out);
           break;
         case SNodeOpKind::deactivate:
-          out.insert(s->snode());
+          out.insert({s->snode(), s->tree_param()});
           break;
         case SNodeOpKind::is_active:
         case SNodeOpKind::length:
@@ -104,29 +106,31 @@ class Offloader {
     std::vector<std::unique_ptr<Stmt>> serial;
     auto flush_serial = [&] {
       if (serial.empty()) return;
-      Stmt* t = new_task(TaskKind::serial, -1, "serial");
+      Stmt* t = new_task(TaskKind::serial, -1, -1, "serial");
       for (auto& s : serial) t->body()->append(std::move(s));
       serial.clear();
     };
     for (auto& s : top) {
       if (s->kind() == StmtKind::RangeFor) {
         flush_serial();
-        Stmt* t = new_task(TaskKind::range_for, -1, "range_for");
+        Stmt* t = new_task(TaskKind::range_for, -1, -1, "range_for");
         t->body()->append(std::move(s));
       } else if (s->kind() == StmtKind::StructFor) {
         flush_serial();
         int node = s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
         std::vector<int> path = forest_.path(node);
         check_loop_size(path);
+        // The lists of the instance the loop runs over.
+        const int param = s->tree_param();
         for (size_t n = 1; n < path.size(); ++n) {
           const SNodeDecl& level = forest_.snode(path[n]);
-          emit_runtime_task(TaskKind::clear_list, path[n], "clear_list " + level.name(),
+          emit_runtime_task(TaskKind::clear_list, path[n], param, "clear_list " + level.name(),
                             [&](SparseRuntime& rt) { rt.emit_clear_list(path[n]); });
-          emit_runtime_task(TaskKind::listgen, path[n],
+          emit_runtime_task(TaskKind::listgen, path[n], param,
                             "listgen " + forest_.snode(level.parent).name() + "->" + level.name(),
                             [&](SparseRuntime& rt) { rt.emit_listgen(path[n]); });
         }
-        Stmt* t = new_task(TaskKind::struct_for, node, "struct_for " + forest_.snode(node).name());
+        Stmt* t = new_task(TaskKind::struct_for, node, param, "struct_for " + forest_.snode(node).name());
         t->body()->append(std::move(s));
       } else {
         serial.push_back(std::move(s));
@@ -139,14 +143,15 @@ class Offloader {
     // activates leaves its losers' candidates in the spare slots, where
     // allocations reuse them once a pool is used up and the next gc returns
     // them to the allocation order, so it needs no gc dispatches of its own.
-    std::set<int> collected_trees;
+    std::set<std::pair<int, int>> collected_trees;  // (tree, tree_param)
     for (size_t n = 0; n < body->size(); ++n) {
       Stmt* t = body->at(n);
-      std::set<int> m;
+      std::set<BoundSNode> m;
       if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
           t->task_kind() == TaskKind::struct_for) {
         collect_modifies(forest_, kernel_.fields(), t->body(), m);
-        for (int s : deactivated_snodes(t->body())) collected_trees.insert(forest_.snode(s).tree);
+        for (const BoundSNode& s : deactivated_snodes(t->body()))
+          collected_trees.insert({forest_.snode(s.snode).tree, s.tree_param});
       }
       result_.tasks[n].modifies.assign(m.begin(), m.end());
     }
@@ -155,11 +160,11 @@ class Offloader {
     localize();
 
     // 4. gc for every pool of the trees the kernel deactivates cells of.
-    for (int tree : collected_trees) {
+    for (auto [tree, param] : collected_trees) {
       for (int pool : forest_.tree(tree).pools) {
         const std::string name = forest_.snode(pool).name();
-        emit_runtime_task(TaskKind::gc, pool, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
-        emit_runtime_task(TaskKind::gc_finish, pool, "gc_finish " + name,
+        emit_runtime_task(TaskKind::gc, pool, param, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
+        emit_runtime_task(TaskKind::gc_finish, pool, param, "gc_finish " + name,
                           [&](SparseRuntime& rt) { rt.emit_gc_finish(pool); });
       }
     }
@@ -183,20 +188,24 @@ class Offloader {
     }
   }
 
-  Stmt* new_task(TaskKind kind, int snode, std::string label) {
+  // A task of the instance `tree_param` names (-1: the trees' own).
+  Stmt* new_task(TaskKind kind, int snode, int tree_param, std::string label) {
     Builder b(kernel_.body());
+    b.set_tree_param(tree_param);
     Stmt* t = b.task(kind, snode, std::move(label));
     TaskInfo info;
     info.kind = kind;
     info.snode = snode;
+    info.tree_param = tree_param;
     result_.tasks.push_back(info);
     return t;
   }
 
   template <typename F>
-  void emit_runtime_task(TaskKind kind, int snode, std::string label, F&& emit) {
-    Stmt* t = new_task(kind, snode, std::move(label));
+  void emit_runtime_task(TaskKind kind, int snode, int tree_param, std::string label, F&& emit) {
+    Stmt* t = new_task(kind, snode, tree_param, std::move(label));
     Builder b(t->body());
+    b.set_tree_param(tree_param);  // every tree statement of the task works on that instance
     SparseRuntime rt(forest_, b);
     emit(rt);
   }

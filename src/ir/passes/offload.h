@@ -7,11 +7,20 @@
 
 namespace grove::ir {
 
+// An SNode of one tree instance: of the kernel's tree parameter
+// `tree_param`, or of its tree's own instance (-1).
+struct BoundSNode {
+  int snode = -1;
+  int tree_param = -1;
+  auto operator<=>(const BoundSNode&) const = default;
+};
+
 // What the launcher needs to know of each task (the scheduler's input).
 struct TaskInfo {
   TaskKind kind = TaskKind::serial;
-  int snode = -1;             // listgen/clear_list: the list's SNode; gc/gc_finish: the pool's
-  std::vector<int> modifies;  // SNodes whose activity the task may change
+  int snode = -1;             // listgen/clear_list: the list's SNode; gc/gc_finish: the pool's; struct_for: its
+  int tree_param = -1;        // the instance `snode` is of (the Task statement's tree_param)
+  std::vector<BoundSNode> modifies;  // SNodes whose activity the task may change
 };
 
 struct OffloadOptions {

@@ -1,0 +1,265 @@
+// runtime/core/context.cpp — tree instances, the list scheduler, pool checks
+// and host access (see context.h).
+#include "runtime/core/context.h"
+
+#include <algorithm>
+
+#include "grove/error.h"
+#include "runtime/core/assert.h"
+
+namespace grove::rt {
+
+void Context::add_type(int id, TreeLayout layout) {
+  layout.index();
+  types_[id] = std::move(layout);
+}
+
+const TreeLayout& Context::type(int id) const {
+  auto it = types_.find(id);
+  GROVE_ASSERT(it != types_.end(), "tree type " + std::to_string(id) + " is not registered");
+  return it->second;
+}
+
+// ---- instances ----------------------------------------------------------------------
+
+int Context::create_instance(int type_id, std::string name) {
+  const TreeLayout& layout = type(type_id);
+  const int64_t bytes = layout.total_words * 4;
+  if (bytes > device_->max_buffer_bytes())
+    throw Error("tree " + name + " needs " + std::to_string(bytes) + " bytes, more than the " +
+                std::to_string(device_->max_buffer_bytes()) + " bytes one buffer may have on " + device_->name());
+  const int id = static_cast<int>(instances_.size());
+  const std::vector<uint32_t> head = layout.header_words();
+  device_->create_buffer(id, layout.total_words, head);
+  Instance inst;
+  inst.type = type_id;
+  inst.name = std::move(name);
+  inst.words = layout.total_words;
+  inst.alive = true;
+  instances_.push_back(std::move(inst));
+  return id;
+}
+
+int Context::create_buffer(int64_t words, std::string name) {
+  const int id = static_cast<int>(instances_.size());
+  device_->create_buffer(id, words, {});
+  Instance inst;
+  inst.name = std::move(name);
+  inst.words = words;
+  inst.alive = true;
+  instances_.push_back(std::move(inst));
+  return id;
+}
+
+void Context::resize_buffer(int id, int64_t words) {
+  Instance& inst = live(id, "resize");
+  GROVE_ASSERT(inst.type < 0, "resize of a tree instance");
+  device_->create_buffer(id, words, {});
+  inst.words = words;
+}
+
+void Context::destroy_instance(int id) {
+  Instance& inst = live(id, "destroy");
+  device_->destroy_buffer(id);
+  inst.alive = false;
+  inst.schedule = {};
+}
+
+const Instance& Context::instance(int id) const {
+  GROVE_ASSERT(id >= 0 && static_cast<size_t>(id) < instances_.size(), "no instance " + std::to_string(id));
+  return instances_[static_cast<size_t>(id)];
+}
+
+bool Context::alive(int id) const {
+  return id >= 0 && static_cast<size_t>(id) < instances_.size() && instances_[static_cast<size_t>(id)].alive;
+}
+
+Instance& Context::live(int id, const char* what) {
+  GROVE_ASSERT(alive(id), std::string(what) + " of instance " + std::to_string(id) + ", which does not exist");
+  return instances_[static_cast<size_t>(id)];
+}
+
+// ---- launches -----------------------------------------------------------------------
+
+bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
+  for (const TaskPlan::Modified& m : t.modifies) {
+    ListSchedule& s = instances_[static_cast<size_t>(slots[static_cast<size_t>(m.slot)])].schedule;
+    s.modified[m.snode] = ++s.epoch;
+  }
+  if (t.kind != TaskKind::clear_list && t.kind != TaskKind::listgen) return true;
+  const int inst = slots[static_cast<size_t>(t.tree_slot)];
+  ListSchedule& s = instances_[static_cast<size_t>(inst)].schedule;
+  if (t.kind == TaskKind::clear_list) {
+    // A list is up to date when it was generated after the last change of
+    // every node on its path.
+    const TreeLayout& layout = type(instances_[static_cast<size_t>(inst)].type);
+    auto gen = s.generated.find(t.snode);
+    bool fresh = gen != s.generated.end();
+    for (int n = t.snode; n >= 0 && fresh; n = layout.node(n).parent) {
+      auto mod = s.modified.find(n);
+      if (mod != s.modified.end() && mod->second >= gen->second) fresh = false;
+    }
+    s.skip[t.snode] = fresh;
+    return !fresh;
+  }
+  if (s.skip[t.snode]) return false;
+  s.generated[t.snode] = ++s.epoch;
+  ++s.runs[t.snode];
+  return true;
+}
+
+void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances) {
+  const KernelPlan& plan = kernel.plan;
+  GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' launched with " +
+                                                                 std::to_string(slot_instances.size()) + " of its " +
+                                                                 std::to_string(plan.slots.size()) + " slots bound");
+  for (int inst : slot_instances) live(inst, "a launch");
+  // The scheduler decides on the host, before anything is queued, which
+  // list generations this launch can skip (nothing it reads is on a device).
+  std::vector<bool> run(plan.tasks.size());
+  for (size_t i = 0; i < run.size(); ++i) run[i] = schedule(plan.tasks[i], slot_instances);
+  // Marked before the launch: one that raises (a failed debug-mode check)
+  // may still have found a pool full, which the next check must report.
+  if (plan.may_allocate)
+    for (int inst : slot_instances) instances_[static_cast<size_t>(inst)].pools_dirty = true;
+  device_->launch(kernel, args, run, slot_instances);
+  if (device_->synchronous()) check_pools();
+}
+
+void Context::sync() {
+  device_->sync();
+  check_pools();
+}
+
+void Context::check_pools() {
+  // Every read first: the flags are cleared only once nothing more can
+  // throw before the counters are reset, so that no failure goes unreported.
+  struct Report {
+    int instance;
+    int pool;
+    uint32_t alloc, append;
+  };
+  std::vector<Report> reports;
+  std::vector<int> checked;
+  for (size_t i = 0; i < instances_.size(); ++i) {
+    Instance& inst = instances_[i];
+    if (!inst.alive || !inst.pools_dirty || inst.type < 0) continue;
+    checked.push_back(static_cast<int>(i));
+    const TreeLayout& layout = type(inst.type);
+    if (layout.pools.empty()) continue;
+    // The pools' states lie side by side in the header, in pool order: one
+    // read (one round trip to a device) for all of them.
+    const int64_t first = layout.node(layout.pools.front()).state_offset;
+    const int64_t words = static_cast<int64_t>(layout.pools.size()) * kPoolStateWords;
+    std::vector<uint32_t> states(static_cast<size_t>(words));
+    device_->read_words(static_cast<int>(i), first, words, states.data());
+    for (int p : layout.pools) {
+      const uint32_t* state = states.data() + (layout.node(p).state_offset - first);
+      if (state[kAllocFailures] != 0 || state[kAppendFailures] != 0)
+        reports.push_back({static_cast<int>(i), p, state[kAllocFailures], state[kAppendFailures]});
+    }
+  }
+  std::string problems;
+  for (const Report& r : reports) {
+    const Instance& inst = instances_[static_cast<size_t>(r.instance)];
+    const SNodeLayout& s = type(inst.type).node(r.pool);
+    const bool several = std::count_if(instances_.begin(), instances_.end(),
+                                       [&](const Instance& other) { return other.alive && other.type == inst.type; }) > 1;
+    const std::string where = "SNode '" + s.name() + "'" + (several ? " of tree " + inst.name : "");
+    if (r.alloc != 0) {
+      problems += (problems.empty() ? "" : "; ") + where + " ran out of pool memory (" + std::to_string(r.alloc) +
+                  " allocation(s) failed, capacity " + std::to_string(s.capacity) +
+                  (s.type == SNodeType::dynamic ? " chunks" : " cells") +
+                  "): raise it with SNode::capacity(...) or Config::device_memory";
+    }
+    if (r.append != 0) {
+      problems += (problems.empty() ? "" : "; ") + where + ": " + std::to_string(r.append) +
+                  " append(s) past the maximum length " + std::to_string(s.num_cells) + " were dropped";
+    }
+    allocation_failures_ += r.alloc + r.append;
+    static_assert(kAppendFailures == kAllocFailures + 1);
+    const uint32_t zero[2] = {0, 0};
+    device_->write_words(r.instance, s.state_offset + kAllocFailures, 2, zero);
+  }
+  for (int i : checked) instances_[static_cast<size_t>(i)].pools_dirty = false;
+  if (!problems.empty()) throw Error(problems + " (everything stored before is intact)");
+}
+
+// ---- host access --------------------------------------------------------------------
+
+uint32_t Context::read_word(int inst, int64_t address) {
+  uint32_t w = 0;
+  read_words(inst, address, 1, &w);
+  return w;
+}
+
+void Context::read_words(int inst, int64_t offset, int64_t count, uint32_t* out) {
+  live(inst, "a read");
+  device_->read_words(inst, offset, count, out);
+}
+
+void Context::write_words(int inst, int64_t offset, int64_t count, const uint32_t* in) {
+  live(inst, "a write");
+  device_->write_words(inst, offset, count, in);
+}
+
+WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
+  copy.resize(static_cast<size_t>(live(inst, "a read").words));
+  device_->read_words(inst, 0, static_cast<int64_t>(copy.size()), copy.data());
+  return [&copy](int64_t a) { return copy[static_cast<size_t>(a)]; };
+}
+
+WordReader Context::paged(int inst, PageCache& cache) {
+  static constexpr int64_t kPage = 1 << 14;
+  const int64_t total = live(inst, "a read").words;
+  return [this, inst, total, &cache](int64_t a) {
+    const int64_t page = a / kPage;
+    auto it = cache.find(page);
+    if (it == cache.end()) {
+      const int64_t begin = page * kPage, count = std::min(kPage, total - begin);
+      std::vector<uint32_t> words(static_cast<size_t>(count));
+      device_->read_words(inst, begin, count, words.data());
+      it = cache.emplace(page, std::move(words)).first;
+    }
+    return it->second[static_cast<size_t>(a % kPage)];
+  };
+}
+
+std::vector<NodeStats> Context::stats(int inst_id) {
+  const Instance& inst = live(inst_id, "stats");
+  const TreeLayout& layout = type(inst.type);
+  PageCache cache;
+  const WordReader w = paged(inst_id, cache);
+  std::vector<NodeStats> out;
+  for (const SNodeLayout& s : layout.nodes) {
+    if (s.type == SNodeType::place) continue;
+    NodeStats ns;
+    ns.id = s.id;
+    ns.name = s.name();
+    ns.type = s.type;
+    ns.active_cells = layout.count_active(s.id, w);
+    ns.capacity = s.max_cells;
+    if (s.has_pool()) {
+      auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
+      ns.pool_capacity = s.capacity;
+      // Tickets took the allocation order's first min(tickets, capacity)
+      // positions; of those entries, the ones waiting in spare slots or in
+      // the gc queue are not in use (see PoolState).
+      const int64_t tickets = word(kTickets);
+      const int64_t spare_slots = std::min(word(kSpareCount), s.capacity);
+      int64_t waiting = 0;
+      for (int64_t k = 0; k < spare_slots; ++k) waiting += w(s.spare_offset + k) != 0;
+      ns.pool_used = std::min(tickets, s.capacity) - waiting - word(kQueueCount);
+      ns.pool_high_water = std::max(word(kHighWater), ns.pool_used);
+    }
+    if (s.has_list()) {
+      ns.list_length = std::min<int64_t>(w(s.list_offset), s.list_capacity);
+      auto runs = inst.schedule.runs.find(s.id);
+      ns.listgen_runs = runs == inst.schedule.runs.end() ? 0 : runs->second;
+    }
+    out.push_back(std::move(ns));
+  }
+  return out;
+}
+
+}  // namespace grove::rt

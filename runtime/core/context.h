@@ -1,0 +1,114 @@
+// runtime/core/context.h — the runtime's state on one device: tree types,
+// tree instances (buffers of a type's layout, each with its own lists and
+// pool state), the list scheduler, pool-failure checks, and host access that
+// walks a layout. Launches take a loaded kernel plan and the instances bound
+// to its slots; nothing here knows IR (DESIGN.md, "Compile time and run time").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/core/device.h"
+#include "runtime/core/plan.h"
+#include "runtime/core/tree_layout.h"
+
+namespace grove::rt {
+
+// The list scheduler's memory for one instance (DESIGN.md, "List
+// generation"): when each node's activity last may have changed and when
+// each list was last generated, on one epoch counter.
+struct ListSchedule {
+  int64_t epoch = 0;
+  std::unordered_map<int, int64_t> modified;   // by node id
+  std::unordered_map<int, int64_t> generated;  // by node id; absent = never
+  std::unordered_map<int, int64_t> runs;       // listgen runs by node id
+  std::unordered_map<int, bool> skip;          // decided at clear_list, applied to its listgen
+};
+
+struct Instance {
+  int type = -1;            // its tree type; -1 for a plain buffer (scratch)
+  std::string name;
+  int64_t words = 0;
+  ListSchedule schedule;
+  bool pools_dirty = false;  // a launch may have left pool failures in its header
+  bool alive = false;
+};
+
+// Statistics of one node of one instance (grove::SNodeStats in the API).
+struct NodeStats {
+  int id = 0;
+  std::string name;
+  SNodeType type = SNodeType::dense;
+  int64_t active_cells = 0, capacity = 0;
+  int64_t pool_used = 0, pool_capacity = 0, pool_high_water = 0;
+  int64_t list_length = 0, listgen_runs = 0;
+};
+
+class Context {
+ public:
+  explicit Context(std::unique_ptr<Device> device) : device_(std::move(device)) {}
+  Device& device() { return *device_; }
+  const Device& device() const { return *device_; }
+
+  // ---- tree types ----
+  // Registers the layout of tree type `id` (the compiler's tree id, or an
+  // AOT module's).
+  void add_type(int id, TreeLayout layout);
+  bool has_type(int id) const { return types_.count(id) != 0; }
+  const TreeLayout& type(int id) const;
+
+  // ---- instances (ids are the device's buffer ids) ----
+  // A zeroed instance of tree type `type` (only its header words are sent);
+  // raises grove::Error when the device cannot hold it.
+  int create_instance(int type, std::string name);
+  // A zeroed buffer of `words` words that is no tree (the scratch buffer).
+  int create_buffer(int64_t words, std::string name);
+  // Replaces a plain buffer by a zeroed one of `words` words.
+  void resize_buffer(int id, int64_t words);
+  void destroy_instance(int id);
+  const Instance& instance(int id) const;
+  bool alive(int id) const;
+
+  // ---- launches ----
+  // Launches `kernel` with slot s bound to instance `slot_instances[s]`:
+  // decides which list generations to skip (nothing that changed since a
+  // list was made could have changed it), marks the instances that may now
+  // hold pool failures, and on a synchronous device checks them.
+  void launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances);
+  // Waits for every launch, then raises the pool failures they left.
+  void sync();
+  // Raises a grove::Error naming each node whose pool filled up or whose
+  // list overflowed since the last check, then clears the counters (reads
+  // every header first, so a failed read loses no report).
+  void check_pools();
+  int64_t allocation_failures() const { return allocation_failures_; }
+
+  // ---- host access (ordered after every launch) ----
+  uint32_t read_word(int instance, int64_t address);
+  void read_words(int instance, int64_t offset, int64_t count, uint32_t* out);
+  void write_words(int instance, int64_t offset, int64_t count, const uint32_t* in);
+  // A reader backed by a host copy of the whole buffer (walks that touch
+  // many words), and one that fetches the pages it touches (a few words of
+  // a large buffer).
+  WordReader snapshot(int instance, std::vector<uint32_t>& copy);
+  using PageCache = std::unordered_map<int64_t, std::vector<uint32_t>>;
+  WordReader paged(int instance, PageCache& cache);
+  // Every node of the instance's type but its places.
+  std::vector<NodeStats> stats(int instance);
+
+ private:
+  bool schedule(const TaskPlan& task, std::span<const int> slot_instances);
+  Instance& live(int id, const char* what);
+
+  std::unique_ptr<Device> device_;
+  std::map<int, TreeLayout> types_;
+  std::vector<Instance> instances_;
+  int64_t allocation_failures_ = 0;
+};
+
+}  // namespace grove::rt

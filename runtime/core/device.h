@@ -1,0 +1,62 @@
+// runtime/core/device.h — what the runtime asks of a device: buffers of
+// 32-bit words, kernels made from plans, launches, waiting. Vulkan
+// implements it in runtime/vulkan; the reference interpreter (which runs
+// IR, so lives with the compiler) in src/program. Nothing here knows IR.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/core/plan.h"
+
+namespace grove::rt {
+
+// A kernel a device can launch: its plan and what the device made of it.
+class LoadedKernel {
+ public:
+  virtual ~LoadedKernel() = default;
+  KernelPlan plan;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;  // e.g. "llvmpipe (Vulkan 1.3, CPU)"
+  // True when launch() finishes the work before returning (errors surface
+  // at once); false when work is queued until a read or sync().
+  virtual bool synchronous() const = 0;
+  // The largest buffer the device can hold, in bytes.
+  virtual int64_t max_buffer_bytes() const { return INT64_MAX; }
+
+  // Buffer `id` (a fresh one; a used id is replaced) of `words` words:
+  // `head` first, zeros after it. Devices that can zero memory themselves
+  // send only `head`.
+  virtual void create_buffer(int id, int64_t words, std::span<const uint32_t> head) = 0;
+  virtual void destroy_buffer(int id) = 0;
+  // Reads and writes are ordered after every launch queued before them.
+  virtual void read_words(int id, int64_t offset, int64_t count, uint32_t* out) = 0;
+  virtual void write_words(int id, int64_t offset, int64_t count, const uint32_t* in) = 0;
+
+  // A kernel from its plan alone (code blobs included); raises grove::Error
+  // when the device cannot run it (another backend's plan, a feature the
+  // device lacks, a device that runs no code blobs).
+  virtual std::unique_ptr<LoadedKernel> load(KernelPlan plan) = 0;
+  // Runs task i of the kernel when run[i] is true, in order; slot s of the
+  // plan is buffer slot_buffers[s]. `args` are the bit patterns of the
+  // arguments in their compute types.
+  virtual void launch(LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
+                      std::span<const int> slot_buffers) = 0;
+  // Waits for everything launched; raises the first kernel error (a failed
+  // assertion) a queued launch reported.
+  virtual void sync() = 0;
+};
+
+// Where `print` output goes (one call per line, newline included).
+using PrintSink = std::function<void(std::string_view)>;
+
+}  // namespace grove::rt

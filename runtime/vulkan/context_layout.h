@@ -1,0 +1,21 @@
+// runtime/vulkan/context_layout.h — the words of the context buffer every
+// generated shader binds at binding 0: the first failed assertion (a
+// compare-and-swap on the flag word claims it, then its message id and up
+// to 8 values of 2 words each are written), and a print ring (records
+// reserved with one atomic add: [message id][value words...]; a record that
+// does not fit is dropped and counted). The SPIR-V code generator writes
+// them; the runtime formats them on the host at sync and clears the header.
+#pragma once
+
+#include <cstdint>
+
+namespace grove::vk::context {
+inline constexpr uint32_t kAssertFlag = 0;       // 0, or 1 once an assertion failed
+inline constexpr uint32_t kAssertMessage = 1;    // the failed assertion's message id
+inline constexpr uint32_t kAssertValues = 2;     // its values, 2 words each (low first)
+inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown as "?")
+inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
+inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
+inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
+inline constexpr uint32_t kHeaderWords = 32;
+}  // namespace grove::vk::context
