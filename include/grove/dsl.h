@@ -196,21 +196,21 @@ Expr atomic_xor(const FieldRef& dest, const Expr& v);
 
 // ---- SNode operations (indices in the SNode's own index space) ----
 // Activates the cell and every sparse ancestor on its path.
-void activate(const SNode& snode, const Indices& index);
+void activate(const SNodeRef& snode, const Indices& index);
 // Deactivates the cell and frees everything below it; for a dynamic SNode,
 // `index` names the list (without the dynamic axis) and empties it.
-void deactivate(const SNode& snode, const Indices& index);
-Expr is_active(const SNode& snode, const Indices& index);
+void deactivate(const SNodeRef& snode, const Indices& index);
+Expr is_active(const SNodeRef& snode, const Indices& index);
 // Appends an element to the list of a dynamic SNode and returns the index
 // written, or -1 if the list is full or its pool has no room (reported after
 // the launch). With one field placed under the list, one value; with several
 // (a struct element, Taichi's ti.append with a struct value, or the
 // components of a vector field), one value per scalar field in placement
 // order, all written under the one index.
-Expr append(const SNode& snode, const Indices& index, const Expr& value);
-Expr append(const SNode& snode, const Indices& index, std::initializer_list<Expr> values);
-Expr append(const SNode& snode, const Indices& index, const Vec& values);  // Vec(std::vector<Expr>) too
-Expr length(const SNode& snode, const Indices& index);
+Expr append(const SNodeRef& snode, const Indices& index, const Expr& value);
+Expr append(const SNodeRef& snode, const Indices& index, std::initializer_list<Expr> values);
+Expr append(const SNodeRef& snode, const Indices& index, const Vec& values);  // Vec(std::vector<Expr>) too
+Expr length(const SNodeRef& snode, const Indices& index);
 
 // ---- control flow ----
 // for i in range(begin, end): parallel at the top level of a kernel.
@@ -218,10 +218,10 @@ void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr
 // for I in ti.grouped(field): once per active cell, indices grouped.
 void for_each(const Field& field, const std::function<void(Indices)>& body);
 // A struct-for over the active cells of an SNode, in its own index space.
-void for_each(const SNode& snode, const std::function<void(Indices)>& body);
+void for_each(const SNodeRef& snode, const std::function<void(Indices)>& body);
 // Check that a struct-for body takes as many indices as there are axes.
 void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
-void for_each(const SNode& snode, const std::function<void(Indices)>& body, int arity);
+void for_each(const SNodeRef& snode, const std::function<void(Indices)>& body, int arity);
 
 namespace detail {
 // How many Exprs a struct-for body takes (0..4).
@@ -259,7 +259,7 @@ void for_each(const Field& field, F&& body) {
 }
 template <typename F>
   requires(!std::is_invocable_v<F, Indices>)
-void for_each(const SNode& snode, F&& body) {
+void for_each(const SNodeRef& snode, F&& body) {
   for_each(snode, detail::per_axis(body), detail::struct_for_arity<F>());
 }
 

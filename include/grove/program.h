@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "grove/error.h"
@@ -79,6 +80,8 @@ enum class SNodeKind { root, dense, bitmasked, pointer, dynamic, place };
 std::string_view snode_kind_name(SNodeKind k);
 
 class Field;
+class TreeType;
+class Tree;
 
 // A structural node of a tree. Returned by reference from the Program, which
 // owns it; valid as long as the Program.
@@ -130,6 +133,20 @@ class SNode {
   SNode& child(SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk);
   detail::ProgramImpl* program_;
   int id_;
+};
+
+// An SNode as a kernel body names it: of its tree's own instance, or of a
+// kernel's tree argument (TreeArg::operator[]). Every SNode converts to one.
+class SNodeRef {
+ public:
+  SNodeRef(const SNode& snode) : snode_(&snode) {}  // NOLINT: implicit on purpose
+  SNodeRef(const SNode& snode, int tree_param) : snode_(&snode), tree_param_(tree_param) {}
+  const SNode& snode() const { return *snode_; }
+  int tree_param() const { return tree_param_; }
+
+ private:
+  const SNode* snode_;
+  int tree_param_ = -1;
 };
 
 // A handle to a field: scalar, or a small vector/matrix whose components are
@@ -190,8 +207,15 @@ class Field {
   // is empty or its Program was destroyed.
   detail::ProgramImpl* program() const;
 
-  Field(std::weak_ptr<detail::ProgramImpl> program, std::vector<int> ids, int n, int m)
-      : program_(std::move(program)), ids_(std::move(ids)), n_(n), m_(m) {}
+  // The tree instance this handle reads and writes on the host (-1: its
+  // tree's own instance), and the kernel tree parameter it names inside a
+  // kernel body (-1: none); see Tree::field and TreeArg::field.
+  int instance() const { return instance_; }
+  int tree_param() const { return tree_param_; }
+
+  Field(std::weak_ptr<detail::ProgramImpl> program, std::vector<int> ids, int n, int m, int instance = -1,
+        int tree_param = -1)
+      : program_(std::move(program)), ids_(std::move(ids)), n_(n), m_(m), instance_(instance), tree_param_(tree_param) {}
 
  private:
   friend class SNode;
@@ -207,31 +231,47 @@ class Field {
   std::weak_ptr<detail::ProgramImpl> program_;
   std::vector<int> ids_;
   int n_ = 1, m_ = 1;
+  int instance_ = -1;
+  int tree_param_ = -1;
 };
 
-// A kernel argument's declaration: arg(f32, "value").
+// A kernel argument's declaration: arg(f32, "value"), or a tree of a type:
+// arg(grid, "tr") (the kernel runs on whichever instance a launch passes).
 struct ArgSpec {
-  DataType type;
+  DataType type = DataType::unknown;
   std::string name;
+  int tree_type = -1;  // a tree argument: the type's id (TreeType::id())
+  std::weak_ptr<detail::ProgramImpl> tree_program;  // and the Program that made the type
 };
-inline ArgSpec arg(DataType type, std::string name = "") { return {type, std::move(name)}; }
+inline ArgSpec arg(DataType type, std::string name = "") { return {type, std::move(name), -1, {}}; }
+ArgSpec arg(const TreeType& type, std::string name = "");
 
-// A value passed to a kernel on launch, converted to the argument's type.
+// A value passed to a kernel on launch: a number, converted to the
+// argument's type, or a Tree for a tree argument.
 struct ArgValue {
   DataType type = DataType::unknown;
   uint64_t bits = 0;
+  const Tree* tree = nullptr;  // valid for the call it is passed to
   template <typename T>
+    requires std::is_arithmetic_v<T>
   ArgValue(T v) : type(type_of<T>()) {  // NOLINT: implicit on purpose
     static_assert(sizeof(T) <= sizeof(bits));
     __builtin_memcpy(&bits, &v, sizeof(T));
   }
+  ArgValue(const Tree& t) : tree(&t) {}  // NOLINT: implicit on purpose
 };
 
-// Inside a kernel body: the kernel's arguments as expressions.
+class TreeArg;
+
+// Inside a kernel body: the kernel's arguments as expressions, and its tree
+// arguments as handles.
 class Args {
  public:
   Expr operator[](int index) const;
   Expr operator[](std::string_view name) const;
+  // A tree argument: args.tree("tr").field("x")(i, j).
+  TreeArg tree(int index) const;
+  TreeArg tree(std::string_view name) const;
   int size() const { return count_; }
   explicit Args(int count) : count_(count) {}
 
@@ -289,6 +329,95 @@ struct Stats {
   SNodeStats at(std::string_view snode_name) const;
 };
 
+// Declares a tree type: its fields and SNodes, as under prog.root() (see
+// Program::tree_type).
+class TreeTypeBuilder {
+ public:
+  // A field of the type; place it under root().
+  Field field(DataType type, std::string_view name);
+  Field vector_field(int n, DataType type, std::string_view name);
+  Field matrix_field(int n, int m, DataType type, std::string_view name);
+  SNode& root();
+
+  TreeTypeBuilder(detail::ProgramImpl* program, int type) : program_(program), type_(type) {}
+
+ private:
+  detail::ProgramImpl* program_;
+  int type_;
+};
+
+// A tree type (the RFC "AOT for all SNodes"'s SNodeTree): SNodes and fields
+// laid out once, when the type is made, pool capacities included; any
+// number of instances share the layout, and a kernel taking a tree of the
+// type (arg(type, "tr")) is compiled once for all of them. Cheap to copy.
+class TreeType {
+ public:
+  TreeType() = default;
+  const std::string& name() const;
+  int id() const { return id_; }
+  // The type's field named `name` (its declaration; read and write a field
+  // through an instance: Tree::field).
+  Field field(std::string_view name) const;
+
+  TreeType(std::weak_ptr<detail::ProgramImpl> program, int id) : program_(std::move(program)), id_(id) {}
+
+ private:
+  friend class Tree;
+  friend class Program;
+  friend ArgSpec arg(const TreeType& type, std::string name);
+  std::weak_ptr<detail::ProgramImpl> program_;
+  int id_ = -1;
+};
+
+// One instance of a tree type: its own buffer, lists and pool state.
+class Tree {
+ public:
+  Tree() = default;
+  const std::string& name() const;
+  TreeType type() const;
+  int instance() const { return instance_; }
+  // The field `name` of this instance, for the host (read, write,
+  // to_vector, fill).
+  Field field(std::string_view name) const;
+  // Deactivates every sparse SNode of this instance.
+  void deactivate_all() const;
+  // This instance's SNodes (Program::stats counts trees' own instances).
+  Stats stats() const;
+  // Frees the instance's buffer now (else it lives as long as its
+  // Program); every later use of a handle to it raises grove::Error.
+  void destroy() const;
+  // The Program this tree belongs to; raises grove::Error when the handle
+  // is empty, its Program was destroyed, or the tree was.
+  detail::ProgramImpl* program() const;
+
+  Tree(std::weak_ptr<detail::ProgramImpl> program, int type, int instance)
+      : program_(std::move(program)), type_(type), instance_(instance) {}
+
+ private:
+  std::weak_ptr<detail::ProgramImpl> program_;
+  int type_ = -1;
+  int instance_ = -1;
+};
+
+// Inside a kernel body: a tree argument, bound to the instance each launch
+// passes.
+class TreeArg {
+ public:
+  // The type's field `name`, on this argument's instance: x(i, j) reads it.
+  Field field(std::string_view name) const;
+  // An SNode of the type, on this argument's instance, for the SNode
+  // operations and struct-fors: activate(tr[blocks], {i}).
+  SNodeRef operator[](const SNode& snode) const;
+  int index() const { return param_; }
+
+  TreeArg(detail::ProgramImpl* program, int type, int param) : program_(program), type_(type), param_(param) {}
+
+ private:
+  detail::ProgramImpl* program_;
+  int type_;
+  int param_;
+};
+
 class Program {
  public:
   explicit Program(Config config = {});
@@ -314,6 +443,17 @@ class Program {
   // The root of the tree being declared. Once a kernel has run (or a field was
   // accessed from the host), the tree is frozen and root() starts a new one.
   SNode& root();
+
+  // A tree type named `name`, declared by `declare` and laid out at once
+  // (capacities set there with SNode::capacity, else shares of
+  // Config::device_memory); then instances of it:
+  //   TreeType grid = prog.tree_type("grid", [](TreeTypeBuilder& b) {
+  //     Field x = b.field(f32, "x");
+  //     b.root().pointer(ij, 64).dense(ij, 8).place(x);
+  //   });
+  //   Tree a = prog.instantiate(grid, "a"), b = prog.instantiate(grid, "b");
+  TreeType tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare);
+  Tree instantiate(const TreeType& type, std::string_view name = "");
 
   Kernel kernel(std::string_view name, std::function<void()> body);
   Kernel kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body);

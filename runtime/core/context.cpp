@@ -26,7 +26,7 @@ int Context::create_instance(int type_id, std::string name) {
   const TreeLayout& layout = type(type_id);
   const int64_t bytes = layout.total_words * 4;
   if (bytes > device_->max_buffer_bytes())
-    throw Error("tree " + name + " needs " + std::to_string(bytes) + " bytes, more than the " +
+    throw Error("tree '" + name + "' needs " + std::to_string(bytes) + " bytes, more than the " +
                 std::to_string(device_->max_buffer_bytes()) + " bytes one buffer may have on " + device_->name());
   const int id = static_cast<int>(instances_.size());
   const std::vector<uint32_t> head = layout.header_words();
@@ -72,6 +72,11 @@ const Instance& Context::instance(int id) const {
 
 bool Context::alive(int id) const {
   return id >= 0 && static_cast<size_t>(id) < instances_.size() && instances_[static_cast<size_t>(id)].alive;
+}
+
+int Context::instances_made(int type) const {
+  return static_cast<int>(std::count_if(instances_.begin(), instances_.end(),
+                                        [type](const Instance& i) { return i.type == type; }));
 }
 
 Instance& Context::live(int id, const char* what) {
@@ -165,7 +170,7 @@ void Context::check_pools() {
     const SNodeLayout& s = type(inst.type).node(r.pool);
     const bool several = std::count_if(instances_.begin(), instances_.end(),
                                        [&](const Instance& other) { return other.alive && other.type == inst.type; }) > 1;
-    const std::string where = "SNode '" + s.name() + "'" + (several ? " of tree " + inst.name : "");
+    const std::string where = "SNode '" + s.name() + "'" + (several ? " of tree '" + inst.name + "'" : "");
     if (r.alloc != 0) {
       problems += (problems.empty() ? "" : "; ") + where + " ran out of pool memory (" + std::to_string(r.alloc) +
                   " allocation(s) failed, capacity " + std::to_string(s.capacity) +

@@ -73,6 +73,8 @@ class Context {
   void destroy_instance(int id);
   const Instance& instance(int id) const;
   bool alive(int id) const;
+  // How many instances of `type` were ever created (destroyed ones included).
+  int instances_made(int type) const;
 
   // ---- launches ----
   // Launches `kernel` with slot s bound to instance `slot_instances[s]`:

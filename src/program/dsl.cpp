@@ -101,6 +101,37 @@ void check_snode_program(const SNode& sn) {
     check_program(sn.program(), "SNode '" + sn.name() + "'");
 }
 
+// Checks that statements on `tree` may name the kernel's tree parameter
+// `param` (-1: the tree's own instance): a tree type's SNodes and fields are
+// reached through a tree argument, and only through one of their type.
+void check_tree_param(int tree, int param, const std::string& what) {
+  auto& ctx = current();
+  const detail::ProgramImpl& p = *ctx.program;
+  if (param < 0) {
+    if (p.is_tree_type(tree)) {
+      const std::string type = p.tree_types.at(tree).name;
+      fail(what + " belongs to tree type '" + type + "', whose data lives in its instances; take the tree as an "
+           "argument (arg(" + type + ", \"tr\")) and reach it through args.tree(\"tr\")");
+    }
+    return;
+  }
+  const auto& params = ctx.kernel->tree_params;
+  if (param >= static_cast<int>(params.size()) || params[static_cast<size_t>(param)].tree != tree)
+    fail(what + " comes from a tree argument of another kernel; use this kernel's args.tree(...)");
+}
+
+// Stamps the statements recorded in its lifetime with a tree parameter.
+class TreeParamScope {
+ public:
+  explicit TreeParamScope(int param) : saved_(b().tree_param()) { b().set_tree_param(param); }
+  ~TreeParamScope() { b().set_tree_param(saved_); }
+  TreeParamScope(const TreeParamScope&) = delete;
+  TreeParamScope& operator=(const TreeParamScope&) = delete;
+
+ private:
+  int saved_;
+};
+
 const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
   auto& ctx = current();
   check_field_program(f);
@@ -109,6 +140,10 @@ const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
   if (ctx.program->forest.place_of(id) < 0)
     fail("field '" + f.name() + "' is used before it is placed; place it first, e.g. "
          "prog.root().dense(i, 16).place(" + f.name() + ")");
+  if (f.instance() >= 0)
+    fail("field '" + f.name() + "' is a host handle of tree '" + ctx.program->context->instance(f.instance()).name + "'" +
+         "; inside a kernel, take the tree as an argument and use args.tree(...).field(...)");
+  check_tree_param(ctx.program->tree_of_field(id), f.tree_param(), "field '" + f.name() + "'");
   if (static_cast<int>(index.size()) != d.ndim())
     fail("field '" + f.name() + "' has " + std::to_string(d.ndim()) + " dimension(s) but was indexed with " +
          std::to_string(index.size()) + " index(es); give one index per axis");
@@ -276,7 +311,9 @@ FieldRef::operator Expr() const {
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components; read it as a Vec or pick one with [c]");
   const ir::FieldDecl& d = checked_field(field_, index_);
-  return Expr(b().field_load(d, stmts(index_)));
+  std::vector<ir::Stmt*> idx = stmts(index_);
+  TreeParamScope param(field_.tree_param());
+  return Expr(b().field_load(d, std::move(idx)));
 }
 
 FieldRef::operator Vec() const { return vec(); }
@@ -292,7 +329,10 @@ FieldRef& FieldRef::operator=(const Expr& value) {
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components; assign a Vec, or pick one component with [c]");
   const ir::FieldDecl& d = checked_field(field_, index_);
-  b().field_store(d, stmts(index_), use(value));
+  std::vector<ir::Stmt*> idx = stmts(index_);
+  ir::Stmt* v = use(value);
+  TreeParamScope param(field_.tree_param());
+  b().field_store(d, std::move(idx), v);
   return *this;
 }
 
@@ -349,7 +389,10 @@ Expr atomic(ir::AtomicOp op, const FieldRef& dest, const Expr& v) {
   if (ir::needs_integers(op) && is_float(d.dtype))
     fail("atomic " + std::string(ir::op_name(op)) + " needs an integer field, but field '" +
          d.name + "' is " + std::string(type_name(d.dtype)));
-  return Expr(b().field_atomic(op, d, stmts(dest.index()), use(v)));
+  std::vector<ir::Stmt*> idx = stmts(dest.index());
+  ir::Stmt* value = use(v);
+  TreeParamScope param(dest.field().tree_param());
+  return Expr(b().field_atomic(op, d, std::move(idx), value));
 }
 }  // namespace
 
@@ -386,6 +429,11 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
   if (ctx.program->forest.place_of(id) < 0)
     fail("for_each over field '" + field.name() + "', which is not placed yet; place it first");
   const ir::FieldDecl& d = ctx.program->field_decl(id);
+  if (field.instance() >= 0)
+    fail("for_each over field '" + field.name() + "', a host handle of tree '" +
+         ctx.program->context->instance(field.instance()).name + "'; inside a kernel, take the tree as an argument "
+         "and loop over args.tree(...).field(...)");
+  check_tree_param(ctx.program->tree_of_field(id), field.tree_param(), "field '" + field.name() + "'");
   if (arity >= 0 && arity != d.ndim())
     fail("for_each over field '" + field.name() + "' (" + std::to_string(d.ndim()) +
          " axes) with a body taking " + std::to_string(arity) +
@@ -393,7 +441,11 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
   if (!at_kernel_top_level())
     fail("for_each over field '" + field.name() + "' must be at the top level of the kernel "
          "(a struct-for is a parallel loop); move it out of the enclosing loop or branch");
-  ir::Stmt* loop = b().struct_for(d);
+  ir::Stmt* loop = nullptr;
+  {
+    TreeParamScope param(field.tree_param());
+    loop = b().struct_for(d);
+  }
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::StructFor, true, [&] {
       Indices I;
@@ -407,10 +459,12 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
 
 namespace {
 
-const ir::SNodeDecl& checked_snode(const SNode& sn, const Indices& index, const char* op, bool list_op) {
+const ir::SNodeDecl& checked_snode(const SNodeRef& ref, const Indices& index, const char* op, bool list_op) {
   auto& ctx = current();
+  const SNode& sn = ref.snode();
   check_snode_program(sn);
   const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  check_tree_param(s.tree, ref.tree_param(), std::string(op) + " on SNode '" + s.name() + "'");
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail(std::string(op) + " needs a dense, pointer, bitmasked or dynamic SNode, not '" + s.name() + "'");
   bool dyn_list = list_op && s.type == ir::SNodeType::dynamic;
@@ -427,26 +481,32 @@ const ir::SNodeDecl& checked_snode(const SNode& sn, const Indices& index, const 
 
 }  // namespace
 
-void activate(const SNode& sn, const Indices& index) {
+void activate(const SNodeRef& sn, const Indices& index) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "activate", false);
-  b().snode_op(ir::SNodeOpKind::activate, s.id, stmts(index));
+  std::vector<ir::Stmt*> idx = stmts(index);
+  TreeParamScope param(sn.tree_param());
+  b().snode_op(ir::SNodeOpKind::activate, s.id, std::move(idx));
 }
 
-void deactivate(const SNode& sn, const Indices& index) {
+void deactivate(const SNodeRef& sn, const Indices& index) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "deactivate", true);
   if (!s.is_sparse())
     fail("deactivate on SNode '" + s.name() + "', which is dense; only pointer, bitmasked and dynamic "
          "cells can be deactivated");
-  b().snode_op(ir::SNodeOpKind::deactivate, s.id, stmts(index));
+  std::vector<ir::Stmt*> idx = stmts(index);
+  TreeParamScope param(sn.tree_param());
+  b().snode_op(ir::SNodeOpKind::deactivate, s.id, std::move(idx));
 }
 
-Expr is_active(const SNode& sn, const Indices& index) {
+Expr is_active(const SNodeRef& sn, const Indices& index) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "is_active", false);
-  return Expr(b().snode_op(ir::SNodeOpKind::is_active, s.id, stmts(index)));
+  std::vector<ir::Stmt*> idx = stmts(index);
+  TreeParamScope param(sn.tree_param());
+  return Expr(b().snode_op(ir::SNodeOpKind::is_active, s.id, std::move(idx)));
 }
 
 namespace {
-Expr append_values(const SNode& sn, const Indices& index, const std::vector<Expr>& values) {
+Expr append_values(const SNodeRef& sn, const Indices& index, const std::vector<Expr>& values) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "append", true);
   if (s.type != ir::SNodeType::dynamic)
     fail("append on SNode '" + s.name() + "', which is " + ir::snode_type_name(s.type) +
@@ -462,36 +522,41 @@ Expr append_values(const SNode& sn, const Indices& index, const std::vector<Expr
   }
   std::vector<ir::Stmt*> v;
   for (const Expr& e : values) v.push_back(use(e));
-  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, stmts(index), std::move(v)));
+  std::vector<ir::Stmt*> idx = stmts(index);
+  TreeParamScope param(sn.tree_param());
+  return Expr(b().snode_op(ir::SNodeOpKind::append, s.id, std::move(idx), std::move(v)));
 }
 }  // namespace
 
-Expr append(const SNode& sn, const Indices& index, const Expr& value) {
+Expr append(const SNodeRef& sn, const Indices& index, const Expr& value) {
   return append_values(sn, index, std::vector<Expr>{value});
 }
 
-Expr append(const SNode& sn, const Indices& index, std::initializer_list<Expr> values) {
+Expr append(const SNodeRef& sn, const Indices& index, std::initializer_list<Expr> values) {
   return append_values(sn, index, std::vector<Expr>(values));
 }
 
-Expr append(const SNode& sn, const Indices& index, const Vec& values) {
+Expr append(const SNodeRef& sn, const Indices& index, const Vec& values) {
   return append_values(sn, index, values.components());
 }
 
-Expr length(const SNode& sn, const Indices& index) {
+Expr length(const SNodeRef& sn, const Indices& index) {
   const ir::SNodeDecl& s = checked_snode(sn, index, "length", true);
   if (s.type != ir::SNodeType::dynamic)
     fail("length on SNode '" + s.name() + "', which is " + ir::snode_type_name(s.type) +
          "; length needs a dynamic SNode");
-  return Expr(b().snode_op(ir::SNodeOpKind::length, s.id, stmts(index)));
+  std::vector<ir::Stmt*> idx = stmts(index);
+  TreeParamScope param(sn.tree_param());
+  return Expr(b().snode_op(ir::SNodeOpKind::length, s.id, std::move(idx)));
 }
 
-void for_each(const SNode& sn, const std::function<void(Indices)>& body) { for_each(sn, body, -1); }
+void for_each(const SNodeRef& sn, const std::function<void(Indices)>& body) { for_each(sn, body, -1); }
 
-void for_each(const SNode& sn, const std::function<void(Indices)>& body, int arity) {
+void for_each(const SNodeRef& ref, const std::function<void(Indices)>& body, int arity) {
   auto& ctx = current();
-  check_snode_program(sn);
-  const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  check_snode_program(ref.snode());
+  const ir::SNodeDecl& s = ctx.program->forest.snode(ref.snode().id());
+  check_tree_param(s.tree, ref.tree_param(), "for_each over SNode '" + s.name() + "'");
   if (arity >= 0 && arity != s.num_indices())
     fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.num_indices()) +
          " axes) with a body taking " + std::to_string(arity) + " indices; take one Expr per axis, or an Indices");
@@ -500,7 +565,11 @@ void for_each(const SNode& sn, const std::function<void(Indices)>& body, int ari
   if (!at_kernel_top_level())
     fail("for_each over SNode '" + s.name() + "' must be at the top level of the kernel "
          "(a struct-for is a parallel loop); move it out of the enclosing loop or branch");
-  ir::Stmt* loop = b().struct_for_snode(s.id);
+  ir::Stmt* loop = nullptr;
+  {
+    TreeParamScope param(ref.tree_param());
+    loop = b().struct_for_snode(s.id);
+  }
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::StructFor, true, [&] {
       Indices I;

@@ -73,7 +73,7 @@ Field Field::operator[](int c) const {
   if (c < 0 || c >= components())
     throw Error("field '" + name() + "' has " + std::to_string(components()) +
                 " components; component " + std::to_string(c) + " does not exist");
-  return Field(program_, {ids_[static_cast<size_t>(c)]}, 1, 1);
+  return Field(program_, {ids_[static_cast<size_t>(c)]}, 1, 1, instance_, tree_param_);
 }
 
 static void require_scalar(const Field& f, const char* what) {
@@ -87,7 +87,7 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   p->host_access("Field::read", name());
   require_scalar(*this, "read");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
-  const int instance = p->own_instance_of_field(ids_[0]);
+  const int instance = p->host_instance(*this);
   int64_t a = p->forest.find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
                                      [&](int64_t w) { return p->context->read_word(instance, w); });
   p->check_pools();
@@ -106,7 +106,7 @@ void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const v
   p->host_access("Field::write", name());
   require_scalar(*this, "write");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
-  p->host_write(ids_[0], idx.data(), host_to_bits(as, value, compute_type(dtype())));
+  p->host_write(ids_[0], p->host_instance(*this), idx.data(), host_to_bits(as, value, compute_type(dtype())));
 }
 
 // Visits every element row-major: f(component number, element number, the
@@ -138,7 +138,7 @@ void Field::copy_out(DataType as, void* out) const {
   size_t comps = ids_.size();
   for (int id : ids_) p->materialize_field(id, "the host");
   std::vector<uint32_t> copy;
-  const int instance = p->own_instance_of_field(ids_[0]);  // components share one SNode, so one tree
+  const int instance = p->host_instance(*this);  // components share one SNode, so one tree
   auto word = p->context->snapshot(instance, copy);
   p->check_pools();
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
@@ -159,8 +159,9 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
   const auto* bytes = static_cast<const unsigned char*>(values);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
+  const int instance = p->host_instance(*this);
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    p->host_write(ids_[c], idx, host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
+    p->host_write(ids_[c], instance, idx, host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
   });
 }
 
@@ -168,7 +169,8 @@ void Field::fill_raw(DataType as, const void* value) const {
   detail::ProgramImpl* p = program();
   p->host_access("Field::fill", name());
   uint64_t bits = host_to_bits(as, value, compute_type(dtype()));
-  for_all_elements(p, ids_, [&](size_t c, int64_t, const int64_t* idx) { p->host_write(ids_[c], idx, bits); });
+  const int instance = p->host_instance(*this);
+  for_all_elements(p, ids_, [&](size_t c, int64_t, const int64_t* idx) { p->host_write(ids_[c], instance, idx, bits); });
 }
 
 }  // namespace grove

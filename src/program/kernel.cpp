@@ -68,9 +68,15 @@ static void refuse_inside_kernel_body(const KernelRecord& rec, const char* what)
 void ProgramImpl::compile(KernelRecord& rec) {
   if (rec.ir) return;
   refuse_inside_kernel_body(rec, "compiles");
+  // Numbers become the IR's arguments, trees its tree parameters.
   std::vector<ir::KernelArg> args;
-  for (const ArgSpec& a : rec.args) args.push_back({a.name, a.type});
+  std::vector<ir::TreeParam> tree_params;
+  for (const ArgSpec& a : rec.args) {
+    if (a.tree_type >= 0) tree_params.push_back({a.name, a.tree_type});
+    else args.push_back({a.name, a.type});
+  }
   auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields);
+  kernel->tree_params = std::move(tree_params);
   kernel->forest = &forest;
   KernelContext ctx{this, &rec, kernel.get(), ir::Builder(kernel->body()), {}, -1};
   {
@@ -148,6 +154,9 @@ double float_max(DataType t) {
 
 uint64_t ProgramImpl::convert_argument(const KernelRecord& rec, size_t n, const ArgValue& value) const {
   const ArgSpec& spec = rec.args[n];
+  if (value.tree != nullptr)
+    throw Error("kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name + "', " +
+                std::string(type_name(spec.type)) + ") was given a tree; pass a number");
   const DataType from = value.type, to = spec.type;
   auto fail = [&](const std::string& why) {
     throw Error("kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name + "', " +
@@ -177,24 +186,61 @@ uint64_t ProgramImpl::convert_argument(const KernelRecord& rec, size_t n, const 
   return to == compute_type(to) ? bits : ir::eval_cast(to, compute_type(to), bits);
 }
 
+std::string ProgramImpl::signature(const KernelRecord& rec) const {
+  std::string sig;
+  for (size_t n = 0; n < rec.args.size(); ++n) {
+    const ArgSpec& a = rec.args[n];
+    sig += (n ? ", " : "") + a.name + ": " +
+           (a.tree_type >= 0 ? "tree of type '" + tree_types.at(a.tree_type).name + "'" : std::string(type_name(a.type)));
+  }
+  return sig;
+}
+
+int ProgramImpl::tree_argument(const KernelRecord& rec, size_t n, const ArgValue& value) const {
+  const ArgSpec& spec = rec.args[n];
+  const std::string type = tree_types.at(spec.tree_type).name;
+  const std::string what = "kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name +
+                           "', a tree of type '" + type + "')";
+  if (value.tree == nullptr)
+    throw Error(what + " was given " + describe(value.type, value.bits) + "; pass a Tree made by "
+                "Program::instantiate of type '" + type + "'");
+  const detail::ProgramImpl* owner = nullptr;
+  try {
+    owner = value.tree->program();  // raises for an empty, destroyed or dead handle
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
+  if (owner != this)
+    throw Error(what + " was given tree '" + owner->context->instance(value.tree->instance()).name + "' of " +
+                owner->label() + "; this is " + label() + ": pass a tree of this Program");
+  const int given = context->instance(value.tree->instance()).type;
+  if (given != spec.tree_type)
+    throw Error(what + " was given tree '" + context->instance(value.tree->instance()).name + "' of type '" +
+                tree_types.at(given).name + "'; pass a tree of type '" + type + "'");
+  return value.tree->instance();
+}
+
 void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values) {
   refuse_inside_kernel_body(rec, "launches");
-  if (values.size() != rec.args.size()) {
-    std::string sig;
-    for (size_t n = 0; n < rec.args.size(); ++n)
-      sig += (n ? ", " : "") + rec.args[n].name + ": " + std::string(type_name(rec.args[n].type));
-    throw Error("kernel '" + rec.name + "' takes " + std::to_string(rec.args.size()) +
-                " argument(s) (" + sig + ") but was called with " + std::to_string(values.size()));
-  }
+  if (values.size() != rec.args.size())
+    throw Error("kernel '" + rec.name + "' takes " + std::to_string(rec.args.size()) + " argument(s) (" +
+                signature(rec) + ") but was called with " + std::to_string(values.size()));
   std::vector<uint64_t> bits;
-  for (size_t n = 0; n < values.size(); ++n) bits.push_back(convert_argument(rec, n, values[n]));
+  std::vector<int> trees;  // by tree parameter: the instance passed
+  for (size_t n = 0; n < values.size(); ++n) {
+    if (rec.args[n].tree_type >= 0) trees.push_back(tree_argument(rec, n, values[n]));
+    else bits.push_back(convert_argument(rec, n, values[n]));
+  }
   compile(rec);
-  // Each slot of the plan: the scratch buffer, or a tree's own instance.
+  // Each slot of the plan: the scratch buffer, a tree's own instance, or
+  // the instance passed for a tree parameter.
   const rt::KernelPlan& plan = rec.compiled->plan;
   std::vector<int> slots;
-  for (const rt::TreeSlotPlan& slot : plan.slots)
-    slots.push_back(slot.kind == rt::TreeSlotPlan::Kind::scratch ? scratch_instance
-                                                                 : own_instance.at(static_cast<size_t>(slot.tree_type)));
+  for (const rt::TreeSlotPlan& slot : plan.slots) {
+    if (slot.kind == rt::TreeSlotPlan::Kind::scratch) slots.push_back(scratch_instance);
+    else if (slot.param >= 0) slots.push_back(trees.at(static_cast<size_t>(slot.param)));
+    else slots.push_back(own_instance.at(static_cast<size_t>(slot.tree_type)));
+  }
   if (!rec.internal) ++launches;
   context->launch(*rec.compiled, bits, slots);
 }
@@ -204,18 +250,22 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   auto rec = std::make_unique<KernelRecord>();
   rec->name = std::move(name);
   rec->args = std::move(args);
+  int scalars = 0, trees = 0;
+  for (const ArgSpec& a : rec->args) {
+    rec->scalar_index.push_back(a.tree_type >= 0 ? -1 : scalars++);
+    rec->tree_index.push_back(a.tree_type >= 0 ? trees++ : -1);
+  }
   rec->body = std::move(body);
   rec->internal = internal;
   kernels.push_back(std::move(rec));
   return *kernels.back();
 }
 
-void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
-  materialize_field(field, "the host");
+void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
   const ir::FieldDecl& d = fields.get(field);
-  int place = forest.place_of(field);
+  const int place = forest.place_of(field);
+  const int tree = forest.snode(place).tree;
   if (!forest.is_sparse_path(forest.snode(place).parent)) {
-    const int instance = own_instance_of_field(field);
     int64_t a = forest.find_element(field, physical_index(field, index).data(),
                                     [](int64_t) { return 0u; });  // dense: reads nothing
     std::vector<uint32_t> words(2, 0u);
@@ -224,13 +274,17 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
     return;
   }
   // Sparse: a write activates, which only the runtime (a kernel) may do.
+  // For a field of a tree type, one kernel serves every instance: it takes
+  // the tree as its last argument.
+  const bool typed = is_tree_type(tree);
   if (writer_kernels.size() <= static_cast<size_t>(field)) writer_kernels.resize(static_cast<size_t>(field) + 1, -1);
   int& id = writer_kernels[static_cast<size_t>(field)];
   if (id < 0) {
     std::vector<ArgSpec> args;
     for (int a = 0; a < d.ndim(); ++a) args.push_back(arg(DataType::i32, "i" + std::to_string(a)));
     args.push_back(arg(compute_type(d.dtype), "value"));
-    Field f(weak_from_this(), {field}, 1, 1);
+    if (typed) args.push_back({DataType::unknown, "tree", tree, weak_from_this()});
+    Field f(weak_from_this(), {field}, 1, 1, -1, typed ? 0 : -1);
     int n = d.ndim();
     add_kernel("__write_" + d.name, std::move(args), [f, n](Args a) {
       Indices I;
@@ -245,14 +299,20 @@ void ProgramImpl::host_write(int field, const int64_t* index, uint64_t bits) {
   v.type = compute_type(d.dtype);
   v.bits = bits;
   values.push_back(v);
+  const Tree handle = tree_handle(tree, instance);
+  if (typed) values.emplace_back(handle);
   launch(*kernels[static_cast<size_t>(id)], values);
 }
 
-void ProgramImpl::deactivate_all(int snode) {
+void ProgramImpl::deactivate_all(int snode, int instance) {
   const ir::SNodeDecl& s = forest.snode(snode);
   if (s.type == ir::SNodeType::place)
     throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its "
                 "parent, or the tree with prog.root().deactivate_all()");
+  const bool typed = is_tree_type(s.tree);
+  if (typed && instance < 0)
+    throw Error("deactivate_all on SNode '" + s.name() + "' of tree type '" + tree_types.at(s.tree).name +
+                "', which holds no cells itself; deactivate an instance: tree.deactivate_all()");
   if (!s.is_sparse()) {
     // Root and dense nodes (Taichi's ti.root.deactivate_all()): every cell
     // of the sparse nodes nearest below; deactivating those frees what lies
@@ -265,28 +325,36 @@ void ProgramImpl::deactivate_all(int snode) {
       }
     };
     find(find, snode);
-    materialize_tree(s.tree);
-    for (int n : nearest) deactivate_all(n);
+    if (!typed) materialize_tree(s.tree);
+    for (int n : nearest) deactivate_all(n, instance);
     return;
   }
   if (clear_kernels.size() <= static_cast<size_t>(snode)) clear_kernels.resize(static_cast<size_t>(snode) + 1, -1);
   int& id = clear_kernels[static_cast<size_t>(snode)];
   if (id < 0) {
-    SNode& handle = snode_handles[static_cast<size_t>(snode)];
+    // One kernel per SNode; for a tree type it takes the instance.
+    const SNodeRef handle(snode_handles[static_cast<size_t>(snode)], typed ? 0 : -1);
     const bool dynamic = s.type == ir::SNodeType::dynamic;
     const bool under_root = forest.snode(s.parent).type == ir::SNodeType::root;
-    SNode* over = dynamic ? handle.parent() : &handle;
-    add_kernel("__deactivate_all_" + s.name(), {}, [&handle, over, dynamic, under_root](Args) {
+    const SNodeRef over = dynamic ? SNodeRef(snode_handles[static_cast<size_t>(s.parent)], handle.tree_param()) : handle;
+    std::vector<ArgSpec> args;
+    if (typed) args.push_back({DataType::unknown, "tree", s.tree, weak_from_this()});
+    add_kernel("__deactivate_all_" + s.name(), std::move(args), [handle, over, dynamic, under_root](Args) {
       if (dynamic && under_root) {
         deactivate(handle, {});  // the root's one list
       } else {
-        for_each(*over, [&](Indices I) { deactivate(handle, I); });
+        for_each(over, [&](Indices I) { deactivate(handle, I); });
       }
     }, true);
     id = static_cast<int>(kernels.size()) - 1;
   }
-  materialize_tree(s.tree);
-  launch(*kernels[static_cast<size_t>(id)], {});
+  if (!typed) {
+    materialize_tree(s.tree);
+    launch(*kernels[static_cast<size_t>(id)], {});
+  } else {
+    const Tree t = tree_handle(s.tree, instance);
+    launch(*kernels[static_cast<size_t>(id)], {ArgValue(t)});
+  }
 }
 
 }  // namespace detail
@@ -304,9 +372,19 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
     if (k->name == name) throw Error("a kernel named '" + std::string(name) + "' already exists");
   if (!body) throw Error("kernel '" + std::string(name) + "' has no body");
   for (size_t n = 0; n < args.size(); ++n) {
-    if (args[n].type == DataType::unknown || args[n].type == DataType::u1)
+    if (args[n].tree_type >= 0) {
+      // A tree argument: a type of this Program.
+      std::shared_ptr<detail::ProgramImpl> owner = args[n].tree_program.lock();
+      if (!owner)
+        throw Error("kernel '" + std::string(name) + "': argument " + std::to_string(n) +
+                    " is a tree of a type whose Program was destroyed");
+      impl_->check_same_program(owner.get(), "tree type '" + owner->tree_type(args[n].tree_type).name + "' (argument " +
+                                std::to_string(n) + ")", "kernel '" + std::string(name) + "'");
+      impl_->tree_type(args[n].tree_type);
+    } else if (args[n].type == DataType::unknown || args[n].type == DataType::u1) {
       throw Error("kernel '" + std::string(name) + "': argument " + std::to_string(n) +
                   " needs a numeric type (i8..u64, f16, f32, f64)");
+    }
     if (args[n].name.empty()) args[n].name = "arg" + std::to_string(n);
     for (size_t m = 0; m < n; ++m)
       if (args[m].name == args[n].name)
@@ -351,19 +429,64 @@ std::string Kernel::ir(std::string_view stage) const {
 
 int Kernel::compile_count() const { return record(program_, id_).second->compile_count; }
 
+namespace {
+// Declared argument `index` of the kernel being recorded; raises naming it
+// when there is none.
+const ArgSpec& declared_arg(detail::KernelContext& ctx, int index, int count) {
+  if (index < 0 || index >= count)
+    throw Error("kernel '" + ctx.record->name + "' has " + std::to_string(count) + " argument(s); argument " +
+                std::to_string(index) + " does not exist");
+  return ctx.record->args[static_cast<size_t>(index)];
+}
+
+int arg_named(detail::KernelContext& ctx, std::string_view name) {
+  for (size_t n = 0; n < ctx.record->args.size(); ++n)
+    if (ctx.record->args[n].name == name) return static_cast<int>(n);
+  throw Error("kernel '" + ctx.record->name + "' has no argument named '" + std::string(name) + "'");
+}
+}  // namespace
+
 Expr Args::operator[](int index) const {
   auto& ctx = detail::current();
-  if (index < 0 || index >= count_)
-    throw Error("kernel '" + ctx.record->name + "' has " + std::to_string(count_) +
-                " argument(s); argument " + std::to_string(index) + " does not exist");
-  return Expr(ctx.builder.arg(ctx.record->args[static_cast<size_t>(index)].type, index));
+  const ArgSpec& a = declared_arg(ctx, index, count_);
+  if (a.tree_type >= 0)
+    throw Error("kernel '" + ctx.record->name + "': argument " + std::to_string(index) + " ('" + a.name +
+                "') is a tree; reach its fields with args.tree(\"" + a.name + "\").field(name)");
+  return Expr(ctx.builder.arg(a.type, ctx.record->scalar_index[static_cast<size_t>(index)]));
 }
 
 Expr Args::operator[](std::string_view name) const {
+  return (*this)[arg_named(detail::current(), name)];
+}
+
+TreeArg Args::tree(int index) const {
   auto& ctx = detail::current();
-  for (size_t n = 0; n < ctx.record->args.size(); ++n)
-    if (ctx.record->args[n].name == name) return (*this)[static_cast<int>(n)];
-  throw Error("kernel '" + ctx.record->name + "' has no argument named '" + std::string(name) + "'");
+  const ArgSpec& a = declared_arg(ctx, index, count_);
+  if (a.tree_type < 0)
+    throw Error("kernel '" + ctx.record->name + "': argument " + std::to_string(index) + " ('" + a.name + "') is " +
+                std::string(type_name(a.type)) + ", not a tree; read it with args[" + std::to_string(index) + "]");
+  return TreeArg(ctx.program, a.tree_type, ctx.record->tree_index[static_cast<size_t>(index)]);
+}
+
+TreeArg Args::tree(std::string_view name) const { return tree(arg_named(detail::current(), name)); }
+
+Field TreeArg::field(std::string_view name) const {
+  const detail::TreeTypeRecord& t = program_->tree_type(type_);
+  auto it = t.fields.find(name);
+  if (it == t.fields.end()) {
+    std::string known;
+    for (const auto& [n, f] : t.fields) known += (known.empty() ? "'" : ", '") + n + "'";
+    throw Error("tree type '" + t.name + "' has no field named '" + std::string(name) + "' (it has " + known + ")");
+  }
+  return Field(program_->weak_from_this(), it->second.ids, it->second.n, it->second.m, -1, param_);
+}
+
+SNodeRef TreeArg::operator[](const SNode& snode) const {
+  const detail::TreeTypeRecord& t = program_->tree_type(type_);
+  if (snode.program() != program_ || program_->forest.snode(snode.id()).tree != type_)
+    throw Error("SNode '" + snode.name() + "' is not an SNode of tree type '" + t.name +
+                "'; index a tree argument with the SNodes declared in its type");
+  return SNodeRef(snode, param_);
 }
 
 }  // namespace grove

@@ -9,6 +9,7 @@
 
 #include "grove/program.h"
 #include "program/program_impl.h"
+#include "runtime/core/assert.h"
 
 namespace grove {
 
@@ -259,6 +260,21 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
 void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
   check_same_program(f.program(), "field '" + f.name() + "'", "place under SNode '" + forest.snode(parent).name() + "'");
   const ir::SNodeDecl& p = forest.snode(parent);
+  // A tree type's fields live in its tree, and only there.
+  {
+    const int id = f.component_ids().at(0);
+    const int declared_in = static_cast<size_t>(id) < field_tree_type.size() ? field_tree_type[static_cast<size_t>(id)] : -1;
+    if (declared_in != p.tree) {
+      if (declared_in >= 0 && !is_tree_type(declared_in))
+        throw Error("field '" + f.name() + "' was declared by a tree type whose declaration failed; it cannot be placed");
+      if (declared_in >= 0)
+        throw Error("field '" + f.name() + "' belongs to tree type '" + tree_types.at(declared_in).name +
+                    "' and can be placed only under that type's root()");
+      if (is_tree_type(p.tree))
+        throw Error("field '" + f.name() + "' is placed under SNode '" + p.name() + "' of tree type '" +
+                    tree_types.at(p.tree).name + "'; declare the type's fields with its TreeTypeBuilder's field(...)");
+    }
+  }
   // The field's indices are the axes the path splits (Taichi's rule), so an
   // offset gives one value per axis of `parent`; checked before placing.
   if (!offset.empty()) {
@@ -289,17 +305,16 @@ void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
   }
 }
 
-void ProgramImpl::materialize_tree(int tree) {
-  if (forest.tree(tree).laid_out) return;
-  // Everything happens on a copy of the forest, committed only once the
-  // buffer exists: a layout that fails leaves the program as it was.
+ir::SNodeForest ProgramImpl::lay_out(int tree, int64_t budget_bytes, int64_t* pool_bytes) const {
+  // Everything happens on a copy of the forest, committed by the caller once
+  // the buffer exists: a layout that fails leaves the program as it was.
   //
   // The whole tree (pools, lists, dense cells) must fit in one buffer of the
-  // backend: the pools' budget shrinks until it does (trial layouts; the
+  // device: the pools' budget shrinks until it does (trial layouts; the
   // layout only grows with the budget). Capacities set explicitly do not
   // change, so a tree may not fit however small the budget.
   const int64_t limit = std::min(context->device().max_buffer_bytes(), ir::kMaxTreeWords * 4);
-  const int64_t budget = std::clamp<int64_t>(config.device_memory - budget_used, int64_t{1} << 20, limit);
+  const int64_t budget = std::clamp<int64_t>(budget_bytes, int64_t{1} << 20, limit);
   std::string why;
   auto attempt = [&](int64_t b, ir::SNodeForest* out) {
     ir::SNodeForest trial = forest;
@@ -342,11 +357,19 @@ void ProgramImpl::materialize_tree(int tree) {
       }
     }
   }
-  int64_t pool_bytes = 0;
+  *pool_bytes = 0;
   for (int p : laid_out.tree(tree).pools) {
     const ir::SNodeDecl& s = laid_out.snode(p);
-    pool_bytes += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;  // < the tree's bytes
+    *pool_bytes += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;  // < the tree's bytes
   }
+  return laid_out;
+}
+
+void ProgramImpl::materialize_tree(int tree) {
+  if (forest.tree(tree).laid_out) return;
+  GROVE_ASSERT(!is_tree_type(tree), "tree types are laid out when they are made");
+  int64_t pool_bytes = 0;
+  ir::SNodeForest laid_out = lay_out(tree, config.device_memory - budget_used, &pool_bytes);
   // Its own instance: a zeroed buffer with the header written.
   context->add_type(tree, laid_out.layout(tree));
   const int instance = context->create_instance(tree, std::to_string(tree));
@@ -354,6 +377,112 @@ void ProgramImpl::materialize_tree(int tree) {
   budget_used += pool_bytes;
   if (own_instance.size() <= static_cast<size_t>(tree)) own_instance.resize(static_cast<size_t>(tree) + 1, -1);
   own_instance[static_cast<size_t>(tree)] = instance;
+}
+
+int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare) {
+  host_access("Program::tree_type", name);
+  if (name.empty()) throw Error("a tree type needs a name");
+  for (const auto& [id, t] : tree_types)
+    if (t.name == name) throw Error("a tree type named '" + std::string(name) + "' already exists; give each its own name");
+  if (!declare) throw Error("tree type '" + std::string(name) + "' has no declaration");
+  const int tree = forest.add_tree();
+  const int root_id = forest.tree(tree).root;
+  while (static_cast<int>(snode_handles.size()) <= root_id)
+    snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+  TreeTypeRecord& rec = tree_types[tree];
+  rec.name = std::string(name);
+  try {
+    TreeTypeBuilder builder(this, tree);
+    declare(builder);
+    for (const auto& [field_name, f] : rec.fields)
+      for (int id : f.ids)
+        if (forest.place_of(id) < 0)
+          throw Error("tree type '" + rec.name + "': field '" + fields.get(id).name + "' is declared but not "
+                      "placed; place it under the type's root(), or leave it out");
+    if (rec.fields.empty())
+      throw Error("tree type '" + rec.name + "' has no fields; declare them with field(...) and place them under root()");
+    // Capacities come from the type alone: explicit ones, else shares of
+    // Config::device_memory for each instance, whatever else the program holds.
+    int64_t pool_bytes = 0;
+    ir::SNodeForest laid_out = lay_out(tree, config.device_memory, &pool_bytes);
+    context->add_type(tree, laid_out.layout(tree));
+    forest = std::move(laid_out);
+  } catch (...) {
+    // The type's tree stays in the forest, unreachable; the type's name and
+    // its fields' names are free again.
+    for (const auto& [field_name, f] : rec.fields)
+      for (int id : f.ids) fields.get_mutable(id).name = "__abandoned" + std::to_string(id) + "_" + fields.get(id).name;
+    tree_types.erase(tree);
+    throw;
+  }
+  rec.ready = true;
+  return tree;
+}
+
+const TreeTypeRecord& ProgramImpl::tree_type(int type) const {
+  auto it = tree_types.find(type);
+  if (it == tree_types.end() || !it->second.ready)
+    throw Error("tree type #" + std::to_string(type) + " does not exist in " + label() +
+                "; get one from Program::tree_type");
+  return it->second;
+}
+
+int ProgramImpl::instantiate(int type, std::string_view name) {
+  const TreeTypeRecord& rec = tree_type(type);
+  host_access("Program::instantiate", rec.name);
+  const std::string shown =
+      name.empty() ? rec.name + "#" + std::to_string(context->instances_made(type)) : std::string(name);
+  return context->create_instance(type, shown);
+}
+
+void copy_stats(const rt::NodeStats& n, SNodeStats& ss) {
+  ss.active_cells = n.active_cells;
+  ss.capacity = n.capacity;
+  ss.pool_used = n.pool_used;
+  ss.pool_capacity = n.pool_capacity;
+  ss.pool_high_water = n.pool_high_water;
+  ss.list_length = n.list_length;
+  ss.listgen_runs = n.listgen_runs;
+}
+
+void ProgramImpl::add_program_counts(Stats& st) const {
+  for (const auto& k : kernels)
+    if (!k->internal) st.kernels_compiled += k->compile_count;
+  st.kernel_launches = launches;
+  st.allocation_failures = context->allocation_failures();
+}
+
+Stats ProgramImpl::instance_stats(int tree, int instance) {
+  Stats st;
+  for (const rt::NodeStats& n : context->stats(instance)) {
+    SNodeStats ss;
+    ss.id = n.id;
+    ss.name = n.name;
+    ss.kind = snode_handles[static_cast<size_t>(n.id)].kind();
+    copy_stats(n, ss);
+    st.snodes.push_back(ss);
+  }
+  st.tree_words = forest.tree(tree).total_words;
+  add_program_counts(st);
+  return st;
+}
+
+int ProgramImpl::host_instance(const Field& f) {
+  const int id = f.component_ids().at(0);
+  if (f.instance() >= 0) {
+    if (!context->alive(f.instance()))
+      throw Error("field '" + fields.get(id).name + "' belongs to a tree that was destroyed; use a field "
+                  "of a live tree (Tree::field)");
+    return f.instance();
+  }
+  const int place = forest.place_of(id);
+  if (place >= 0 && is_tree_type(forest.snode(place).tree)) {
+    const TreeTypeRecord& t = tree_types.at(forest.snode(place).tree);
+    throw Error("field '" + fields.get(id).name + "' is a field of tree type '" + t.name + "', which holds no "
+                "data itself; read and write it through an instance: prog.instantiate(type).field(\"" +
+                fields.get(id).name.substr(t.name.size() + 1) + "\")");
+  }
+  return own_instance_of_field(id);
 }
 
 int ProgramImpl::own_instance_of_field(int field) {
@@ -508,9 +637,11 @@ SNode& Program::root() { return impl_->root(); }
 
 void Program::deactivate_all() {
   impl_->host_access("Program::deactivate_all", impl_->label());
+  // Every tree's own instance; instances of tree types are deactivated
+  // through their Tree handles.
   for (int t = 0; t < impl_->forest.num_trees(); ++t) {
     const int root = impl_->forest.tree(t).root;
-    if (root >= 0 && impl_->forest.tree(t).laid_out) impl_->deactivate_all(root);
+    if (root >= 0 && impl_->forest.tree(t).laid_out && !impl_->is_tree_type(t)) impl_->deactivate_all(root);
   }
 }
 
@@ -528,8 +659,8 @@ Stats Program::stats() const {
   impl_->context->sync();
   Stats st;
   const auto& forest = impl_->forest;
-  // Every SNode of every tree: those of trees laid out from their instance,
-  // the others (not in use yet) empty.
+  // Every SNode of every tree but the tree types (Tree::stats): those of
+  // trees laid out from their instance, the others (not in use yet) empty.
   std::unordered_map<int, rt::NodeStats> measured;
   for (int t = 0; t < forest.num_trees(); ++t) {
     if (static_cast<size_t>(t) >= impl_->own_instance.size() || impl_->own_instance[static_cast<size_t>(t)] < 0) continue;
@@ -538,28 +669,129 @@ Stats Program::stats() const {
   }
   for (int id = 0; id < forest.num_snodes(); ++id) {
     const ir::SNodeDecl& s = forest.snode(id);
-    if (s.type == ir::SNodeType::place) continue;
+    if (s.type == ir::SNodeType::place || impl_->is_tree_type(s.tree)) continue;
     SNodeStats ss;
     ss.id = id;
     ss.name = s.name();
     ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
-    if (auto it = measured.find(id); it != measured.end()) {
-      const rt::NodeStats& n = it->second;
-      ss.active_cells = n.active_cells;
-      ss.capacity = n.capacity;
-      ss.pool_used = n.pool_used;
-      ss.pool_capacity = n.pool_capacity;
-      ss.pool_high_water = n.pool_high_water;
-      ss.list_length = n.list_length;
-      ss.listgen_runs = n.listgen_runs;
-    }
+    if (auto it = measured.find(id); it != measured.end()) detail::copy_stats(it->second, ss);
     st.snodes.push_back(ss);
   }
-  for (const auto& k : impl_->kernels)
-    if (!k->internal) st.kernels_compiled += k->compile_count;
-  st.kernel_launches = impl_->launches;
-  st.allocation_failures = impl_->context->allocation_failures();
+  impl_->add_program_counts(st);
   return st;
+}
+
+// ---- tree types and trees ----------------------------------------------------
+
+namespace {
+std::shared_ptr<detail::ProgramImpl> lock_program(const std::weak_ptr<detail::ProgramImpl>& handle, int id,
+                                                  const char* what) {
+  if (id < 0) throw Error(std::string("this ") + what + " is empty; get one from Program::" +
+                          (std::string_view(what) == "TreeType" ? "tree_type" : "instantiate"));
+  std::shared_ptr<detail::ProgramImpl> p = handle.lock();
+  if (!p)
+    throw Error(std::string("this ") + what + " belongs to a Program that was destroyed; a " + what +
+                " can be used only while its Program exists");
+  return p;
+}
+
+Field field_of(const std::weak_ptr<detail::ProgramImpl>& program, const detail::TreeTypeRecord& t,
+               std::string_view name, int instance, int tree_param) {
+  auto it = t.fields.find(name);
+  if (it == t.fields.end()) {
+    std::string known;
+    for (const auto& [n, f] : t.fields) known += (known.empty() ? "'" : ", '") + n + "'";
+    throw Error("tree type '" + t.name + "' has no field named '" + std::string(name) + "' (it has " + known + ")");
+  }
+  return Field(program, it->second.ids, it->second.n, it->second.m, instance, tree_param);
+}
+}  // namespace
+
+Field TreeTypeBuilder::field(DataType type, std::string_view name) { return vector_field(1, type, name); }
+Field TreeTypeBuilder::vector_field(int n, DataType type, std::string_view name) { return matrix_field(n, 1, type, name); }
+Field TreeTypeBuilder::matrix_field(int n, int m, DataType type, std::string_view name) {
+  detail::TreeTypeRecord& t = program_->tree_types.at(type_);
+  if (t.ready) throw Error("tree type '" + t.name + "' is complete; declare its fields inside Program::tree_type");
+  if (name.empty()) throw Error("tree type '" + t.name + "': a field of a tree type needs a name");
+  if (t.fields.count(name) != 0)
+    throw Error("tree type '" + t.name + "' already has a field named '" + std::string(name) + "'");
+  Field f = program_->make_field(type, t.name + "." + std::string(name), n, m);
+  for (int id : f.component_ids()) {
+    if (program_->field_tree_type.size() <= static_cast<size_t>(id)) program_->field_tree_type.resize(static_cast<size_t>(id) + 1, -1);
+    program_->field_tree_type[static_cast<size_t>(id)] = type_;
+  }
+  t.fields[std::string(name)] = {f.component_ids(), n, m};
+  return f;
+}
+
+SNode& TreeTypeBuilder::root() {
+  return program_->snode_handles[static_cast<size_t>(program_->forest.tree(type_).root)];
+}
+
+const std::string& TreeType::name() const {
+  return lock_program(program_, id_, "TreeType")->tree_type(id_).name;
+}
+
+Field TreeType::field(std::string_view name) const {
+  auto p = lock_program(program_, id_, "TreeType");
+  return field_of(program_, p->tree_type(id_), name, -1, -1);
+}
+
+detail::ProgramImpl* Tree::program() const {
+  auto p = lock_program(program_, instance_, "Tree");
+  if (!p->context->alive(instance_))
+    throw Error("tree '" + p->context->instance(instance_).name + "' was destroyed; a Tree can be used only "
+                "until Tree::destroy");
+  return p.get();
+}
+
+const std::string& Tree::name() const {
+  return program()->context->instance(instance_).name;
+}
+
+TreeType Tree::type() const {
+  program();
+  return TreeType(program_, type_);
+}
+
+Field Tree::field(std::string_view name) const {
+  detail::ProgramImpl* p = program();
+  return field_of(program_, p->tree_type(type_), name, instance_, -1);
+}
+
+void Tree::deactivate_all() const {
+  detail::ProgramImpl* p = program();
+  p->host_access("Tree::deactivate_all", name());
+  p->deactivate_all(p->forest.tree(type_).root, instance_);
+}
+
+Stats Tree::stats() const {
+  detail::ProgramImpl* p = program();
+  p->host_access("Tree::stats", name());
+  p->context->sync();
+  return p->instance_stats(type_, instance_);
+}
+
+void Tree::destroy() const {
+  detail::ProgramImpl* p = program();
+  p->host_access("Tree::destroy", name());
+  p->context->sync();
+  p->context->destroy_instance(instance_);
+}
+
+TreeType Program::tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare) {
+  return TreeType(impl_, impl_->make_tree_type(name, declare));
+}
+
+Tree Program::instantiate(const TreeType& type, std::string_view name) {
+  std::shared_ptr<detail::ProgramImpl> owner = lock_program(type.program_, type.id(), "TreeType");
+  impl_->check_same_program(owner.get(), "tree type '" + type.name() + "'", "Program::instantiate");
+  return Tree(impl_, type.id(), impl_->instantiate(type.id(), name));
+}
+
+ArgSpec arg(const TreeType& type, std::string name) {
+  type.name();  // raises for an empty handle or a destroyed Program
+  return ArgSpec{DataType::unknown, std::move(name), type.id(), type.program_};
 }
 
 }  // namespace grove

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <deque>
+#include <map>
 #include <functional>
 #include <memory>
 #include <string>
@@ -27,9 +28,20 @@ struct FieldRecord {
   int n = 1, m = 1;
 };
 
+// A tree type made by Program::tree_type: its tree of the forest (the type
+// id), laid out once, and its fields by the names the user gave them.
+struct TreeTypeRecord {
+  std::string name;
+  std::map<std::string, FieldRecord, std::less<>> fields;
+  bool ready = false;  // declared and laid out (false while its declaration runs)
+};
+
 struct KernelRecord {
   std::string name;
-  std::vector<ArgSpec> args;
+  std::vector<ArgSpec> args;         // as declared: numbers and trees, in order
+  // Per declared argument: its place among the numbers (the IR's `arg`
+  // index) or among the trees (the IR's tree parameter), -1 for the other.
+  std::vector<int> scalar_index, tree_index;
   std::function<void(Args)> body;
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
   std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
@@ -80,6 +92,8 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   std::unique_ptr<rt::Context> context;
   std::unique_ptr<Backend> backend;
   std::vector<int> own_instance;   // by tree id: the tree's own (implicit) instance, or -1
+  std::map<int, TreeTypeRecord> tree_types;  // by tree id: the trees made by tree_type()
+  std::vector<int> field_tree_type;          // by field id: the tree type it was declared in, or -1
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
   int open_tree = -1;
@@ -106,6 +120,15 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Lays out `tree` and creates its buffer. On failure (too large, no
   // memory) it raises grove::Error and leaves the program as it was.
   void materialize_tree(int tree);
+  // `tree` laid out on a copy of the forest, pools without an explicit
+  // capacity sharing at most `budget` bytes (less when the tree would not
+  // fit in one buffer); `pool_bytes` receives what its pools take. Raises
+  // grove::Error when it cannot fit.
+  ir::SNodeForest lay_out(int tree, int64_t budget, int64_t* pool_bytes) const;
+  // Program::tree_type and Program::instantiate.
+  int make_tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare);
+  int instantiate(int type, std::string_view name);
+  const TreeTypeRecord& tree_type(int type) const;
   // Grows the scratch buffer to at least `words`.
   void ensure_scratch(int64_t words);
 
@@ -117,12 +140,24 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Argument `n` of `k` as the bits of its compute type; raises grove::Error
   // naming the kernel and argument when the value does not convert exactly.
   uint64_t convert_argument(const KernelRecord& k, size_t n, const ArgValue& value) const;
+  // The instance passed for tree argument `n`; raises grove::Error naming
+  // the kernel, the parameter and both types when it is not a live tree of
+  // the parameter's type and of this program.
+  int tree_argument(const KernelRecord& k, size_t n, const ArgValue& value) const;
+  // "x: f32, tr: tree of type 'grid'", for messages.
+  std::string signature(const KernelRecord& k) const;
   // Raises the pool errors launches left in the tree headers.
   void check_pools() { context->check_pools(); }
 
   // Host writes of one element at the user's `index` (activating for sparse paths).
-  void host_write(int field, const int64_t* index, uint64_t bits);
-  void deactivate_all(int snode);
+  // `instance` holds the field (host_instance).
+  void host_write(int field, int instance, const int64_t* index, uint64_t bits);
+  // Every cell of `snode` (its tree's own instance, or `instance` of a tree type).
+  void deactivate_all(int snode, int instance = -1);
+  // The instance's SNodes, measured (Program::stats, Tree::stats).
+  Stats instance_stats(int tree, int instance);
+  // The program-wide counts of a Stats: kernels, launches, failures.
+  void add_program_counts(Stats& st) const;
 
   // Raises grove::Error when a kernel body is being recorded on this
   // thread: `what` (a host operation on `name`) runs between launches, never
@@ -142,8 +177,18 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // The instance a field of a tree's own instance lives in (laying the
   // tree out first).
   int own_instance_of_field(int field);
+  // The instance a Field handle reads and writes on the host: an
+  // instance's (Tree::field), or its tree's own; raises grove::Error for a
+  // field of a tree type used without an instance.
+  int host_instance(const Field& f);
+  bool is_tree_type(int tree) const { return tree_types.count(tree) != 0; }
+  // A handle to instance `instance` of tree type `type`, for internal kernels.
+  Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance); }
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
 };
+
+// One node's measured statistics into the API's form.
+void copy_stats(const rt::NodeStats& n, SNodeStats& out);
 
 // The context of the kernel being recorded on this thread; raises
 // grove::Error when the DSL is used outside a kernel body.
