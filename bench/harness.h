@@ -104,6 +104,8 @@ void register_sparse_struct_for();
 void register_vulkan_dense();
 void register_vulkan_sparse();
 void register_vulkan_launch();
+// Tree instantiation and a fresh Program's first launch.
+void register_vulkan_instantiate();
 void register_spirv_compile();
 // What each distinct kernel costs a Program (time to its first launch's end,
 // memory kept), on every backend.

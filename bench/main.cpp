@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     grove_bench::register_vulkan_dense();
     grove_bench::register_vulkan_sparse();
     grove_bench::register_vulkan_launch();
+    grove_bench::register_vulkan_instantiate();
     grove_bench::register_spirv_compile();
   } else {
     std::fprintf(stderr, "grove_bench: skipping the Vulkan benchmarks: %s\n", why.c_str());
