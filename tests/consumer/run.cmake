@@ -1,0 +1,31 @@
+# run.cmake — installs the build under test into a fresh prefix, then
+# configures, builds and runs tests/consumer against it (cmake -P, with
+# GROVE_BUILD_DIR, GROVE_SOURCE_DIR, WORK_DIR, GENERATOR, CXX_COMPILER).
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+
+function(step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${what}: ok\n${out}")
+endfunction()
+
+step("cmake --install" ${CMAKE_COMMAND} --install ${GROVE_BUILD_DIR} --prefix ${prefix})
+foreach(header include/grove/grove.h include/grove/internal/runtime/core/plan.h lib/cmake/Grove/GroveConfig.cmake)
+  if(NOT EXISTS ${prefix}/${header})
+    message(FATAL_ERROR "the install lacks ${header}")
+  endif()
+endforeach()
+# Nothing of the compiler's private headers is installed.
+file(GLOB_RECURSE ir_headers ${prefix}/include/*/ir.h ${prefix}/include/*/codegen.h)
+if(ir_headers)
+  message(FATAL_ERROR "compiler headers were installed: ${ir_headers}")
+endif()
+step("configure the consumer" ${CMAKE_COMMAND} -S ${GROVE_SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
+     -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
+     -DCMAKE_BUILD_TYPE=Release)
+step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step("use_grove" ${WORK_DIR}/build/use_grove)
+step("use_runtime" ${WORK_DIR}/build/use_runtime)
