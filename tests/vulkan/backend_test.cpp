@@ -554,6 +554,70 @@ TEST_F(VulkanBackend, KernelsRunFromTheirPlanAloneWithTheSameResults) {
   EXPECT_NE(direct.find("total = "), std::string::npos);
 }
 
+// The same kinds of kernels on two instances of one tree type, taken as
+// tree parameters: a plan names its slots by parameter, so one plan runs on
+// any instance it is given.
+std::string tree_type_workload(const Config& config, bool from_plans) {
+  Program prog(config);
+  SNode* blocks = nullptr;
+  TreeType grid = prog.tree_type("grid", [&](TreeTypeBuilder& b) {
+    Field x = b.field(f32, "x");
+    blocks = &b.root().pointer(ij, {16, 16});
+    blocks->dense(ij, {4, 4}).place(x);
+  });
+  Tree a = prog.instantiate(grid, "a"), b = prog.instantiate(grid, "b");
+  Field total = prog.field(f32, "total", {});
+  Kernel paint = prog.kernel("paint", {arg(grid, "tr"), arg(i32, "n"), arg(f32, "value")}, [&](Args args) {
+    Field x = args.tree("tr").field("x");
+    for_range(0, args["n"], [&](Expr i) { x(i * 5 % 64, i * 7 % 64) = args["value"] + cast(f32, i); });
+  });
+  Kernel sum = prog.kernel("sum", {arg(grid, "tr")}, [&](Args args) {
+    Field x = args.tree("tr").field("x");
+    for_each(x, [&](Expr i, Expr j) { total() += x(i, j); });
+  });
+  Kernel prune = prog.kernel("prune", {arg(grid, "tr")}, [&](Args args) {
+    SNodeRef cells = args.tree("tr")[*blocks];
+    for_each(cells, [&](Expr i, Expr j) { if_((i + j) % 3 == 0, [&] { deactivate(cells, {i, j}); }); });
+  });
+  if (from_plans) {
+    for (const char* name : {"paint", "sum", "prune"}) {
+      std::vector<uint8_t> bytes = detail::kernel_plan_bytes(prog, name);
+      detail::load_kernel_plan(prog, name, bytes);
+    }
+  }
+  std::ostringstream out;
+  paint(a, 40, 1.5f);
+  paint(b, 25, -2.0f);
+  for (const Tree& t : {a, b}) {
+    total.write({}, 0.0f);
+    sum(t);
+    out << total.read<float>() << ' ';
+  }
+  prune(b);
+  total.write({}, 0.0f);
+  sum(b);
+  out << total.read<float>() << " |";
+  for (const Tree& t : {a, b}) {
+    for (float v : t.field("x").to_vector<float>()) out << ' ' << v;
+    out << " | " << t.stats().at(blocks->name()).active_cells << ' ' << t.stats().at(blocks->name()).pool_used;
+  }
+  out << " | compiled " << paint.compile_count() << sum.compile_count() << prune.compile_count();
+  return out.str();
+}
+
+TEST_F(VulkanBackend, KernelsWithTreeParametersRunFromTheirPlanOnAnyInstance) {
+  const std::string direct = tree_type_workload(config(), false);
+  const std::string planned = tree_type_workload(config(), true);
+  EXPECT_EQ(planned, direct);
+  // The sums, known by hand: 40 values 1.5 + i, and 25 values -2 + i
+  // (i * 5 % 64, i * 7 % 64 are distinct for i < 64).
+  const float sum_a = 40 * 1.5f + 39 * 40 / 2.0f, sum_b = 25 * -2.0f + 24 * 25 / 2.0f;
+  std::ostringstream want;
+  want << sum_a << ' ' << sum_b << ' ';
+  EXPECT_EQ(direct.rfind(want.str(), 0), 0u) << direct.substr(0, 40);
+  EXPECT_NE(direct.find("compiled 111"), std::string::npos) << direct;
+}
+
 TEST_F(VulkanBackend, PlansFromAnotherBackendOrDamagedAreRefused) {
   Program prog(config());
   Field x = prog.field(i32, "x", {8});
