@@ -175,10 +175,11 @@ Stmt* Builder::snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, s
   return s;
 }
 
-Stmt* Builder::tree_load(int tree, DataType storage, Stmt* address) {
+Stmt* Builder::tree_load(int tree, DataType storage, Stmt* address, bool atomic) {
   Stmt* s = insert(StmtKind::TreeLoad, compute_type(storage), {address});
   s->index_ = tree;
   s->storage_ = storage;
+  s->mark_ = atomic ? 1 : 0;
   return s;
 }
 
@@ -226,6 +227,7 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
   c->storage_ = s->storage_;
   c->text_ = s->text_;
   c->tree_param_ = s->tree_param_;
+  c->mark_ = s->mark_;
   map[s] = c;
   for (size_t b = 0; b < s->blocks_.size(); ++b) {
     Builder inner(c->blocks_[b].get());

@@ -63,7 +63,8 @@ class Builder {
   Stmt* snode_op(SNodeOpKind op, int snode, std::vector<Stmt*> indices, std::vector<Stmt*> values = {});
   // Tree memory. `address` is a u32 word offset into tree `tree`'s buffer.
   // A load yields compute_type(storage); a store converts to `storage`.
-  Stmt* tree_load(int tree, DataType storage, Stmt* address);
+  // `atomic`: Stmt::atomic_load.
+  Stmt* tree_load(int tree, DataType storage, Stmt* address, bool atomic = false);
   Stmt* tree_store(int tree, DataType storage, Stmt* address, Stmt* value);
   Stmt* tree_atomic(AtomicOp op, int tree, DataType type, Stmt* address, Stmt* value);
   Stmt* tree_cas(int tree, DataType type, Stmt* address, Stmt* expected, Stmt* desired);

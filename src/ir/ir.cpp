@@ -194,6 +194,30 @@ int Stmt::snode() const {
   expect_kind(this, {K::SNodeOp, K::StructFor, K::Task}, "snode");
   return index_;
 }
+bool Stmt::atomic_load() const {
+  expect_kind(this, {K::TreeLoad}, "atomic_load");
+  return mark_ != 0;
+}
+void Stmt::set_atomic_load(bool atomic) {
+  expect_kind(this, {K::TreeLoad}, "set_atomic_load");
+  mark_ = atomic ? 1 : 0;
+}
+Reduction Stmt::reduction() const {
+  expect_kind(this, {K::TreeAtomic}, "reduction");
+  return static_cast<Reduction>(mark_);
+}
+void Stmt::set_reduction(Reduction r) {
+  expect_kind(this, {K::TreeAtomic}, "set_reduction");
+  mark_ = static_cast<uint8_t>(r);
+}
+const char* reduction_name(Reduction r) {
+  switch (r) {
+    case Reduction::none: return "";
+    case Reduction::one_cell: return "reduce";
+    case Reduction::accumulate: return "accumulate";
+  }
+  return "";
+}
 int Stmt::tree() const {
   expect_kind(this, {K::TreeLoad, K::TreeStore, K::TreeAtomic, K::TreeCas}, "tree");
   return index_;

@@ -43,6 +43,14 @@ enum class UnaryOp : uint8_t { GROVE_UNARY_OPS(GROVE_ENUMERATOR) };
 enum class BinaryOp : uint8_t { GROVE_BINARY_OPS(GROVE_ENUMERATOR) };
 enum class AtomicOp : uint8_t { GROVE_ATOMIC_OPS(GROVE_ENUMERATOR) };
 enum class SNodeOpKind : uint8_t { GROVE_SNODE_OPS(GROVE_ENUMERATOR) };
+// What mark_reductions found out about a tree_atomic (docs/ir.md,
+// "Reductions"): nothing; a sum into one cell of field data whose old value
+// nobody reads (`total[None] += x`), which a code generator may combine
+// across invocations (a subgroup sum, one atomic per subgroup); or such a
+// sum whose cell the task touches in no other way, which an invocation may
+// also accumulate in a register over several iterations and add once.
+enum class Reduction : uint8_t { none, one_cell, accumulate };
+const char* reduction_name(Reduction r);  // "", "reduce", "accumulate"
 // Task kinds are the runtime's (kernel plans carry them): rt::TaskKind lists
 // GROVE_TASK_KINDS in the same order.
 using TaskKind = rt::TaskKind;
@@ -173,6 +181,13 @@ class Stmt {
   int tree_param() const { return tree_param_; }
   void set_tree_param(int p) { tree_param_ = p; }
   DataType storage() const { return storage_; }  // TreeLoad/Store: the type in memory
+  // TreeLoad: an atomic (relaxed) load, for runtime words that other
+  // invocations of the same task may change with atomics (docs/memory.md,
+  // "Memory ordering"). 32-bit storage only.
+  bool atomic_load() const;
+  void set_atomic_load(bool atomic);
+  Reduction reduction() const;   // TreeAtomic (set by mark_reductions)
+  void set_reduction(Reduction r);
   uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
   const std::string& text() const { return text_; }  // Print, Assert, Task
 
@@ -203,6 +218,7 @@ class Stmt {
   DataType storage_ = DataType::unknown;
   uint64_t bits_ = 0;
   int tree_param_ = -1;
+  uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction
   std::string text_;
   std::vector<Stmt*> operands_;
   std::vector<std::unique_ptr<Block>> blocks_;

@@ -697,6 +697,8 @@ class Parser {
         break;
       }
       case StmtKind::TreeLoad: {
+        const bool atomic = is_word("atomic");
+        if (atomic) take();
         t = type(true);
         int tree = tree_ref();
         Stmt* address = bracketed_operand();
@@ -705,7 +707,7 @@ class Parser {
           take();
           storage = type(true);
         }
-        s = b.tree_load(tree, storage, address);
+        s = b.tree_load(tree, storage, address, atomic);
         break;
       }
       case StmtKind::TreeStore: {
@@ -717,11 +719,19 @@ class Parser {
         break;
       }
       case StmtKind::TreeAtomic: {
+        Reduction r = Reduction::none;
+        for (Reduction c : {Reduction::one_cell, Reduction::accumulate}) {
+          if (is_word(reduction_name(c))) {
+            take();
+            r = c;
+          }
+        }
         AtomicOp o = op<AtomicOp>("atomic");
         t = type(true);
         int tree = tree_ref();
         Stmt* address = bracketed_operand();
         s = b.tree_atomic(o, tree, t, address, operand());
+        s->set_reduction(r);
         break;
       }
       case StmtKind::TreeCas: {

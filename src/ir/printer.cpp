@@ -283,6 +283,7 @@ class Printer {
         break;
       }
       case StmtKind::TreeLoad:
+        if (s->atomic_load()) out += " atomic";
         type(out, s);
         tree_access(out, s);
         if (s->storage() != s->type()) storage(out, s);
@@ -293,6 +294,10 @@ class Printer {
         storage(out, s);
         break;
       case StmtKind::TreeAtomic:
+        if (s->reduction() != Reduction::none) {
+          out += ' ';
+          out += reduction_name(s->reduction());
+        }
         out += ' ';
         out += op_name(s->atomic_op());
         type(out, s);

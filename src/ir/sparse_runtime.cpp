@@ -32,6 +32,7 @@ Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
 }
 
 Stmt* SparseRuntime::load(int tree, Stmt* address) { return b_.tree_load(tree, U32, address); }
+Stmt* SparseRuntime::load_shared(int tree, Stmt* address) { return b_.tree_load(tree, U32, address, true); }
 void SparseRuntime::store(int tree, Stmt* address, Stmt* value) {
   b_.tree_store(tree, U32, address, value);
 }
@@ -143,7 +144,7 @@ Stmt* SparseRuntime::allocate(int pool) {
 Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
-  Stmt* value = var(U32, load(t, slot));
+  Stmt* value = var(U32, load_shared(t, slot));
   if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
     Stmt* candidate = allocate(pool);
     if_then(
@@ -227,7 +228,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       case SNodeType::bitmasked: {
         Stmt* word = bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32)));
         Stmt* bit = bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32)));
-        Stmt* bits = load(t, word);
+        Stmt* bits = load_shared(t, word);
         Stmt* set_now = bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, bits, bit), u32(0));
         if (activate) {
           if_then(b_.unary(UnaryOp::logic_not, set_now),
@@ -242,7 +243,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       }
       case SNodeType::pointer: {
         Stmt* slot = bin(BinaryOp::add, container, c);
-        Stmt* v = activate ? activate_slot(path[n], slot) : load(t, slot);
+        Stmt* v = activate ? activate_slot(path[n], slot) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
@@ -252,12 +253,12 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       case SNodeType::dynamic: {
         Stmt* max_len = u32(static_cast<uint64_t>(s.num_cells));
         if (!activate) {
-          Stmt* length = bin(BinaryOp::min, load(t, container), max_len);
+          Stmt* length = bin(BinaryOp::min, load_shared(t, container), max_len);
           ok = bin(BinaryOp::logic_and, ok, bin(BinaryOp::cmp_lt, c, length));
         }
         Stmt* chunk = bin(BinaryOp::div, c, u32(static_cast<uint64_t>(s.chunk_size)));
         Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), chunk);
-        Stmt* v = activate ? activate_slot(path[n], slot) : load(t, slot);
+        Stmt* v = activate ? activate_slot(path[n], slot) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
         // A write extends the length only once its chunk exists, so that
         // the length never counts an element that has nowhere to live.
@@ -333,7 +334,7 @@ Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
     GROVE_ASSERT(is_integral(dtype), "atomic on a narrow float must be rejected before lowering");
     // The word a failed swap returns is the next expected value, so the loop
     // reads memory once.
-    Stmt* expected = var(U32, load(t, addr));
+    Stmt* expected = var(U32, load_shared(t, addr));
     Stmt* w = b_.while_loop();
     Block* saved = b_.block();
     size_t pos = b_.position();
@@ -486,7 +487,7 @@ Stmt* SparseRuntime::op_length(int node, const std::vector<Stmt*>& indices) {
   Stmt* container =
       bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));
   Stmt* length =
-      bin(BinaryOp::min, load(s.tree, container), u32(static_cast<uint64_t>(s.num_cells)));
+      bin(BinaryOp::min, load_shared(s.tree, container), u32(static_cast<uint64_t>(s.num_cells)));
   return b_.select(parent.ok, b_.cast(I32, length), i32(0));
 }
 
@@ -560,7 +561,7 @@ void SparseRuntime::release_container(int node, Stmt* container) {
 // ---- tasks ---------------------------------------------------------------------
 
 Stmt* SparseRuntime::mask_bit(int tree, Stmt* container, Stmt* c) {
-  Stmt* bits = load(tree, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
+  Stmt* bits = load_shared(tree, bin(BinaryOp::add, container, bin(BinaryOp::div, c, u32(32))));
   return bin(
       BinaryOp::cmp_ne,
       bin(BinaryOp::bit_and, bin(BinaryOp::shr, bits, bin(BinaryOp::mod, c, u32(32))), u32(1)),
@@ -709,7 +710,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
         });
         break;
       case SNodeType::pointer: {
-        Stmt* v = load(t, bin(BinaryOp::add, container, c));
+        Stmt* v = load_shared(t, bin(BinaryOp::add, container, c));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
           body(indices, entry_address(node, bin(BinaryOp::sub, v, u32(1))));
         });
@@ -718,7 +719,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
       case SNodeType::dynamic: {
         // Every element below the length is active, even in a chunk that was
         // never allocated (it reads 0): no cell address is passed then.
-        Stmt* length = bin(BinaryOp::min, load(t, container), u32(static_cast<uint64_t>(s.num_cells)));
+        Stmt* length = bin(BinaryOp::min, load_shared(t, container), u32(static_cast<uint64_t>(s.num_cells)));
         if_then(bin(BinaryOp::cmp_lt, c, length), [&] { body(indices, nullptr); });
         break;
       }

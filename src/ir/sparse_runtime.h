@@ -75,7 +75,11 @@ class SparseRuntime {
   Stmt* u32(uint64_t v);
   Stmt* i32(int64_t v);
   Stmt* bin(BinaryOp op, Stmt* a, Stmt* c);
-  Stmt* load(int tree, Stmt* address);           // u32 word
+  Stmt* load(int tree, Stmt* address);
+  // A word other invocations of the same task may change with atomics
+  // (slots, bitmask words, lengths): an atomic load (docs/memory.md,
+  // "Memory ordering").
+  Stmt* load_shared(int tree, Stmt* address);           // u32 word
   void store(int tree, Stmt* address, Stmt* value);  // u32 word
   Stmt* atomic(AtomicOp op, int tree, Stmt* address, Stmt* value);  // u32
   Stmt* var(DataType t, Stmt* init);

@@ -100,6 +100,9 @@ class Verifier {
                     " is defined in a block that does not enclose this use");
       fail(s, std::string("its ") + role + " operand " + name(op) + " is used before its definition");
     }
+    if (op->kind() == StmtKind::TreeAtomic && op->reduction() != Reduction::none)
+      fail(s, std::string("its ") + role + " operand " + name(op) + " is a tree_atomic marked '" +
+                  reduction_name(op->reduction()) + "', whose old value is not kept");
     return op;
   }
 
@@ -422,6 +425,8 @@ class Verifier {
       case StmtKind::TreeLoad:
         tree_address(s);
         storage_type(s);
+        if (s->atomic_load() && s->storage() != DataType::i32 && s->storage() != DataType::u32)
+          fail(s, "an atomic tree_load of " + tn(s->storage()) + " (atomic loads are i32 or u32)");
         result_type(s, compute_type(s->storage()), "the compute type of its storage type");
         break;
       case StmtKind::TreeStore:
@@ -438,6 +443,10 @@ class Verifier {
         if (needs_integers(s->atomic_op()) && !is_integral(t))
           fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer type");
         expect_type(s, value(s, s->value(), "value"), t, "value");
+        if (s->reduction() != Reduction::none &&
+            (s->atomic_op() != AtomicOp::add || (t != DataType::i32 && t != DataType::u32 && t != DataType::f32)))
+          fail(s, std::string("a tree_atomic marked '") + reduction_name(s->reduction()) +
+                      "' must be an add of i32, u32 or f32");
         break;
       }
       case StmtKind::TreeCas: {

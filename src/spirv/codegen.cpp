@@ -74,12 +74,8 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   }
 
   static_iterations_ = -1;
-  used_.clear();
   accumulators_.clear();
   reductions_.clear();
-  ir::walk(const_cast<ir::Block*>(task->body()), [&](ir::Stmt* st) {
-    for (const ir::Stmt* op : st->operands()) used_.insert(op);
-  });
   if (tm.parallel) {
     const ir::Block* body = task->body();
     if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
@@ -442,46 +438,22 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   flush_accumulators();
 }
 
-// An add nobody reads the old value of, of a 32-bit value, to one constant
-// address of field data. Not the sparse runtime's own counters in the tree
-// header (allocation failures, say): they are rarely touched, and summing
-// one would cost every invocation (and turn a loop-free task into a loop).
-bool TaskEmitter::is_sum_into_one_cell(const ir::Stmt* s) const {
-  if (s->kind() != StmtKind::TreeAtomic || s->atomic_op() != ir::AtomicOp::add || used_.count(s) != 0) return false;
-  const DataType t = s->type();
-  if (t != DataType::i32 && t != DataType::u32 && t != DataType::f32) return false;
-  if (!s->address()->is_const()) return false;
-  const int tree = s->tree();
-  const uint64_t data_start = tree >= 0 && tree < forest_.num_trees()  // IR-text kernels come without a forest
-                                  ? static_cast<uint64_t>(forest_.tree(tree).root_offset)
-                                  : 0;
-  return s->address()->bits() >= data_start;
-}
-
+// The sums mark_reductions found that nothing else in the loop touches
+// (Reduction::accumulate): one register per cell of an instance and type.
 void TaskEmitter::find_reductions(const ir::Stmt* loop) {
-  // Constant addresses the task touches in any way other than a candidate.
-  std::map<std::pair<TreeKey, uint64_t>, int> others;
-  std::vector<const ir::Stmt*> candidates;
   ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
-    if (!ir::is_tree_access(s->kind()) || !s->address()->is_const()) return;
-    if (is_sum_into_one_cell(s)) {
-      candidates.push_back(s);
-    } else {
-      ++others[{key_of(s), s->address()->bits()}];
-    }
-  });
-  for (const ir::Stmt* s : candidates) {
-    const std::pair<TreeKey, uint64_t> key{key_of(s), s->address()->bits()};
-    if (others.count(key)) continue;
+    if (s->kind() != StmtKind::TreeAtomic || s->reduction() != ir::Reduction::accumulate) return;
+    if (!s->address()->is_const())
+      throw InternalError("SPIR-V codegen: a reduction to a computed address in " + what_);
+    const TreeKey tree = key_of(s);
+    const uint64_t address = s->address()->bits();
     size_t n = 0;
     while (n < accumulators_.size() &&
-           !(accumulators_[n].tree == key.first && accumulators_[n].address == key.second &&
-             accumulators_[n].type == s->type()))
+           !(accumulators_[n].tree == tree && accumulators_[n].address == address && accumulators_[n].type == s->type()))
       ++n;
-    if (n == accumulators_.size())
-      accumulators_.push_back({key.first, static_cast<uint32_t>(key.second), s->type(), 0});
+    if (n == accumulators_.size()) accumulators_.push_back({tree, static_cast<uint32_t>(address), s->type(), 0});
     reductions_[s] = n;
-  }
+  });
 }
 
 void TaskEmitter::flush_accumulators() {
@@ -647,7 +619,10 @@ Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
   const DataType st = s->storage();
   const TreeKey tree = key_of(s);
   const Id address = value_as(s->address(), DataType::u32);
-  const Id w = m_.load(word_pointer(tree, address));
+  // Runtime words other invocations change with atomics are read with an
+  // atomic load (relaxed, device scope: docs/memory.md, "Memory ordering").
+  const Id w = s->atomic_load() ? m_.atomic_load(word_pointer(tree, address), kScope, kRelaxed)
+                                : m_.load(word_pointer(tree, address));
   Id r = 0;
   switch (st) {
     case DataType::u1:
@@ -749,7 +724,7 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   }
   // A sum into one cell (Taichi's `total[None] += x`) that is not kept in a
   // register (the task also reads the cell, say).
-  if (options_.features.subgroup_arithmetic && is_sum_into_one_cell(s)) {
+  if (options_.features.subgroup_arithmetic && s->reduction() != ir::Reduction::none) {
     add_once_per_subgroup(t, tree, address, v);
     return constant(t, 0);  // unused
   }

@@ -150,10 +150,9 @@ class TaskEmitter {
   std::vector<LoopTarget> loops_;
   const ir::Stmt* parallel_loop_ = nullptr;
   int64_t static_iterations_ = -1;  // the parallel loop's constant count, or -1
-  std::unordered_set<const ir::Stmt*> used_;  // statements of the task some other statement reads
-  // Reductions of a parallel task (an unused atomic add to a constant address
-  // of field data that nothing else in the task touches): each invocation
-  // sums into a Function variable, and adds the sum once after its loop.
+  // Reductions of a parallel task (tree_atomics marked
+  // Reduction::accumulate by ir::mark_reductions): each invocation sums into
+  // a Function variable, and adds the sum once after its loop.
   struct Accumulator {
     TreeKey tree;
     uint32_t address;
@@ -163,7 +162,6 @@ class TaskEmitter {
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
   void find_reductions(const ir::Stmt* loop);
-  bool is_sum_into_one_cell(const ir::Stmt* s) const;
   void flush_accumulators();
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   int64_t loop_limit_message_ = -1;

@@ -219,6 +219,9 @@ kernel @lowered(v: f32) stage lowered {
       %12 = loop_index i32 %11 0
       %13 = cast u32 %12
       %14 = tree_atomic max i32 @t1[%13] %12
+      %15 = tree_load atomic u32 @t1[%13]
+      %16 = tree_atomic reduce add i32 @t1[%0] %12
+      %17 = tree_atomic accumulate add f32 @t0[%0] %1
     }
   }
 }

@@ -617,6 +617,13 @@ TEST(VerifierTest, RejectsSparseTypeMismatches) {
        "%4 = tree_atomic bit_xor f32 @t0[%2] %0"},
       {"  %4 = binary add f32 %0 %1\n", "rhs operand %1 has type i32 but must be f32",
        "%4 = binary add f32 %0 %1"},
+      {"  %4 = tree_load atomic u64 @t0[%2]\n", "an atomic tree_load of u64 (atomic loads are i32 or u32)",
+       "%4 = tree_load atomic u64 @t0[%2]"},
+      {"  %4 = tree_atomic reduce max i32 @t0[%2] %1\n", "a tree_atomic marked 'reduce' must be an add of i32",
+       "%4 = tree_atomic reduce max i32 @t0[%2] %1"},
+      {"  %4 = tree_atomic accumulate add i32 @t0[%2] %1\n  %5 = binary add i32 %4 %1\n",
+       "lhs operand %4 is a tree_atomic marked 'accumulate', whose old value is not kept",
+       "%5 = binary add i32 %4 %1"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body);

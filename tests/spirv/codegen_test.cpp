@@ -188,29 +188,22 @@ TEST(Codegen, LoopLimitCountsAndReports) {
   EXPECT_FALSE(has(plain.tasks[0], "uint_12345"));
 }
 
-// An unused atomic add to one address of field data becomes a reduction
-// (summed in registers, 16 iterations per invocation, one add per subgroup);
-// the same add to a word of the tree header (the sparse runtime's failure
-// counters live there) stays one atomic per iteration, so the task needs no
-// loop.
-TEST(Codegen, ReductionsAreFieldDataOnly) {
+// A sum marked `accumulate` (ir::mark_reductions) is summed in registers,
+// 16 iterations per invocation, and added once per subgroup; one marked
+// `reduce` is added once per subgroup in each iteration; an unmarked add
+// stays one atomic per iteration, so the task needs no loop.
+TEST(Codegen, MarkedReductionsAreSummedBeforeTheAtomic) {
   ir::SNodeForest forest;
-  const int tree = forest.add_tree();
-  const int dense = forest.add_child(forest.tree(tree).root, ir::SNodeType::dense, {0}, {4});
-  forest.add_place(dense, 0, DataType::i32, "x");
-  forest.lay_out(tree);
-  const int64_t data = forest.tree(tree).root_offset;
-  ASSERT_GT(data, 0);
-  auto task_for = [&](int64_t address) {
+  auto task_for = [&](const std::string& mark) {
     const std::string src = R"(
 kernel @count() stage lowered {
   task range_for $-1 "range_for" {
     %0 = const i32 0
     %1 = const i32 100000
     %2 = range_for %0 %1 {
-      %3 = const u32 )" + std::to_string(address) + R"(
+      %3 = const u32 12
       %4 = const i32 1
-      %5 = tree_atomic add i32 @t)" + std::to_string(tree) + R"([%3] %4
+      %5 = tree_atomic )" + mark + R"(add i32 @t0[%3] %4
     }
   }
 }
@@ -224,14 +217,18 @@ kernel @count() stage lowered {
     EXPECT_EQ(k.tasks.size(), 1u);
     return k.tasks.front();
   };
-  const TaskModule field = task_for(data);
-  EXPECT_EQ(field.iterations_per_invocation, 16u);
-  EXPECT_TRUE(has(field, "OpGroupNonUniformIAdd"));
-  EXPECT_TRUE(has(field, "OpLoopMerge"));
-  const TaskModule header = task_for(ir::kHeaderWords - 1);
-  EXPECT_EQ(header.iterations_per_invocation, 1u);
-  EXPECT_FALSE(has(header, "OpLoopMerge"));
-  EXPECT_TRUE(has(header, "OpAtomicIAdd"));
+  const TaskModule accumulate = task_for("accumulate ");
+  EXPECT_EQ(accumulate.iterations_per_invocation, 16u);
+  EXPECT_TRUE(has(accumulate, "OpGroupNonUniformIAdd"));
+  EXPECT_TRUE(has(accumulate, "OpLoopMerge"));
+  const TaskModule reduce = task_for("reduce ");
+  EXPECT_EQ(reduce.iterations_per_invocation, 1u);
+  EXPECT_TRUE(has(reduce, "OpGroupNonUniformIAdd"));
+  const TaskModule plain = task_for("");
+  EXPECT_EQ(plain.iterations_per_invocation, 1u);
+  EXPECT_FALSE(has(plain, "OpLoopMerge"));
+  EXPECT_FALSE(has(plain, "OpGroupNonUniformIAdd"));
+  EXPECT_TRUE(has(plain, "OpAtomicIAdd"));
 }
 
 TEST(Codegen, OnlyLoweredKernels) {

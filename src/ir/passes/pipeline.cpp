@@ -3,6 +3,7 @@
 
 #include "ir/passes/lower_access.h"
 #include "ir/passes/offload.h"
+#include "ir/passes/reductions.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/type_check.h"
 #include "ir/verifier.h"
@@ -53,6 +54,7 @@ const std::vector<Pass>& passes() {
          drop_empty_tasks(k, o.offload_result);
        },
        true},
+      {"mark_reductions", [](Kernel& k, const PipelineOptions&) { mark_reductions(k); }, true},
   };
   return kPasses;
 }

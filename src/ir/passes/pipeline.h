@@ -26,7 +26,7 @@ struct PipelineOptions {
 const std::vector<std::string>& pipeline_pass_names();
 
 // frontend -> type_check -> simplify -> offload -> lower_access ->
-// simplify_lowered. The last three run only when kernel.forest is set (the
+// simplify_lowered -> mark_reductions. The last four run only when kernel.forest is set (the
 // passes' own tests stop at the typed stage).
 void run_pipeline(Kernel& kernel, const PipelineOptions& options = {});
 
