@@ -186,6 +186,61 @@ DeviceImpl::DeviceImpl(const DeviceOptions& options)
   }
 }
 
+DeviceImpl::DeviceImpl(const ExternalDevice& external, const DeviceOptions& options)
+    : instance_(external), api_(instance_.api()) {
+  owns_device_ = false;
+  if (options.validation)
+    throw Error("DeviceOptions::validation cannot be applied to an adopted Vulkan device: enable "
+                "VK_LAYER_KHRONOS_validation on the application's own VkInstance");
+  for (auto [handle, field] : {std::pair{external.physical_device, "physical_device (a VkPhysicalDevice)"},
+                               std::pair{external.device, "device (a VkDevice)"},
+                               std::pair{external.queue, "queue (a VkQueue)"}}) {
+    if (handle == nullptr) throw Error(std::string("ExternalDevice::") + field + " is null");
+  }
+  const std::vector<PhysicalDevice> devices = instance_.physical_devices();
+  const PhysicalDevice* physical = nullptr;
+  for (const PhysicalDevice& d : devices)
+    if (d.handle == static_cast<VkPhysicalDevice>(external.physical_device)) physical = &d;
+  if (physical == nullptr)
+    throw Error("ExternalDevice::physical_device is not one of the physical devices of "
+                "ExternalDevice::instance (" + std::to_string(devices.size()) + " enumerated)");
+  DeviceInfo info = physical->info;
+  if (info.api_version < kMinApiVersion || physical->api_version < kMinApiVersion)
+    throw Error("Vulkan device " + info.name + " cannot run Grove kernels: it " + info.unsupported_reason);
+  std::uint32_t family_count = 0;
+  api_.vkGetPhysicalDeviceQueueFamilyProperties(physical->handle, &family_count, nullptr);
+  std::vector<VkQueueFamilyProperties> families(family_count);
+  api_.vkGetPhysicalDeviceQueueFamilyProperties(physical->handle, &family_count, families.data());
+  if (external.queue_family >= family_count || !(families[external.queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT))
+    throw Error("ExternalDevice::queue_family " + std::to_string(external.queue_family) + " of " + info.name +
+                (external.queue_family >= family_count ? " does not exist (" + std::to_string(family_count) +
+                                                             " families)"
+                                                       : std::string(" does not support compute")) +
+                "; pass a queue of a family with VK_QUEUE_COMPUTE_BIT");
+  info.unsupported_reason.clear();
+  // Only what the application enabled on its VkDevice may be used.
+  info.shader_int64 = info.shader_int64 && external.shader_int64;
+  info.shader_float64 = info.shader_float64 && external.shader_float64;
+  info.shader_int16 = info.shader_int16 && external.shader_int16;
+  info.storage_buffer_16bit = info.storage_buffer_16bit && external.storage_buffer_16bit;
+  info.atomic_int64 = info.atomic_int64 && external.atomic_int64;
+  info.atomic_float32_add = info.atomic_float32_add && external.atomic_float32_add;
+  info.atomic_float32_min_max = info.atomic_float32_min_max && external.atomic_float32_min_max;
+  info_ = apply_profile(info, options.profile);
+  physical_ = physical->handle;
+  memory_props_ = physical->memory;
+  queue_family_ = external.queue_family;
+  device_ = static_cast<VkDevice>(external.device);
+  try {
+    api_.load_device(device_);
+    queue_ = static_cast<VkQueue>(external.queue);
+    create_command_pool();
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
 void DeviceImpl::open_device(const PhysicalDevice& physical) {
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -249,7 +304,10 @@ void DeviceImpl::open_device(const PhysicalDevice& physical) {
   // call straight into the driver for this VkDevice.
   api_.load_device(device_);
   api_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  create_command_pool();
+}
 
+void DeviceImpl::create_command_pool() {
   VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   pool_info.queueFamilyIndex = queue_family_;
@@ -268,8 +326,14 @@ void DeviceImpl::release() noexcept {
     return;
   }
   // Nothing may be destroyed while the queue still uses it. A lost device
-  // reports an error here; everything is destroyed regardless.
-  api_.vkDeviceWaitIdle(device_);
+  // reports an error here; everything is destroyed regardless. On an
+  // adopted device only Grove's own submissions are waited for (the
+  // application's work on the device is none of Grove's business).
+  if (owns_device_) {
+    api_.vkDeviceWaitIdle(device_);
+  } else {
+    for (auto& s : in_flight_) api_.vkWaitForFences(device_, 1, &s->fence, VK_TRUE, UINT64_MAX);
+  }
   for (auto& s : in_flight_) destroy_submission(*s);
   in_flight_.clear();
   for (auto& s : free_submissions_) destroy_submission(*s);
@@ -287,7 +351,7 @@ void DeviceImpl::release() noexcept {
   destroy_garbage(Garbage{0, staging_.buffer, staging_.memory});
   staging_ = Staging{};
   if (command_pool_ != VK_NULL_HANDLE) api_.vkDestroyCommandPool(device_, command_pool_, nullptr);
-  api_.vkDestroyDevice(device_, nullptr);
+  if (owns_device_) api_.vkDestroyDevice(device_, nullptr);
   command_pool_ = VK_NULL_HANDLE;
   device_ = VK_NULL_HANDLE;
   // instance_ (messenger, instance, loader) and then sink_ are destroyed
@@ -434,6 +498,10 @@ Device::~Device() = default;
 
 std::unique_ptr<Device> Device::create(const DeviceOptions& options) {
   return std::unique_ptr<Device>(new Device(std::make_unique<detail::DeviceImpl>(options)));
+}
+
+std::unique_ptr<Device> Device::adopt(const ExternalDevice& external, const DeviceOptions& options) {
+  return std::unique_ptr<Device>(new Device(std::make_unique<detail::DeviceImpl>(external, options)));
 }
 
 const DeviceInfo& Device::info() const { return impl_->info(); }

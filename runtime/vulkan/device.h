@@ -97,6 +97,34 @@ struct DeviceOptions {
   DeviceProfile profile;
 };
 
+// Vulkan objects an application created, for Device::adopt: Grove records
+// into the application's device and queue and never destroys them. The
+// handles are the application's VkInstance, VkPhysicalDevice, VkDevice and
+// VkQueue (this header includes no Vulkan header; they convert to void*).
+struct ExternalDevice {
+  void* instance = nullptr;         // VkInstance
+  void* physical_device = nullptr;  // VkPhysicalDevice, one of the instance's
+  void* device = nullptr;           // VkDevice, created on physical_device
+  void* queue = nullptr;            // VkQueue of queue_family, which must support compute
+  std::uint32_t queue_family = 0;
+  // The instance's vkGetInstanceProcAddr (PFN_vkGetInstanceProcAddr);
+  // nullptr: the Vulkan loader's (opened at run time).
+  void* get_instance_proc_addr = nullptr;
+  // The apiVersion the instance was created with (VK_MAKE_API_VERSION;
+  // at least 1.1, which is also what 0 means).
+  std::uint32_t api_version = 0;
+  // The features the application enabled on the VkDevice (Vulkan cannot be
+  // asked which): Grove uses a feature only when it is enabled here and the
+  // device has it.
+  bool shader_int64 = false;
+  bool shader_float64 = false;
+  bool shader_int16 = false;
+  bool storage_buffer_16bit = false;
+  bool atomic_int64 = false;            // shaderBufferInt64Atomics
+  bool atomic_float32_add = false;      // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
+  bool atomic_float32_min_max = false;  // VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
+};
+
 // Handles to objects a Device owns. A default-constructed id is invalid;
 // an id whose object was destroyed is rejected with grove::Error.
 struct BufferId {
@@ -137,6 +165,16 @@ class Device {
   // Throws grove::Error if there is no loader, no (matching) device, or the
   // validation layer was requested but is not installed.
   static std::unique_ptr<Device> create(const DeviceOptions& options = {});
+  // A Device on an application's own VkDevice and queue (an engine's
+  // renderer, say). Grove creates its buffers, pipelines, command pool and
+  // fences there, and destroys only those: destroying the Device waits for
+  // Grove's own submissions, never for the application's, and leaves the
+  // instance, device and queue to the application. Vulkan's rule on queues
+  // holds: the application must not submit to that queue from another
+  // thread while a Grove call runs. `options` may select a profile;
+  // validation is the application's (enable the layer on its instance).
+  // Raises grove::Error naming the field that is missing or wrong.
+  static std::unique_ptr<Device> adopt(const ExternalDevice& external, const DeviceOptions& options = {});
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;

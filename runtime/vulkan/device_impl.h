@@ -33,6 +33,7 @@ struct MessageSink {
 class DeviceImpl {
  public:
   explicit DeviceImpl(const DeviceOptions& options);
+  DeviceImpl(const ExternalDevice& external, const DeviceOptions& options);
   ~DeviceImpl();
   DeviceImpl(const DeviceImpl&) = delete;
   DeviceImpl& operator=(const DeviceImpl&) = delete;
@@ -108,6 +109,7 @@ class DeviceImpl {
 
   // device.cpp
   void open_device(const PhysicalDevice& physical);
+  void create_command_pool();
   void release() noexcept;
   void check(VkResult result, std::string_view call, std::string_view what = {});
   void ensure_usable() const;
@@ -144,6 +146,7 @@ class DeviceImpl {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
+  bool owns_device_ = true;  // false for an adopted (application's) VkDevice
   bool lost_ = false;
 
   std::vector<Buffer> buffers_;

@@ -293,9 +293,38 @@ Instance::Instance(const InstanceOptions& options) {
   }
 }
 
+namespace {
+Library loader_for(const ExternalDevice& external) {
+  if (external.get_instance_proc_addr)
+    return Library(reinterpret_cast<PFN_vkGetInstanceProcAddr>(external.get_instance_proc_addr));
+  return Library();
+}
+}  // namespace
+
+Instance::Instance(const ExternalDevice& external) : library_(loader_for(external)), owned_(false) {
+  if (external.instance == nullptr)
+    throw Error("ExternalDevice::instance is null: pass the application's VkInstance");
+  instance_ = static_cast<VkInstance>(external.instance);
+  api_.load_global(library_.get_instance_proc_addr());
+  api_version_ = external.api_version == 0 ? kMinApiVersion : std::min(external.api_version, kMaxApiVersion);
+  if (api_version_ < kMinApiVersion) {
+    throw Error("ExternalDevice::api_version is Vulkan " + version_string(external.api_version) +
+                "; Grove needs an instance created for Vulkan 1.1 or newer");
+  }
+  api_.load_instance(instance_);
+  // The application's layers and extensions are its own: no debug names.
+  api_.vkCreateDebugUtilsMessengerEXT = nullptr;
+  api_.vkDestroyDebugUtilsMessengerEXT = nullptr;
+  api_.vkSetDebugUtilsObjectNameEXT = nullptr;
+}
+
 Instance::~Instance() { release(); }
 
 void Instance::release() noexcept {
+  if (!owned_) {
+    instance_ = VK_NULL_HANDLE;
+    return;
+  }
   if (messenger_ != VK_NULL_HANDLE) {
     api_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
     messenger_ = VK_NULL_HANDLE;

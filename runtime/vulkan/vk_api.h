@@ -28,6 +28,8 @@ inline constexpr std::uint32_t kMaxApiVersion = VK_API_VERSION_1_3;
 class Library {
  public:
   Library();
+  // The application's loader entry point: nothing is opened or closed.
+  explicit Library(PFN_vkGetInstanceProcAddr given) : get_instance_proc_addr_(given) {}
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
@@ -93,6 +95,8 @@ struct InstanceOptions {
 class Instance {
  public:
   explicit Instance(const InstanceOptions& options);
+  // An application's instance (ExternalDevice): used, never destroyed.
+  explicit Instance(const ExternalDevice& external);
   ~Instance();
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
@@ -110,6 +114,7 @@ class Instance {
   std::uint32_t api_version_ = 0;
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  bool owned_ = true;
 };
 
 // The effective DeviceInfo of a device opened with `profile`.

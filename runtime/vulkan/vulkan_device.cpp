@@ -101,7 +101,8 @@ class VulkanDevice : public rt::Device {
 
 VulkanDevice::VulkanDevice(const RuntimeOptions& options) : options_(options) {
   try {
-    device_ = vk::Device::create(options.device);
+    device_ = options.external ? vk::Device::adopt(*options.external, options.device)
+                               : vk::Device::create(options.device);
   } catch (const Error& e) {
     throw Error(std::string("cannot start the Vulkan backend: ") + e.what());
   }

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,9 @@ struct RuntimeOptions {
   bool debug = false;  // every launch waits for its result
   rt::PrintSink print;  // where print output goes (stdout if empty)
   DeviceOptions device;
+  // Run on an application's own Vulkan device (Device::adopt) instead of
+  // opening one; unset: Device::create(device).
+  std::optional<ExternalDevice> external;
 };
 
 // Opens a Vulkan device; raises grove::Error saying what is missing.
