@@ -443,8 +443,6 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
 void TaskEmitter::find_reductions(const ir::Stmt* loop) {
   ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
     if (s->kind() != StmtKind::TreeAtomic || s->reduction() != ir::Reduction::accumulate) return;
-    if (!s->address()->is_const())
-      throw InternalError("SPIR-V codegen: a reduction to a computed address in " + what_);
     const TreeKey tree = key_of(s);
     const uint64_t address = s->address()->bits();
     size_t n = 0;
