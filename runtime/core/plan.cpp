@@ -157,6 +157,7 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     w.u32(t.iterations_per_invocation);
     write_ints(w, t.slots);
     w.str(t.entry_point);
+    w.str(t.count_entry_point);
     w.words(t.code);
   }
   w.u32(static_cast<uint32_t>(p.messages.size()));
@@ -239,6 +240,7 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     for (int s : t.slots)
       if (s < 0 || !slot_ok(s)) r.fail("it binds tree slot " + std::to_string(s) + ", which does not exist");
     t.entry_point = r.str();
+    t.count_entry_point = r.str();
     t.code = r.words();
     p.tasks.push_back(std::move(t));
   }
@@ -343,6 +345,7 @@ std::string to_json(const KernelPlan& p) {
       << ", \"static_iterations\": " << t.static_iterations << ", \"begin\": " << count_json(t.begin)
       << ", \"end\": " << count_json(t.end) << ", \"iterations_per_invocation\": " << t.iterations_per_invocation
       << ", \"slots\": " << ints_json(t.slots) << ", \"entry_point\": " << quoted(t.entry_point)
+      << ", \"count_entry_point\": " << quoted(t.count_entry_point)
       << ", \"code_words\": " << t.code.size() << "}";
   }
   o << "\n  ],\n  \"messages\": [";

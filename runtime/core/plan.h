@@ -26,8 +26,9 @@ bool is_parallel(TaskKind k);
 // An integer computed from constants and kernel arguments on the host at
 // launch: a parallel loop's bounds. Empty (root < 0) when the value is only
 // known on the device (a list's length, a value read from a tree): the
-// backend then launches a fixed number of invocations, which a grid-stride
-// loop spreads over any count.
+// task's count entry point (TaskPlan::count_entry_point) then finds the
+// count there, or, without one, the backend launches a fixed number of
+// invocations, which a grid-stride loop spreads over any count.
 struct CountExpr {
   enum class Op : uint8_t { constant, arg, cast, add, sub, mul, div, min, max };
   struct Node {
@@ -69,6 +70,10 @@ struct TaskPlan {
   uint32_t iterations_per_invocation = 1;
   std::vector<int> slots;         // tree slots bound after the context buffer, in order
   std::string entry_point;
+  // A second entry point of `code`, run as one invocation before the task,
+  // that writes the task's group counts for an indirect dispatch (Vulkan:
+  // when the count is only known on the device); empty when there is none.
+  std::string count_entry_point;
   std::vector<uint32_t> code;     // the code blob (SPIR-V words on Vulkan)
 };
 
@@ -118,7 +123,7 @@ struct KernelPlan {
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
-inline constexpr uint32_t kPlanVersion = 1;
+inline constexpr uint32_t kPlanVersion = 2;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 // Raises grove::Error naming `source` and saying what is wrong (not a plan,

@@ -3,8 +3,9 @@
 // compare-and-swap on the flag word claims it, then its message id and up
 // to 8 values of 2 words each are written), and a print ring (records
 // reserved with one atomic add: [message id][value words...]; a record that
-// does not fit is dropped and counted). The SPIR-V code generator writes
-// them; the runtime formats them on the host at sync and clears the header.
+// does not fit is dropped and counted), and the group counts of the next
+// indirect dispatch. The SPIR-V code generator writes them; the runtime
+// formats them on the host at sync and clears the header.
 #pragma once
 
 #include <cstdint>
@@ -17,5 +18,10 @@ inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown 
 inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
 inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
 inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
+// The group counts (x, y, z) of an indirect dispatch: a task whose loop
+// count only the device knows runs a one-invocation entry point that writes
+// them, then itself through vkCmdDispatchIndirect. One triple serves every
+// task, as each launch's dispatches are separated by barriers.
+inline constexpr uint32_t kGroupCounts = 24;
 inline constexpr uint32_t kHeaderWords = 32;
 }  // namespace grove::vk::context

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <span>
@@ -150,11 +151,18 @@ struct PipelineId {
 // class at DescriptorSet 0, Binding 0..num_buffers-1; at most one
 // PushConstant block, starting at offset 0; only the capabilities
 // info() reports (the validation layer rejects the others).
+//
+// An indirect dispatch (indirect_buffer set) takes its group counts from
+// three words of that buffer at indirect_offset (a multiple of 4), as an
+// earlier dispatch of the same launch wrote them: vkCmdDispatchIndirect,
+// whose group_count_x is then unused.
 struct Dispatch {
   PipelineId pipeline;
   std::vector<BufferId> buffers;
   std::vector<std::uint32_t> push_constants;
   std::uint32_t group_count_x = 1;
+  std::optional<BufferId> indirect_buffer;
+  std::uint64_t indirect_offset = 0;
 };
 
 // A logical Vulkan device with one compute queue. Owns every Vulkan object

@@ -173,7 +173,7 @@ BufferId DeviceImpl::create_buffer(std::uint64_t bytes, std::string_view debug_n
   Buffer b;
   allocate_buffer(alloc_bytes,
                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                      VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
                   false, what, b.buffer, b.memory);
   Undo undo([&] { destroy_garbage(Garbage{0, b.buffer, b.memory}); });
   set_debug_name(VK_OBJECT_TYPE_BUFFER, reinterpret_cast<std::uint64_t>(b.buffer), name);
@@ -418,6 +418,14 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
                   " (use a grid-stride loop)");
     }
     for (BufferId b : d.buffers) lookup(b, "launch");
+    if (d.indirect_buffer) {
+      const Buffer& ib = lookup(*d.indirect_buffer, "launch");
+      if (d.indirect_offset % 4 != 0 || d.indirect_offset + 12 > ib.size) {
+        throw Error(where + " reads its group counts at byte " + std::to_string(d.indirect_offset) + " of buffer '" +
+                    ib.name + "' (" + std::to_string(ib.size) +
+                    " bytes); the offset must be a multiple of 4 with 12 bytes after it");
+      }
+    }
     pipelines.push_back(&p);
     if (p.num_buffers > 0) {
       ++sets;
@@ -435,12 +443,14 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
     if (i > 0) {
       // Dispatch i sees every write of dispatches < i, and does not overwrite
       // what they still read.
+      // Group counts an earlier dispatch wrote are read as indirect
+      // commands (the draw-indirect stage).
       VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-      barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-      api_.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, nullptr, 0,
-                                nullptr);
+      barrier.dstAccessMask =
+          VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+      const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT;
+      api_.vkCmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, nullptr, 0, nullptr);
     }
     api_.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     if (p.num_buffers > 0) {
@@ -464,12 +474,17 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
       api_.vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, p.push_constant_bytes,
                               d.push_constants.data());
     }
-    api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
+    if (d.indirect_buffer) {
+      api_.vkCmdDispatchIndirect(cmd, buffers_[d.indirect_buffer->slot].buffer, d.indirect_offset);
+    } else {
+      api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
+    }
   }
   const std::uint64_t serial = rec.submit();
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     pipelines[i]->last_use = serial;
     for (BufferId b : dispatches[i].buffers) buffers_[b.slot].last_use = serial;
+    if (dispatches[i].indirect_buffer) buffers_[dispatches[i].indirect_buffer->slot].last_use = serial;
   }
 }
 

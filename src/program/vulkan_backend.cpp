@@ -102,6 +102,7 @@ std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kerne
     spirv::TaskModule& m = modules.tasks[i];
     rt::TaskPlan& t = plan.tasks[i];
     t.entry_point = m.entry_point;
+    t.count_entry_point = m.count_entry_point;
     t.local_size = m.local_size;
     t.iterations_per_invocation = m.iterations_per_invocation;
     t.static_iterations = m.static_iterations;

@@ -74,6 +74,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   }
 
   static_iterations_ = -1;
+  count_on_device_ = flat_grid_ = false;
   accumulators_.clear();
   reductions_.clear();
   if (tm.parallel) {
@@ -88,6 +89,8 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     static_iterations_ = tm.static_iterations;
     find_reductions(parallel_loop_);
     if (!reductions_.empty()) tm.iterations_per_invocation = kReductionIterations;
+    count_on_device_ = tm.static_iterations < 0 && counts_on_device(task);
+    flat_grid_ = count_on_device_ && reductions_.empty() && !has_continue(parallel_loop_);
   }
 
   task_index_ = index;
@@ -104,6 +107,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
   m_.local_size(fn, tm.local_size);
+  if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
   if (options_.validate) validate_spirv(tm.words, what_);
   return tm;
@@ -174,9 +178,11 @@ Id TaskEmitter::context_pointer(Id word) {
   return m_.access_chain(context_, {u32c(0), word});
 }
 
-Id TaskEmitter::global_invocation_x() {
+Id TaskEmitter::global_invocation_x() { return global_invocation(0); }
+
+Id TaskEmitter::global_invocation(uint32_t axis) {
   const Id v = m_.builtin_input(spv::BuiltIn::GlobalInvocationId, m_.type_vector(u32_type(), 3));
-  return m_.composite_extract(u32_type(), m_.load(v), {0});
+  return m_.composite_extract(u32_type(), m_.load(v), {axis});
 }
 
 Id TaskEmitter::num_workgroups_x() {
@@ -390,18 +396,16 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   }
   // A `continue` of the parallel loop needs the loop's continue target, so
   // such a body keeps the loop form.
-  bool continues = false;
-  auto find_continue = [&](auto&& self, const ir::Block* b) -> void {
-    for (const auto& st : b->stmts()) {
-      if (st->kind() == StmtKind::Continue) continues = true;
-      if (st->kind() == StmtKind::While || st->kind() == StmtKind::RangeFor) continue;  // its own continues
-      for (const auto& inner : st->blocks()) self(self, inner.get());
-    }
-  };
-  find_continue(find_continue, s->body());
-  if (static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
-      reductions_.empty() && !continues) {
-    const Id k = global_invocation_x();
+  const bool continues = has_continue(s);
+  if ((static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
+       reductions_.empty() && !continues) ||
+      flat_grid_) {
+    // A device count: the count entry point launched groups in x and y, and
+    // invocation (x, y) runs iteration y * (groups in x * local size) + x.
+    const Id k = flat_grid_ ? op2(Op::OpIAdd, op2(Op::OpIMul, global_invocation(1),
+                                                  op2(Op::OpIMul, num_workgroups_x(), u32c(options_.local_size))),
+                                  global_invocation_x())
+                            : global_invocation_x();
     const Id body = m_.new_label(), merge = m_.new_label();
     const Id in_range = m_.compare(Op::OpULessThan, k, count);
     m_.selection_merge(merge);
@@ -436,6 +440,83 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   m_.begin_block(merge);
   after_loop();
   flush_accumulators();
+}
+
+// A dynamic-count task's loop bounds are computed by the statements before
+// its range_for. When those only compute (constants, arguments, arithmetic
+// and tree loads, at least one: else the host knows the count), they are
+// emitted again as a one-invocation entry point that writes the number of
+// groups the task needs, ceil(count / (local size * iterations per
+// invocation)), at most 65535 (every device takes that many; the grid-stride
+// loop covers a larger count), for an indirect dispatch. The task's own
+// invocations then do about one iteration each, and no group is launched
+// idle: a fixed grid either leaves most of a large loop to few invocations
+// or launches many that find nothing to do.
+bool TaskEmitter::has_continue(const ir::Stmt* loop) {
+  bool continues = false;
+  auto find_continue = [&](auto&& self, const ir::Block* b) -> void {
+    for (const auto& st : b->stmts()) {
+      if (st->kind() == StmtKind::Continue) continues = true;
+      if (st->kind() == StmtKind::While || st->kind() == StmtKind::RangeFor) continue;  // its own continues
+      for (const auto& inner : st->blocks()) self(self, inner.get());
+    }
+  };
+  find_continue(find_continue, loop->body());
+  return continues;
+}
+
+bool TaskEmitter::counts_on_device(const ir::Stmt* task) {
+  const ir::Block* body = task->body();
+  bool reads_tree = false;
+  for (size_t i = 0; i + 1 < body->size(); ++i) {
+    switch (body->at(i)->kind()) {
+      case StmtKind::TreeLoad:
+        reads_tree = true;
+        break;
+      case StmtKind::Const:
+      case StmtKind::Arg:
+      case StmtKind::Unary:
+      case StmtKind::Cast:
+      case StmtKind::Binary:
+      case StmtKind::Select:
+        break;
+      default:
+        return false;
+    }
+  }
+  return reads_tree;
+}
+
+void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {
+  const ir::Block* body = task->body();
+  // Values are per function: the statements are emitted afresh.
+  values_.clear();
+  variables_.clear();
+  loop_index_.clear();
+  tm.count_entry_point = tm.entry_point + ".count";
+  const Id fn = m_.begin_function(m_.type_void());
+  m_.name(fn, tm.count_entry_point);
+  for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
+  const ir::Stmt* loop = body->at(body->size() - 1);
+  const Id begin = value_as(loop->begin(), DataType::i32);
+  const Id end = value_as(loop->end(), DataType::i32);
+  const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+  // count < 2^31 (an i32 loop) and per_group <= 2^16 * 2^6: the sums below
+  // cannot wrap.
+  const uint32_t per_group = tm.local_size * tm.iterations_per_invocation;
+  const Id groups = op2(Op::OpUDiv, op2(Op::OpIAdd, count, u32c(per_group - 1)), u32c(per_group));
+  const Id x = m_.select(m_.compare(Op::OpULessThan, groups, u32c(65535)), groups, u32c(65535));
+  // A flat grid takes the groups past 65535 in y (every device takes
+  // 65535 in each); a grid-stride loop covers them in x.
+  const Id y = flat_grid_ ? op2(Op::OpUDiv, op2(Op::OpIAdd, groups, u32c(65534)), u32c(65535))
+                          : m_.select(m_.compare(Op::OpIEqual, groups, u32c(0)), u32c(0), u32c(1));
+  m_.store(context_at(context::kGroupCounts), x);
+  m_.store(context_at(context::kGroupCounts + 1), y);
+  m_.store(context_at(context::kGroupCounts + 2), u32c(1));
+  m_.ret();
+  m_.end_function();
+  m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.count_entry_point, m_.global_variables());
+  m_.local_size(fn, 1);
 }
 
 // The sums mark_reductions found that nothing else in the loop touches

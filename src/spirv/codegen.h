@@ -27,18 +27,23 @@
 // interpreter does, and then clears the header.
 //
 // Parallel tasks (range_for, struct_for, listgen, gc) run with LocalSize
-// (local_size, 1, 1) as a grid-stride loop over [begin, end) of their last
-// range_for: invocation g takes iterations g, g + G, g + 2G... where G is the
-// number of invocations launched (NumWorkgroups.x * local_size). The backend
-// picks the number of groups: exactly ceil(count / local_size) (at most the
-// device's limit) when the bounds are known on the host — constants
-// (TaskModule::static_iterations) or arithmetic of constants and arguments
-// (evaluate TaskModule::loop's bounds) — and a fixed number of invocations
-// otherwise (bounds read from a tree, as in listgen and struct-fors): 128k
-// on GPUs, 8k on CPU devices such as lavapipe, where idle groups cost real
-// time. The backend picks local_size: 256, or less where the device's
-// limits are lower. Serial tasks (serial, clear_list, gc_finish) have
-// LocalSize 1 and run one group.
+// (local_size, 1, 1) over [begin, end) of their last range_for. The backend
+// picks the number of groups: exactly ceil(count / local_size) (at most
+// 65535, the least every device takes) when the bounds are known on the
+// host — constants (TaskModule::static_iterations) or arithmetic of
+// constants and arguments (evaluate TaskModule::loop's bounds); invocation k
+// then runs iteration k. Bounds read from a tree (a list's length, in
+// listgen and struct-fors) are counted on the device: the module's second
+// entry point (TaskModule::count_entry_point), run as one invocation just
+// before, writes the group counts of an indirect dispatch, in x and y, and
+// invocation (x, y) runs iteration y * (NumWorkgroups.x * local_size) + x.
+// A loop that sums in registers or continues (or whose bounds come after
+// statements that store) runs as a grid-stride loop instead: invocation g
+// takes iterations g, g + G, g + 2G... where G is the number of invocations
+// launched (NumWorkgroups.x * local_size), as many as its count needs, or a
+// fixed number for a bound that has no count entry point. The backend picks
+// local_size: 256, or less where the device's limits are lower. Serial tasks
+// (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
 //
 // Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any
 // loop once one invocation has taken 65535 loop back-edges in all; with
@@ -140,6 +145,13 @@ struct TaskModule {
   // whose loop accumulates a reduction in registers (the backend launches
   // count / (local_size * iterations_per_invocation) invocations).
   uint32_t iterations_per_invocation = 1;
+  // Parallel tasks whose count only the device knows (a bound read from a
+  // tree: a list's length): a second entry point in the same module, run as
+  // one invocation before the task, that writes the task's group counts to
+  // the context buffer (context::kGroupCounts) for an indirect dispatch.
+  // Empty when the count is known on the host, or when the statements before
+  // the loop do more than compute (the backend then launches a fixed grid).
+  std::string count_entry_point;
 };
 
 struct KernelModules {

@@ -128,6 +128,7 @@ class TaskEmitter {
   std::string buffer_name(const TreeKey& key) const;
   Id context_pointer(Id word);               // a word of the context buffer
   Id context_at(uint32_t word) { return context_pointer(u32c(word)); }
+  Id global_invocation(uint32_t axis);
   Id global_invocation_x();
   Id num_workgroups_x();
 
@@ -162,6 +163,13 @@ class TaskEmitter {
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
   void find_reductions(const ir::Stmt* loop);
+  // Whether a parallel task's count is found on the device by a count entry
+  // point (see TaskModule::count_entry_point), and that entry point.
+  bool counts_on_device(const ir::Stmt* task);
+  void emit_count_entry(const ir::Stmt* task, TaskModule& tm);
+  static bool has_continue(const ir::Stmt* loop);
+  bool count_on_device_ = false;
+  bool flat_grid_ = false;  // count on the device, one iteration per invocation
   void flush_accumulators();
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   int64_t loop_limit_message_ = -1;

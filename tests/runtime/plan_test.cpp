@@ -68,6 +68,7 @@ KernelPlan sample() {
   loop.iterations_per_invocation = 16;
   loop.slots = {1, 2};
   loop.entry_point = "step.t1.struct_for";
+  loop.count_entry_point = "step.t1.struct_for.count";
   loop.code = std::vector<uint32_t>(100, 0xabcdu);
   p.tasks = {serial, loop};
   p.messages = {{7, false, "x = {}\n", {DataType::f32}}, {8, true, "index {} out of bounds", {DataType::i32}}};
@@ -86,6 +87,7 @@ TEST(PlanTest, BytesRoundTripExactly) {
   EXPECT_EQ(back.name, "step");
   ASSERT_EQ(back.tasks.size(), 2u);
   EXPECT_EQ(back.tasks[1].code, p.tasks[1].code);
+  EXPECT_EQ(back.tasks[1].count_entry_point, "step.t1.struct_for.count");
   EXPECT_EQ(back.tasks[1].modifies, (std::vector<TaskPlan::Modified>{{1, 1}, {2, 2}}));
   EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
   EXPECT_EQ(back.slots[2].param, 0);

@@ -231,6 +231,49 @@ kernel @count() stage lowered {
   EXPECT_TRUE(has(plain, "OpAtomicIAdd"));
 }
 
+// A loop whose bound is read from a tree gets a second entry point that
+// writes the group counts (for an indirect dispatch), and runs one
+// iteration per invocation over a grid in x and y; a loop that stores
+// before it, or whose bounds are constants, gets none.
+TEST(Codegen, BoundsReadFromATreeAreCountedByASecondEntryPoint) {
+  ir::SNodeForest forest;
+  auto task_for = [&](const std::string& before, const std::string& body) {
+    const std::string src = R"(
+kernel @k() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const u32 4
+    %2 = tree_load i32 @t0[%1]
+)" + before + R"(
+    %3 = range_for %0 %2 {
+      %4 = loop_index i32 %3 0
+      %5 = cast u32 %4
+      tree_store @t0[%5] %4 as i32
+)" + body + R"(
+    }
+  }
+}
+)";
+    ir::ParsedModule m = ir::parse_module(src, "test");
+    CodegenOptions options;
+    options.validate = true;
+    KernelModules k = generate_kernel(*m.kernels.front(), forest, options);
+    EXPECT_EQ(k.tasks.size(), 1u);
+    return k.tasks.front();
+  };
+  const TaskModule flat = task_for("", "");
+  EXPECT_EQ(flat.count_entry_point, "k.t0.range_for.count");
+  EXPECT_TRUE(has(flat, "OpEntryPoint GLCompute %k_t0_range_for_count \"k.t0.range_for.count\""));
+  EXPECT_TRUE(has(flat, "OpExecutionMode %k_t0_range_for_count LocalSize 1 1 1"));
+  EXPECT_FALSE(has(flat, "OpLoopMerge"));  // one iteration per invocation
+  const TaskModule with_continue = task_for("", "      continue\n");
+  EXPECT_EQ(with_continue.count_entry_point, "k.t0.range_for.count");
+  EXPECT_TRUE(has(with_continue, "OpLoopMerge"));  // the grid-stride loop
+  const TaskModule after_store = task_for("    tree_store @t0[%1] %0 as i32\n", "");
+  EXPECT_EQ(after_store.count_entry_point, "");
+  EXPECT_TRUE(has(after_store, "OpLoopMerge"));
+}
+
 TEST(Codegen, OnlyLoweredKernels) {
   ir::ParsedModule m = ir::parse_module(text(R"(
 kernel @k() stage typed {

@@ -274,7 +274,9 @@ TEST_F(VulkanBackend, ManyLaunchesThenOneReadSeeThemAllInOrder) {
 }
 
 // Bounds from arguments give exactly enough groups; bounds read from memory
-// get a fixed number, and the grid-stride loop covers the rest.
+// are counted on the device, which writes the groups of an indirect
+// dispatch (in x and y past 65535 groups, or in x with a grid-stride loop
+// for a body that continues).
 TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
   Program prog(config());
   Field hits = prog.field(i32, "hits", {1 << 20});
@@ -297,6 +299,43 @@ TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
   std::vector<int32_t> h = hits.to_vector<int32_t>();
   EXPECT_EQ(std::count(h.begin(), h.end(), 2), 1 << 20);
   EXPECT_EQ(total.read<int64_t>(), (int64_t{1} << 20) * ((1 << 20) - 1) / 2);
+}
+
+TEST_F(VulkanBackend, DeviceCountsPastTheLargestGridCoverEveryIteration) {
+  Program prog(config());
+  Field n = prog.field(i32, "n", {});
+  Field marks = prog.field(i32, "marks", {5000});  // iterations divisible by 4096
+  Field every = prog.field(i32, "every", {});       // iterations divisible by 4097
+  Field last = prog.field(i32, "last", {});
+  // One iteration per invocation (no sum kept in registers).
+  Kernel flat = prog.kernel("flat", [&] {
+    for_range(0, n(), [&](Expr i) {
+      if_(i % 4096 == 0, [&] { marks(i / 4096) = 1; });
+      atomic_max(last(), i);
+    });
+  });
+  // A sum and a continue: the grid-stride loop.
+  Kernel looped = prog.kernel("looped", [&] {
+    for_range(0, n(), [&](Expr i) {
+      if_(i % 4097 != 0, [&] { continue_(); });
+      atomic_add(every(), 1);
+    });
+  });
+  // 65535 groups of 256 invocations run 16776960 iterations.
+  const int count = 17'000'000;
+  n.write({}, count);
+  flat();
+  looped();
+  std::vector<int32_t> m = marks.to_vector<int32_t>();
+  const int want_marks = (count + 4095) / 4096;
+  EXPECT_EQ(std::count(m.begin(), m.begin() + want_marks, 1), want_marks);
+  EXPECT_EQ(std::count(m.begin() + want_marks, m.end(), 0), 5000 - want_marks);
+  EXPECT_EQ(every.read<int32_t>(), (count + 4096) / 4097);
+  EXPECT_EQ(last.read<int32_t>(), count - 1);
+  n.write({}, 0);
+  last.write({}, -1);
+  flat();
+  EXPECT_EQ(last.read<int32_t>(), -1);
 }
 
 // ---- print and assert --------------------------------------------------------------
