@@ -469,19 +469,11 @@ bool TaskEmitter::counts_on_device(const ir::Stmt* task) {
   const ir::Block* body = task->body();
   bool reads_tree = false;
   for (size_t i = 0; i + 1 < body->size(); ++i) {
-    switch (body->at(i)->kind()) {
-      case StmtKind::TreeLoad:
-        reads_tree = true;
-        break;
-      case StmtKind::Const:
-      case StmtKind::Arg:
-      case StmtKind::Unary:
-      case StmtKind::Cast:
-      case StmtKind::Binary:
-      case StmtKind::Select:
-        break;
-      default:
-        return false;
+    const StmtKind k = body->at(i)->kind();
+    if (k == StmtKind::TreeLoad) {
+      reads_tree = true;
+    } else if (!ir::is_value(k)) {
+      return false;
     }
   }
   return reads_tree;
