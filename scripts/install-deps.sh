@@ -21,6 +21,9 @@ packages=(
   # headers, and glslang for the hand-written shaders.
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   spirv-tools spirv-headers glslang-tools
+  # The LLVM CPU backend (and later CUDA through NVPTX): LLVM 19, the newest
+  # Debian packages, as a shared library; oneTBB runs parallel tasks.
+  llvm-19-dev libtbb-dev
 )
 
 is_installed() {

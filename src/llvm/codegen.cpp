@@ -1,0 +1,819 @@
+// src/llvm/codegen.cpp — lowered IR to LLVM IR, one function per task (and a
+// count function per parallel task), and the ORC JIT that loads it (see
+// codegen.h). Arithmetic follows docs/ir.md as the interpreter computes it
+// (src/ir/eval.cpp): integers wrap, x / 0 and x % 0 are 0, shift counts are
+// taken modulo the width, float-to-integer casts truncate and saturate with
+// NaN giving 0.
+#include "llvm/codegen.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/TargetParser/Host.h>
+
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "ir/printer.h"
+
+namespace grove::llvm_backend {
+
+namespace {
+
+using ir::BinaryOp;
+using ir::StmtKind;
+using ir::UnaryOp;
+
+std::string to_text(const llvm::Module& m) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  m.print(os, nullptr);
+  return out;
+}
+
+// Emits one kernel's tasks into a module.
+class Emitter {
+ public:
+  // Symbols are "<prefix>.t<i>.<kind>": the prefix keeps kernels of the same
+  // name apart in one JIT.
+  Emitter(const ir::Kernel& kernel, std::string prefix, llvm::Module& module)
+      : kernel_(kernel), prefix_(std::move(prefix)), m_(module), c_(module.getContext()), b_(c_) {}
+
+  std::vector<CpuTask> emit() {
+    std::vector<CpuTask> tasks;
+    const ir::Block* body = kernel_.body();
+    for (size_t i = 0; i < body->size(); ++i) {
+      const ir::Stmt* task = body->at(i);
+      if (task->kind() != StmtKind::Task)
+        throw InternalError("LLVM codegen: kernel '" + kernel_.name() + "' is not offloaded (a " +
+                            ir::kind_name(task->kind()) + " outside a task)");
+      tasks.push_back(emit_task(task, i));
+    }
+    return tasks;
+  }
+
+ private:
+  // ---- types and constants ----
+  llvm::Type* type_of(DataType t) {
+    switch (t) {
+      case DataType::u1: return b_.getInt1Ty();
+      case DataType::i8: case DataType::u8: return b_.getInt8Ty();
+      case DataType::i16: case DataType::u16: return b_.getInt16Ty();
+      case DataType::i32: case DataType::u32: return b_.getInt32Ty();
+      case DataType::i64: case DataType::u64: return b_.getInt64Ty();
+      case DataType::f16: case DataType::f32: return b_.getFloatTy();  // f16 computes in f32
+      case DataType::f64: return b_.getDoubleTy();
+      case DataType::unknown: break;
+    }
+    throw InternalError("LLVM codegen: a value of unknown type in " + what_);
+  }
+  llvm::Value* constant(DataType t, uint64_t bits) {
+    if (t == DataType::f32 || t == DataType::f16) {
+      const auto w = static_cast<uint32_t>(bits);
+      return llvm::ConstantFP::get(c_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, w)));
+    }
+    if (t == DataType::f64)
+      return llvm::ConstantFP::get(c_, llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, bits)));
+    return llvm::ConstantInt::get(type_of(t), bits);  // truncated to the width
+  }
+  llvm::Value* zero(DataType t) { return llvm::Constant::getNullValue(type_of(t)); }
+  llvm::Value* u32(uint32_t v) { return b_.getInt32(v); }
+
+  // ---- functions ----
+  CpuTask emit_task(const ir::Stmt* task, size_t index) {
+    CpuTask t;
+    t.kind = task->task_kind();
+    t.label = task->text();
+    t.parallel = ir::is_parallel(t.kind);
+    t.entry = prefix_ + ".t" + std::to_string(index) + "." + ir::op_name(t.kind);
+    what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
+    std::set<TreeKey> used;
+    ir::walk(task->body(), [&](ir::Stmt* s) {
+      if (ir::is_tree_access(s->kind())) used.insert({s->tree(), s->tree_param()});
+    });
+    buffer_index_.clear();
+    for (const TreeKey& k : used) {
+      buffer_index_[k] = static_cast<uint32_t>(t.trees.size()) + 1;
+      t.trees.push_back(k);
+    }
+    const ir::Block* body = task->body();
+    parallel_loop_ = nullptr;
+    if (t.parallel) {
+      if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
+        throw InternalError("LLVM codegen: " + what_ + " is parallel but does not end in its range_for");
+      parallel_loop_ = body->at(body->size() - 1);
+    }
+    // The task function.
+    llvm::Type* ptr = b_.getPtrTy();
+    llvm::FunctionType* fn_type =
+        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), b_.getInt32Ty()}, false);
+    begin_function(fn_type, t.entry);
+    emit_block(body);
+    if (!b_.GetInsertBlock()->getTerminator()) b_.CreateRetVoid();
+    end_function();
+    if (t.parallel) {
+      t.count_entry = t.entry + ".count";
+      begin_function(llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false), t.count_entry);
+      for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
+      b_.CreateRet(count_of(parallel_loop_));
+      end_function();
+    }
+    return t;
+  }
+
+  void begin_function(llvm::FunctionType* type, const std::string& name) {
+    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+    fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    buffers_arg_ = fn_->getArg(0);
+    args_arg_ = fn_->getArg(1);
+    entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
+    b_.SetInsertPoint(entry_);
+    values_.clear();
+    variables_.clear();
+    loop_index_.clear();
+    loops_.clear();
+    buffer_base_.clear();
+  }
+
+  void end_function() {
+    for (llvm::BasicBlock& bb : *fn_)
+      if (!bb.getTerminator()) {
+        b_.SetInsertPoint(&bb);
+        if (fn_->getReturnType()->isVoidTy()) {
+          b_.CreateRetVoid();
+        } else {
+          b_.CreateUnreachable();
+        }
+      }
+  }
+
+  // max(end - begin, 0) of a range_for, in i32.
+  llvm::Value* count_of(const ir::Stmt* loop) {
+    llvm::Value* begin = value(loop->begin());
+    llvm::Value* end = value(loop->end());
+    return b_.CreateSelect(b_.CreateICmpSGT(end, begin), b_.CreateSub(end, begin), u32(0));
+  }
+
+  // ---- values ----
+  llvm::Value* value(const ir::Stmt* s) {
+    auto it = values_.find(s);
+    if (it == values_.end())
+      throw InternalError(std::string("LLVM codegen: a '") + ir::kind_name(s->kind()) +
+                          "' is used before it is defined (or defines no value) in " + what_);
+    return it->second;
+  }
+
+  void emit_block(const ir::Block* block) {
+    for (size_t i = 0; i < block->size(); ++i) emit_stmt(block->at(i));
+  }
+
+  void unsupported(const ir::Stmt* s) {
+    throw Error(std::string("the LLVM CPU code generator cannot translate '") + ir::kind_name(s->kind()) +
+                "' yet (in " + what_ + "); run the kernel on Arch::Interp or Arch::Vulkan");
+  }
+
+  void emit_stmt(const ir::Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::Const:
+        values_[s] = constant(s->type(), s->bits());
+        return;
+      case StmtKind::Arg: {
+        llvm::Value* slot = b_.CreateGEP(b_.getInt64Ty(), args_arg_, u32(static_cast<uint32_t>(s->index())));
+        llvm::Value* bits = b_.CreateLoad(b_.getInt64Ty(), slot);
+        values_[s] = from_u64(bits, s->type());
+        return;
+      }
+      case StmtKind::Unary:
+        values_[s] = unary(s->unary_op(), s->operand()->type(), value(s->operand()), s->type());
+        return;
+      case StmtKind::Cast:
+        values_[s] = cast(value(s->operand()), s->operand()->type(), s->type());
+        return;
+      case StmtKind::Binary:
+        GROVE_ASSERT(s->lhs()->type() == s->rhs()->type(), "LLVM codegen: a binary op on operands of two types");
+        values_[s] = binary(s->binary_op(), s->lhs()->type(), value(s->lhs()), value(s->rhs()), s->type());
+        return;
+      case StmtKind::Select:
+        values_[s] = b_.CreateSelect(value(s->cond()), value(s->true_value()), value(s->false_value()));
+        return;
+      case StmtKind::Alloca: {
+        // In the entry block; zeroed where the alloca runs (each iteration).
+        llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+        llvm::AllocaInst* var = at_entry.CreateAlloca(type_of(s->type()));
+        b_.CreateStore(zero(s->type()), var);
+        variables_[s] = var;
+        return;
+      }
+      case StmtKind::LocalLoad:
+        values_[s] = b_.CreateLoad(type_of(s->ptr()->type()), variables_.at(s->ptr()));
+        return;
+      case StmtKind::LocalStore:
+        b_.CreateStore(value(s->value()), variables_.at(s->ptr()));
+        return;
+      case StmtKind::RangeFor:
+        emit_range_for(s);
+        return;
+      case StmtKind::LoopIndex: {
+        auto it = loop_index_.find(s->loop());
+        if (it == loop_index_.end() || s->index() != 0)
+          throw InternalError("LLVM codegen: loop_index outside its range_for (or of an axis other than 0) in " + what_);
+        values_[s] = it->second;
+        return;
+      }
+      case StmtKind::If:
+        emit_if(s);
+        return;
+      case StmtKind::While:
+        emit_while(s);
+        return;
+      case StmtKind::Break:
+      case StmtKind::Continue: {
+        if (loops_.empty()) throw InternalError("LLVM codegen: break or continue outside a loop in " + what_);
+        b_.CreateBr(s->kind() == StmtKind::Break ? loops_.back().exit : loops_.back().next);
+        // What follows in this block is dead.
+        b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "dead", fn_));
+        return;
+      }
+      case StmtKind::TreeLoad:
+        values_[s] = tree_load(s);
+        return;
+      case StmtKind::TreeStore:
+        tree_store(s);
+        return;
+      case StmtKind::TreeAtomic:
+        values_[s] = tree_atomic(s);
+        return;
+      case StmtKind::TreeCas: {
+        llvm::Type* t = type_of(s->type());
+        if (!t->isIntegerTy(32) && !t->isIntegerTy(64))
+          throw InternalError("LLVM codegen: a compare-and-swap of a " + std::string(type_name(s->type())) +
+                              " in " + what_);
+        auto* cas = b_.CreateAtomicCmpXchg(word_pointer(s), value(s->expected()), value(s->desired()),
+                                           llvm::MaybeAlign(t->getPrimitiveSizeInBits() / 8),
+                                           llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+        values_[s] = b_.CreateExtractValue(cas, 0);
+        return;
+      }
+      case StmtKind::Print:
+      case StmtKind::Assert:
+        unsupported(s);
+        return;
+      case StmtKind::FieldLoad:
+      case StmtKind::FieldStore:
+      case StmtKind::FieldAtomic:
+      case StmtKind::StructFor:
+      case StmtKind::SNodeOp:
+      case StmtKind::Task:
+        throw InternalError(std::string("LLVM codegen: a '") + ir::kind_name(s->kind()) +
+                            "' in a lowered kernel (" + what_ + ")");
+    }
+  }
+
+  // ---- control flow ----
+  struct LoopTarget {
+    llvm::BasicBlock* exit;
+    llvm::BasicBlock* next;  // where `continue` goes
+  };
+
+  void branch_if_open(llvm::BasicBlock* to) {
+    if (!b_.GetInsertBlock()->getTerminator()) b_.CreateBr(to);
+  }
+
+  void emit_if(const ir::Stmt* s) {
+    auto* then_bb = llvm::BasicBlock::Create(c_, "then", fn_);
+    auto* else_bb = llvm::BasicBlock::Create(c_, "else", fn_);
+    auto* merge = llvm::BasicBlock::Create(c_, "endif", fn_);
+    b_.CreateCondBr(value(s->cond()), then_bb, else_bb);
+    b_.SetInsertPoint(then_bb);
+    emit_block(s->then_block());
+    branch_if_open(merge);
+    b_.SetInsertPoint(else_bb);
+    emit_block(s->else_block());
+    branch_if_open(merge);
+    b_.SetInsertPoint(merge);
+  }
+
+  void emit_while(const ir::Stmt* s) {
+    auto* body = llvm::BasicBlock::Create(c_, "while", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "endwhile", fn_);
+    b_.CreateBr(body);
+    b_.SetInsertPoint(body);
+    loops_.push_back({exit, body});
+    emit_block(s->body());
+    loops_.pop_back();
+    branch_if_open(body);
+    b_.SetInsertPoint(exit);
+  }
+
+  // A serial range_for over [begin, end), or the task's parallel loop over
+  // iterations [lo, hi) of it (index begin + k).
+  void emit_range_for(const ir::Stmt* s) {
+    const bool parallel = s == parallel_loop_;
+    llvm::Value* begin = value(s->begin());
+    llvm::Value* first = parallel ? fn_->getArg(2) : begin;
+    llvm::Value* last = parallel ? b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count_of(s)), fn_->getArg(3),
+                                                   count_of(s))
+                                 : value(s->end());
+    llvm::BasicBlock* before = b_.GetInsertBlock();
+    auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
+    auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
+    auto* latch = llvm::BasicBlock::Create(c_, "for.next", fn_);
+    auto* exit = llvm::BasicBlock::Create(c_, "endfor", fn_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2);
+    i->addIncoming(first, before);
+    b_.CreateCondBr(b_.CreateICmpSLT(i, last), body, exit);
+    b_.SetInsertPoint(body);
+    loop_index_[s] = parallel ? b_.CreateAdd(begin, i) : static_cast<llvm::Value*>(i);
+    loops_.push_back({exit, latch});
+    emit_block(s->body());
+    loops_.pop_back();
+    branch_if_open(latch);
+    b_.SetInsertPoint(latch);
+    i->addIncoming(b_.CreateAdd(i, u32(1), "", /*HasNUW=*/false, /*HasNSW=*/true), latch);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+  }
+
+  // ---- arithmetic ----
+  llvm::Value* from_u64(llvm::Value* bits, DataType t) {
+    switch (t) {
+      case DataType::u1: return b_.CreateICmpNE(bits, b_.getInt64(0));
+      case DataType::f32: case DataType::f16: return b_.CreateBitCast(b_.CreateTrunc(bits, b_.getInt32Ty()), b_.getFloatTy());
+      case DataType::f64: return b_.CreateBitCast(bits, b_.getDoubleTy());
+      default: return b_.CreateTrunc(bits, type_of(t));  // no-op for 64-bit
+    }
+  }
+
+  llvm::Value* as_bool(llvm::Value* v, DataType t) {
+    if (t == DataType::u1) return v;
+    if (is_float(t)) return b_.CreateFCmpUNE(v, zero(t));
+    return b_.CreateICmpNE(v, zero(t));
+  }
+
+  // A u1 result in the statement's type (u1 unless the IR says otherwise).
+  llvm::Value* from_bool(llvm::Value* v, DataType result) {
+    if (result == DataType::u1) return v;
+    return cast(v, DataType::u1, result);
+  }
+
+  llvm::Value* cast(llvm::Value* v, DataType from, DataType to) {
+    if (compute_type(from) == compute_type(to) || from == to) return v;
+    if (to == DataType::u1) return as_bool(v, from);
+    llvm::Type* target = type_of(to);
+    if (from == DataType::u1) return is_float(to) ? b_.CreateUIToFP(v, target) : b_.CreateZExt(v, target);
+    if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, target);
+    if (is_float(from)) {
+      // Truncation toward zero, saturating, NaN -> 0: LLVM's fpto[su]i.sat.
+      const auto id = is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+      return b_.CreateIntrinsic(id, {target, v->getType()}, {v});
+    }
+    if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
+    return b_.CreateIntCast(v, target, is_signed(from));
+  }
+
+  llvm::Value* libm(const char* f32_name, const char* f64_name, DataType t, std::vector<llvm::Value*> args) {
+    llvm::Type* ty = type_of(t);
+    std::vector<llvm::Type*> params(args.size(), ty);
+    llvm::FunctionCallee f =
+        m_.getOrInsertFunction(t == DataType::f64 ? f64_name : f32_name, llvm::FunctionType::get(ty, params, false));
+    return b_.CreateCall(f, args);
+  }
+
+  llvm::Value* intrinsic(llvm::Intrinsic::ID id, llvm::Value* x) { return b_.CreateUnaryIntrinsic(id, x); }
+
+  llvm::Value* unary(UnaryOp op, DataType t, llvm::Value* x, DataType result) {
+    if (op == UnaryOp::logic_not) return from_bool(b_.CreateNot(as_bool(x, t)), result);
+    if (t == DataType::u1) return op == UnaryOp::bit_not ? b_.CreateNot(x) : x;
+    if (is_float(t)) {
+      switch (op) {
+        case UnaryOp::neg: return b_.CreateFNeg(x);
+        case UnaryOp::sqrt: return intrinsic(llvm::Intrinsic::sqrt, x);
+        case UnaryOp::rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
+        case UnaryOp::sin: return libm("sinf", "sin", t, {x});
+        case UnaryOp::cos: return libm("cosf", "cos", t, {x});
+        case UnaryOp::tan: return libm("tanf", "tan", t, {x});
+        case UnaryOp::asin: return libm("asinf", "asin", t, {x});
+        case UnaryOp::acos: return libm("acosf", "acos", t, {x});
+        case UnaryOp::atan: return libm("atanf", "atan", t, {x});
+        case UnaryOp::exp: return libm("expf", "exp", t, {x});
+        case UnaryOp::log: return libm("logf", "log", t, {x});
+        case UnaryOp::tanh: return libm("tanhf", "tanh", t, {x});
+        case UnaryOp::abs: return intrinsic(llvm::Intrinsic::fabs, x);
+        case UnaryOp::floor: return intrinsic(llvm::Intrinsic::floor, x);
+        case UnaryOp::ceil: return intrinsic(llvm::Intrinsic::ceil, x);
+        case UnaryOp::round: return intrinsic(llvm::Intrinsic::round, x);  // half away from zero
+        case UnaryOp::logic_not: case UnaryOp::bit_not: break;
+      }
+      throw InternalError(std::string("LLVM codegen: unary ") + ir::op_name(op) + " on a float in " + what_);
+    }
+    switch (op) {
+      case UnaryOp::neg: return b_.CreateNeg(x);
+      case UnaryOp::bit_not: return b_.CreateNot(x);
+      case UnaryOp::abs:
+        return is_signed(t) ? b_.CreateSelect(b_.CreateICmpSLT(x, zero(t)), b_.CreateNeg(x), x) : x;
+      case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round: return x;
+      default: break;
+    }
+    throw InternalError(std::string("LLVM codegen: unary ") + ir::op_name(op) + " on an integer in " + what_);
+  }
+
+  llvm::Value* compare(BinaryOp op, DataType t, llvm::Value* a, llvm::Value* b) {
+    if (is_float(t)) {
+      switch (op) {
+        case BinaryOp::cmp_lt: return b_.CreateFCmpOLT(a, b);
+        case BinaryOp::cmp_le: return b_.CreateFCmpOLE(a, b);
+        case BinaryOp::cmp_gt: return b_.CreateFCmpOGT(a, b);
+        case BinaryOp::cmp_ge: return b_.CreateFCmpOGE(a, b);
+        case BinaryOp::cmp_eq: return b_.CreateFCmpOEQ(a, b);
+        default: return b_.CreateFCmpUNE(a, b);  // cmp_ne: true for NaN, as in C++
+      }
+    }
+    const bool s = is_signed(t);
+    switch (op) {
+      case BinaryOp::cmp_lt: return s ? b_.CreateICmpSLT(a, b) : b_.CreateICmpULT(a, b);
+      case BinaryOp::cmp_le: return s ? b_.CreateICmpSLE(a, b) : b_.CreateICmpULE(a, b);
+      case BinaryOp::cmp_gt: return s ? b_.CreateICmpSGT(a, b) : b_.CreateICmpUGT(a, b);
+      case BinaryOp::cmp_ge: return s ? b_.CreateICmpSGE(a, b) : b_.CreateICmpUGE(a, b);
+      case BinaryOp::cmp_eq: return b_.CreateICmpEQ(a, b);
+      default: return b_.CreateICmpNE(a, b);
+    }
+  }
+
+  llvm::Value* binary(BinaryOp op, DataType t, llvm::Value* a, llvm::Value* b, DataType result) {
+    switch (op) {
+      case BinaryOp::cmp_lt: case BinaryOp::cmp_le: case BinaryOp::cmp_gt:
+      case BinaryOp::cmp_ge: case BinaryOp::cmp_eq: case BinaryOp::cmp_ne:
+        return from_bool(compare(op, t, a, b), result);
+      case BinaryOp::logic_and: return from_bool(b_.CreateAnd(as_bool(a, t), as_bool(b, t)), result);
+      case BinaryOp::logic_or: return from_bool(b_.CreateOr(as_bool(a, t), as_bool(b, t)), result);
+      // min: b < a ? b : a; max: a < b ? b : a (NaN operands as in C++).
+      case BinaryOp::min: return b_.CreateSelect(compare(BinaryOp::cmp_lt, t, b, a), b, a);
+      case BinaryOp::max: return b_.CreateSelect(compare(BinaryOp::cmp_lt, t, a, b), b, a);
+      default: break;
+    }
+    if (is_float(t)) {
+      switch (op) {
+        case BinaryOp::add: return b_.CreateFAdd(a, b);
+        case BinaryOp::sub: return b_.CreateFSub(a, b);
+        case BinaryOp::mul: return b_.CreateFMul(a, b);
+        case BinaryOp::div: return b_.CreateFDiv(a, b);
+        case BinaryOp::mod: return b_.CreateFRem(a, b);  // fmod
+        case BinaryOp::pow: return libm("powf", "pow", t, {a, b});
+        case BinaryOp::atan2: return libm("atan2f", "atan2", t, {a, b});
+        default: break;
+      }
+      throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on floats in " + what_);
+    }
+    if (t == DataType::u1) {
+      switch (op) {
+        case BinaryOp::add: case BinaryOp::sub: case BinaryOp::bit_xor: return b_.CreateXor(a, b);
+        case BinaryOp::mul: case BinaryOp::bit_and: case BinaryOp::div: return b_.CreateAnd(a, b);
+        case BinaryOp::bit_or: return b_.CreateOr(a, b);
+        case BinaryOp::mod: return b_.getFalse();
+        case BinaryOp::pow: return b_.CreateOr(a, b_.CreateNot(b));
+        case BinaryOp::shl: case BinaryOp::shr: return a;
+        default: break;
+      }
+      throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on u1 in " + what_);
+    }
+    const unsigned w = a->getType()->getIntegerBitWidth();
+    switch (op) {
+      case BinaryOp::add: return b_.CreateAdd(a, b);
+      case BinaryOp::sub: return b_.CreateSub(a, b);
+      case BinaryOp::mul: return b_.CreateMul(a, b);
+      case BinaryOp::bit_and: return b_.CreateAnd(a, b);
+      case BinaryOp::bit_or: return b_.CreateOr(a, b);
+      case BinaryOp::bit_xor: return b_.CreateXor(a, b);
+      case BinaryOp::shl: return b_.CreateShl(a, b_.CreateAnd(b, w - 1));
+      case BinaryOp::shr:
+        return is_signed(t) ? b_.CreateAShr(a, b_.CreateAnd(b, w - 1)) : b_.CreateLShr(a, b_.CreateAnd(b, w - 1));
+      case BinaryOp::div: case BinaryOp::mod: {
+        // x / 0 == x % 0 == 0; MIN / -1 == 0 and x % -1 == 0 (no trap).
+        llvm::Value* bad = b_.CreateICmpEQ(b, zero(t));
+        if (is_signed(t)) {
+          llvm::Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(a->getType(), -1));
+          bad = b_.CreateOr(bad, op == BinaryOp::mod
+                                     ? minus_one
+                                     : b_.CreateAnd(minus_one, b_.CreateICmpEQ(a, llvm::ConstantInt::get(
+                                                                                    a->getType(), llvm::APInt::getSignedMinValue(w)))));
+        }
+        llvm::Value* safe = b_.CreateSelect(bad, llvm::ConstantInt::get(a->getType(), 1), b);
+        llvm::Value* r = op == BinaryOp::div ? (is_signed(t) ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
+                                             : (is_signed(t) ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
+        return b_.CreateSelect(bad, zero(t), r);
+      }
+      case BinaryOp::pow: return b_.CreateCall(int_pow(t), {a, b});
+      default: break;
+    }
+    throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on integers in " + what_);
+  }
+
+  // Integer power by squaring (eval.cpp): a negative exponent gives 0, but
+  // 1 for a == 1 and +-1 for a == -1. One helper per integer type.
+  llvm::Function* int_pow(DataType t) {
+    const std::string name = "grove.ipow." + std::string(type_name(t));
+    if (llvm::Function* f = m_.getFunction(name)) return f;
+    llvm::Type* ty = type_of(t);
+    auto* f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty, ty}, false), llvm::Function::InternalLinkage,
+                                     name, m_);
+    llvm::IRBuilder<> b(c_);
+    auto* entry = llvm::BasicBlock::Create(c_, "entry", f);
+    auto* loop = llvm::BasicBlock::Create(c_, "loop", f);
+    auto* done = llvm::BasicBlock::Create(c_, "done", f);
+    llvm::Value* a = f->getArg(0);
+    llvm::Value* e = f->getArg(1);
+    llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+    llvm::Value* zero_v = llvm::ConstantInt::get(ty, 0);
+    b.SetInsertPoint(entry);
+    if (is_signed(t)) {
+      auto* negative = llvm::BasicBlock::Create(c_, "negative", f);
+      auto* positive = llvm::BasicBlock::Create(c_, "positive", f);
+      b.CreateCondBr(b.CreateICmpSLT(e, zero_v), negative, positive);
+      b.SetInsertPoint(negative);
+      llvm::Value* minus_one = llvm::ConstantInt::getSigned(ty, -1);
+      llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(e, one), zero_v);
+      llvm::Value* r = b.CreateSelect(b.CreateICmpEQ(a, one), one,
+                                      b.CreateSelect(b.CreateICmpEQ(a, minus_one), b.CreateSelect(odd, minus_one, one),
+                                                     zero_v));
+      b.CreateRet(r);
+      b.SetInsertPoint(positive);
+    }
+    llvm::BasicBlock* pre = b.GetInsertBlock();
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    llvm::PHINode* result = b.CreatePHI(ty, 2);
+    llvm::PHINode* base = b.CreatePHI(ty, 2);
+    llvm::PHINode* exp = b.CreatePHI(ty, 2);
+    result->addIncoming(one, pre);
+    base->addIncoming(a, pre);
+    exp->addIncoming(e, pre);
+    auto* step = llvm::BasicBlock::Create(c_, "step", f);
+    b.CreateCondBr(b.CreateICmpEQ(exp, zero_v), done, step);
+    b.SetInsertPoint(step);
+    llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(exp, one), zero_v);
+    llvm::Value* next_result = b.CreateSelect(bit, b.CreateMul(result, base), result);
+    result->addIncoming(next_result, step);
+    base->addIncoming(b.CreateMul(base, base), step);
+    exp->addIncoming(b.CreateLShr(exp, one), step);
+    b.CreateBr(loop);
+    b.SetInsertPoint(done);
+    b.CreateRet(result);
+    return f;
+  }
+
+  // ---- tree memory ----
+  llvm::Value* base_of(const ir::Stmt* s) {
+    const TreeKey key{s->tree(), s->tree_param()};
+    auto it = buffer_base_.find(key);
+    if (it != buffer_base_.end()) return it->second;
+    // Loaded once, in the entry block.
+    llvm::IRBuilder<> at_entry(entry_, entry_->getFirstInsertionPt());
+    llvm::Value* slot = at_entry.CreateGEP(b_.getPtrTy(), buffers_arg_, u32(buffer_index_.at(key)));
+    llvm::Value* base = at_entry.CreateLoad(b_.getPtrTy(), slot);
+    buffer_base_[key] = base;
+    return base;
+  }
+
+  llvm::Value* word_pointer(const ir::Stmt* s, uint32_t plus = 0) {
+    llvm::Value* address = b_.CreateZExt(value(s->address()), b_.getInt64Ty());
+    if (plus) address = b_.CreateAdd(address, b_.getInt64(plus));
+    return b_.CreateGEP(b_.getInt32Ty(), base_of(s), address);
+  }
+
+  llvm::Value* tree_load(const ir::Stmt* s) {
+    const DataType st = s->storage();
+    llvm::Value* p = word_pointer(s);
+    llvm::Value* r = nullptr;
+    switch (st) {
+      case DataType::i64: case DataType::u64: case DataType::f64:
+        r = b_.CreateAlignedLoad(type_of(st), p, llvm::Align(8));
+        break;
+      case DataType::f32:
+        r = b_.CreateAlignedLoad(b_.getFloatTy(), p, llvm::Align(4));
+        break;
+      default: {
+        llvm::LoadInst* w = b_.CreateAlignedLoad(b_.getInt32Ty(), p, llvm::Align(4));
+        if (s->atomic_load()) w->setAtomic(llvm::AtomicOrdering::Monotonic);
+        switch (st) {
+          case DataType::u1: r = b_.CreateICmpNE(b_.CreateAnd(w, u32(1)), u32(0)); break;
+          case DataType::f16:
+            r = b_.CreateFPExt(b_.CreateBitCast(b_.CreateTrunc(w, b_.getInt16Ty()), b_.getHalfTy()), b_.getFloatTy());
+            break;
+          default: r = b_.CreateTrunc(w, type_of(st)); break;  // i32/u32: no-op
+        }
+      }
+    }
+    const DataType ct = compute_type(st);
+    return ct == s->type() ? r : cast(r, ct, s->type());
+  }
+
+  void tree_store(const ir::Stmt* s) {
+    const DataType st = s->storage();
+    llvm::Value* v = cast(value(s->value()), s->value()->type(), compute_type(st));
+    llvm::Value* p = word_pointer(s);
+    switch (st) {
+      case DataType::i64: case DataType::u64: case DataType::f64:
+        b_.CreateAlignedStore(v, p, llvm::Align(8));
+        return;
+      case DataType::f32:
+        b_.CreateAlignedStore(v, p, llvm::Align(4));
+        return;
+      case DataType::u1:
+        b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4));
+        return;
+      case DataType::f16: {
+        llvm::Value* h = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
+        b_.CreateAlignedStore(b_.CreateZExt(h, b_.getInt32Ty()), p, llvm::Align(4));
+        return;
+      }
+      default:
+        b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4));  // narrow: zero-extended
+        return;
+    }
+  }
+
+  llvm::Value* tree_atomic(const ir::Stmt* s) {
+    const DataType t = s->type();
+    llvm::Type* ty = type_of(t);
+    llvm::Value* v = value(s->value());
+    llvm::Value* p = word_pointer(s);
+    const llvm::MaybeAlign align(ty->getPrimitiveSizeInBits() / 8);
+    constexpr auto kOrder = llvm::AtomicOrdering::Monotonic;
+    using RMW = llvm::AtomicRMWInst::BinOp;
+    const bool f = is_float(t);
+    if (!f && !ty->isIntegerTy(32) && !ty->isIntegerTy(64))
+      throw InternalError("LLVM codegen: an atomic on a " + std::string(type_name(t)) + " in " + what_);
+    switch (s->atomic_op()) {
+      case ir::AtomicOp::add: return b_.CreateAtomicRMW(f ? RMW::FAdd : RMW::Add, p, v, align, kOrder);
+      case ir::AtomicOp::sub: return b_.CreateAtomicRMW(f ? RMW::FSub : RMW::Sub, p, v, align, kOrder);
+      case ir::AtomicOp::exchange: return b_.CreateAtomicRMW(RMW::Xchg, p, v, align, kOrder);
+      case ir::AtomicOp::bit_and: return b_.CreateAtomicRMW(RMW::And, p, v, align, kOrder);
+      case ir::AtomicOp::bit_or: return b_.CreateAtomicRMW(RMW::Or, p, v, align, kOrder);
+      case ir::AtomicOp::bit_xor: return b_.CreateAtomicRMW(RMW::Xor, p, v, align, kOrder);
+      case ir::AtomicOp::min:
+      case ir::AtomicOp::max: {
+        const bool min = s->atomic_op() == ir::AtomicOp::min;
+        if (!f) {
+          const RMW op = is_signed(t) ? (min ? RMW::Min : RMW::Max) : (min ? RMW::UMin : RMW::UMax);
+          return b_.CreateAtomicRMW(op, p, v, align, kOrder);
+        }
+        // Floats: a compare-and-swap loop with min/max as the interpreter
+        // computes them (LLVM's fmin/fmax treat NaN differently).
+        llvm::Type* word = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+        llvm::BasicBlock* before = b_.GetInsertBlock();
+        llvm::Value* initial = b_.CreateAlignedLoad(word, p, align);
+        auto* loop = llvm::BasicBlock::Create(c_, "fminmax", fn_);
+        auto* done = llvm::BasicBlock::Create(c_, "fminmax.done", fn_);
+        b_.CreateBr(loop);
+        b_.SetInsertPoint(loop);
+        llvm::PHINode* seen = b_.CreatePHI(word, 2);
+        seen->addIncoming(initial, before);
+        llvm::Value* old = b_.CreateBitCast(seen, ty);
+        llvm::Value* updated =
+            binary(min ? BinaryOp::min : BinaryOp::max, t, old, v, t);
+        auto* cas = b_.CreateAtomicCmpXchg(p, seen, b_.CreateBitCast(updated, word), align, kOrder, kOrder);
+        seen->addIncoming(b_.CreateExtractValue(cas, 0), loop);
+        b_.CreateCondBr(b_.CreateExtractValue(cas, 1), done, loop);
+        b_.SetInsertPoint(done);
+        return old;
+      }
+    }
+    throw InternalError("LLVM codegen: an unknown atomic in " + what_);
+  }
+
+  const ir::Kernel& kernel_;
+  std::string prefix_;
+  llvm::Module& m_;
+  llvm::LLVMContext& c_;
+  llvm::IRBuilder<> b_;
+  std::string what_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  llvm::Value* buffers_arg_ = nullptr;
+  llvm::Value* args_arg_ = nullptr;
+  const ir::Stmt* parallel_loop_ = nullptr;
+  std::map<TreeKey, uint32_t> buffer_index_;
+  std::map<TreeKey, llvm::Value*> buffer_base_;
+  std::unordered_map<const ir::Stmt*, llvm::Value*> values_;
+  std::unordered_map<const ir::Stmt*, llvm::Value*> variables_;
+  std::unordered_map<const ir::Stmt*, llvm::Value*> loop_index_;
+  std::vector<LoopTarget> loops_;
+};
+
+void initialize_native_target() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+std::string error_text(llvm::Error e) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << e;
+  return out;
+}
+
+template <typename T>
+T unwrap(llvm::Expected<T> v, const std::string& what) {
+  if (!v) throw Error(what + ": " + error_text(v.takeError()));
+  return std::move(*v);
+}
+
+}  // namespace
+
+struct Jit::Impl {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::unique_ptr<llvm::TargetMachine> machine;  // for the optimiser: the host CPU's features
+  std::string triple, cpu;
+  uint64_t kernels = 0;  // added so far: numbers their symbols
+};
+
+Jit::Jit() : impl_(std::make_unique<Impl>()) {
+  initialize_native_target();
+  auto builder = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM cannot describe this CPU");
+  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  impl_->triple = builder.getTargetTriple().str();
+  impl_->cpu = builder.getCPU();
+  impl_->machine = unwrap(builder.createTargetMachine(), "LLVM cannot target this CPU");
+  impl_->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
+                      "LLVM's JIT cannot start");
+  // libm (sinf, pow, ...) from this process.
+  auto& dl = impl_->jit->getDataLayout();
+  impl_->jit->getMainJITDylib().addGenerator(unwrap(
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(dl.getGlobalPrefix()),
+      "LLVM's JIT cannot search this process's symbols"));
+}
+
+Jit::~Jit() = default;
+
+std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
+
+JitKernel Jit::add(const ir::Kernel& kernel) {
+  if (kernel.stage != ir::Stage::lowered)
+    throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
+  module->setTargetTriple(impl_->triple);
+  module->setDataLayout(impl_->jit->getDataLayout());
+  JitKernel out;
+  out.tasks = Emitter(kernel, kernel.name() + "." + std::to_string(impl_->kernels++), *module).emit();
+  std::string broken;
+  llvm::raw_string_ostream why(broken);
+  if (llvm::verifyModule(*module, &why))
+    throw InternalError("LLVM codegen: the module of kernel '" + kernel.name() + "' is invalid: " + broken);
+  out.ir_before = to_text(*module);
+  {
+    // -O3 for the host CPU (its vector width included).
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PassBuilder pb(impl_->machine.get());
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    for (llvm::Function& f : *module)
+      if (!f.isDeclaration()) {
+        f.addFnAttr("target-cpu", impl_->cpu);
+        f.addFnAttr("target-features", impl_->machine->getTargetFeatureString());
+      }
+    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+  }
+  out.ir_after = to_text(*module);
+  auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
+    throw Error("LLVM's JIT refused kernel '" + kernel.name() + "': " + error_text(std::move(e)));
+  for (const CpuTask& t : out.tasks) {
+    auto address = unwrap(impl_->jit->lookup(t.entry), "LLVM's JIT lost task '" + t.entry + "'");
+    out.functions.push_back(address.toPtr<TaskFn>());
+    if (t.parallel) {
+      auto count = unwrap(impl_->jit->lookup(t.count_entry), "LLVM's JIT lost '" + t.count_entry + "'");
+      out.counts.push_back(count.toPtr<CountFn>());
+    } else {
+      out.counts.push_back(nullptr);
+    }
+  }
+  return out;
+}
+
+}  // namespace grove::llvm_backend

@@ -1,0 +1,87 @@
+// src/llvm/codegen.h — lowered IR to native code through LLVM: the code
+// generator the CPU backend and (retargeted to NVPTX) the CUDA backend share,
+// and an ORC JIT that makes it callable in this process. No LLVM type
+// appears here: LLVM's headers stay inside src/llvm's translation units.
+//
+// The task ABI. Each task of a kernel becomes one function
+//
+//   void <kernel>.<n>.t<i>.<kind>(uint32_t* const* buffers, const uint64_t* args,
+//                                 int32_t lo, int32_t hi)
+//
+// (n numbers the kernels added to one Jit, whose names may repeat)
+//
+// buffers[0] is the context buffer (docs/memory.md; print and assert records
+// as on Vulkan), buffers[1..] the trees the task touches, in the order of
+// CpuTask::trees; a tree is an array of u32 words, 64-bit values at even
+// words. args[n] is argument n's bit pattern in its compute type. A serial
+// task ignores lo and hi. A parallel task runs the statements before its
+// range_for, then iterations k in [lo, hi) of it (index begin + k); its
+// count function
+//
+//   int32_t <kernel>.<n>.t<i>.<kind>.count(uint32_t* const* buffers, const uint64_t* args)
+//
+// runs the same statements and returns max(end - begin, 0), so a caller
+// splits [0, count) into chunks across threads. Every invocation of the
+// statements before the loop is harmless, as on Vulkan, where every
+// invocation runs them.
+//
+// Memory order (docs/memory.md): tree atomics, compare-and-swaps and atomic
+// loads are LLVM `monotonic` (relaxed); ordinary loads and stores are plain.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace grove::llvm_backend {
+
+// (tree, tree parameter) as in the IR's `@t<tree>` or `@t<tree>.p<param>`.
+using TreeKey = std::pair<int, int>;
+
+struct CpuTask {
+  ir::TaskKind kind = ir::TaskKind::serial;
+  std::string label;
+  bool parallel = false;
+  std::vector<TreeKey> trees;  // buffers[1], buffers[2], ...
+  std::string entry;           // the task function's symbol
+  std::string count_entry;     // parallel tasks: the count function's symbol
+};
+
+using TaskFn = void (*)(uint32_t* const* buffers, const uint64_t* args, int32_t lo, int32_t hi);
+using CountFn = int32_t (*)(uint32_t* const* buffers, const uint64_t* args);
+
+// A kernel compiled and loaded: its tasks with their entry points.
+struct JitKernel {
+  std::vector<CpuTask> tasks;
+  std::vector<TaskFn> functions;  // per task
+  std::vector<CountFn> counts;    // per task; null for serial tasks
+  std::string ir_before;          // LLVM IR before and after optimisation (dumps)
+  std::string ir_after;
+};
+
+// One LLVM JIT (ORC LLJIT) for the host CPU. Kernels are optimised at -O3
+// for this CPU (its features, vector width included) and stay loaded as long
+// as the Jit lives.
+class Jit {
+ public:
+  Jit();
+  ~Jit();
+  Jit(const Jit&) = delete;
+  Jit& operator=(const Jit&) = delete;
+
+  // Translates `kernel` (stage lowered) and loads it. A statement the
+  // generator does not handle yet raises grove::Error naming it and the kernel.
+  JitKernel add(const ir::Kernel& kernel);
+  // "x86_64-pc-linux-gnu, znver3" and the like.
+  std::string target() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace grove::llvm_backend

@@ -1,0 +1,420 @@
+// tests/llvm/codegen_test.cpp — the LLVM code generator on lowered kernels
+// written as IR text, JIT-compiled for this CPU and called through the task
+// ABI (src/llvm/codegen.h) on plain word arrays. Operands arrive as kernel
+// arguments, so LLVM cannot fold the operations away; expected values come
+// from plain C++ in the test (docs/ir.md's rules written out) or by hand.
+#include "llvm/codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "grove/error.h"
+#include "ir/parser.h"
+
+namespace grove::llvm_backend {
+namespace {
+
+Jit& jit() {
+  static Jit j;
+  return j;
+}
+
+JitKernel compile(const std::string& text) {
+  ir::ParsedModule m = ir::parse_module(text, "test");
+  EXPECT_EQ(m.kernels.size(), 1u);
+  return jit().add(*m.kernels.front());
+}
+
+// The context buffer and one tree of zeroed words.
+struct Buffers {
+  explicit Buffers(size_t words) : context(64, 0), tree(words, 0) {}
+  std::vector<uint32_t> context, tree;
+  uint32_t* pointers[2] = {nullptr, nullptr};
+  uint32_t* const* get() {
+    pointers[0] = context.data();
+    pointers[1] = tree.data();
+    return pointers;
+  }
+};
+
+// ---- one binary operation on arguments a, b of type `t` -------------------------
+
+std::string type_text(DataType t) { return std::string(type_name(t)); }
+
+bool is_compare(const std::string& op) { return op.rfind("cmp_", 0) == 0; }
+
+// A serial kernel storing `op(a, b)` at word 0 (64-bit results at words 0,
+// 1), compiled once and run on any operands.
+class Binary {
+ public:
+  Binary(const std::string& op, DataType t) {
+    const std::string ts = type_text(t);
+    const std::string rs = type_text(is_compare(op) ? DataType::u1 : t);
+    kernel_ = compile("kernel @b(a: " + ts + ", b: " + ts + ") stage lowered {\n"
+                      "  task serial $-1 \"serial\" {\n"
+                      "    %0 = arg " + ts + " 0\n"
+                      "    %1 = arg " + ts + " 1\n"
+                      "    %2 = binary " + op + " " + rs + " %0 %1\n"
+                      "    %3 = const u32 0\n"
+                      "    tree_store @t1[%3] %2 as " + rs + "\n"
+                      "  }\n"
+                      "}\n");
+  }
+  uint64_t operator()(uint64_t a, uint64_t b) {
+    Buffers buf(2);
+    const uint64_t args[2] = {a, b};
+    kernel_.functions[0](buf.get(), args, 0, 1);
+    return buf.tree[0] | (uint64_t{buf.tree[1]} << 32);
+  }
+
+ private:
+  JitKernel kernel_;
+};
+
+// docs/ir.md's integer rules, written out: wrapping, x / 0 == x % 0 == 0,
+// MIN / -1 == 0, x % -1 == 0, shift counts modulo the width, a negative
+// power 0 (1 for 1, +-1 for -1).
+template <typename T>
+T model(const std::string& op, T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  constexpr int w = sizeof(T) * 8;
+  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  auto wide_mul = [](U x, U y) { return static_cast<U>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); };
+  if (op == "add") return static_cast<T>(static_cast<U>(ua + ub));
+  if (op == "sub") return static_cast<T>(static_cast<U>(ua - ub));
+  if (op == "mul") return static_cast<T>(wide_mul(ua, ub));
+  if (op == "div") {
+    if (b == 0) return 0;
+    if (std::is_signed_v<T> && a == std::numeric_limits<T>::min() && b == T(-1)) return 0;
+    return static_cast<T>(a / b);
+  }
+  if (op == "mod") {
+    if (b == 0 || (std::is_signed_v<T> && b == T(-1))) return 0;
+    return static_cast<T>(a % b);
+  }
+  if (op == "min") return b < a ? b : a;
+  if (op == "max") return a < b ? b : a;
+  if (op == "bit_and") return static_cast<T>(ua & ub);
+  if (op == "bit_or") return static_cast<T>(ua | ub);
+  if (op == "bit_xor") return static_cast<T>(ua ^ ub);
+  if (op == "shl") return static_cast<T>(static_cast<U>(ua << (ub % w)));
+  if (op == "shr") return static_cast<T>(a >> (ub % w));
+  if (op == "pow") {
+    if (std::is_signed_v<T> && b < 0) return a == 1 ? T(1) : a == T(-1) ? (b % 2 != 0 ? T(-1) : T(1)) : T(0);
+    U r = 1, base = ua;
+    for (U e = ub; e; e >>= 1) {
+      if (e & 1) r = wide_mul(r, base);
+      base = wide_mul(base, base);
+    }
+    return static_cast<T>(r);
+  }
+  if (op == "cmp_lt") return a < b;
+  if (op == "cmp_le") return a <= b;
+  if (op == "cmp_gt") return a > b;
+  if (op == "cmp_ge") return a >= b;
+  if (op == "cmp_eq") return a == b;
+  if (op == "cmp_ne") return a != b;
+  ADD_FAILURE() << "no model for " << op;
+  return 0;
+}
+
+const char* const kIntOps[] = {"add", "sub", "mul", "div", "mod", "min", "max", "bit_and", "bit_or", "bit_xor",
+                               "shl", "shr", "pow", "cmp_lt", "cmp_le", "cmp_gt", "cmp_ge", "cmp_eq", "cmp_ne"};
+
+template <typename T>
+void check_integer_ops(DataType t) {
+  std::vector<T> values = {0, 1, 2, 3, 7, 31, 33, 100, std::numeric_limits<T>::max(),
+                           static_cast<T>(std::numeric_limits<T>::max() - 1)};
+  if constexpr (std::is_signed_v<T>) {
+    for (T v : {T(-1), T(-2), T(-7), T(-100), std::numeric_limits<T>::min()}) values.push_back(v);
+  }
+  // One kernel per op (compiling is the slow part); all pairs through it.
+  for (const char* op : kIntOps) {
+    Binary run(op, t);
+    for (T a : values) {
+      for (T b : {T(0), T(-1), T(3), T(33), std::numeric_limits<T>::min(), std::numeric_limits<T>::max()}) {
+        const uint64_t got = run(static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(a)),
+                                 static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(b)));
+        const T want = model<T>(op, a, b);
+        const uint64_t mask = sizeof(T) == 8 ? ~uint64_t{0} : (uint64_t{1} << (sizeof(T) * 8)) - 1;
+        const uint64_t want_bits = is_compare(op) ? static_cast<uint64_t>(want)
+                                                  : static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(want));
+        EXPECT_EQ(got & (is_compare(op) ? 1u : mask), want_bits)
+            << op << " " << type_name(t) << " " << +a << ", " << +b;
+      }
+    }
+  }
+}
+
+TEST(LlvmCodegen, IntegerOperationsFollowTheIrRules) {
+  check_integer_ops<int32_t>(DataType::i32);
+  check_integer_ops<uint32_t>(DataType::u32);
+  check_integer_ops<int64_t>(DataType::i64);
+  check_integer_ops<uint8_t>(DataType::u8);
+  check_integer_ops<int16_t>(DataType::i16);
+}
+
+TEST(LlvmCodegen, FloatOperationsMatchTheCLibrary) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float values[] = {0.0f, -0.0f, 1.5f, -2.25f, 3.0f, 1e30f, inf, -inf, nan};
+  auto f32 = [](float v) { return uint64_t{std::bit_cast<uint32_t>(v)}; };
+  std::map<std::string, Binary> ops;
+  for (const char* op : {"add", "mul", "div", "mod", "min", "max", "pow", "cmp_ne", "cmp_lt"})
+    ops.emplace(op, Binary(op, DataType::f32));
+  for (float a : values) {
+    for (float b : values) {
+      auto check = [&](const char* op, float want) {
+        const auto got = std::bit_cast<float>(static_cast<uint32_t>(ops.at(op)(f32(a), f32(b))));
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got)) << op << " " << a << ", " << b;
+        } else {
+          EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << op << " " << a << ", " << b;
+        }
+      };
+      check("add", a + b);
+      check("mul", a * b);
+      check("div", a / b);
+      check("mod", std::fmod(a, b));
+      check("min", b < a ? b : a);
+      check("max", a < b ? b : a);
+      check("pow", std::pow(a, b));
+      EXPECT_EQ(ops.at("cmp_ne")(f32(a), f32(b)) & 1, a != b ? 1u : 0u) << a << " != " << b;
+      EXPECT_EQ(ops.at("cmp_lt")(f32(a), f32(b)) & 1, a < b ? 1u : 0u) << a << " < " << b;
+    }
+  }
+}
+
+// Casts: float to integer truncates toward zero and saturates, NaN gives 0;
+// integer to integer wraps; f16 storage rounds to nearest even.
+TEST(LlvmCodegen, CastsSaturateWrapAndRound) {
+  auto run = [](const std::string& from, const std::string& to, uint64_t a, const std::string& storage = "") {
+    const std::string st = storage.empty() ? to : storage;
+    JitKernel k = compile("kernel @c(a: " + from + ") stage lowered {\n  task serial $-1 \"serial\" {\n"
+                          "    %0 = arg " + from + " 0\n    %1 = cast " + to + " %0\n    %2 = const u32 0\n"
+                          "    tree_store @t1[%2] %1 as " + st + "\n    %3 = tree_load " + to + " @t1[%2] as " + st +
+                          "\n    %4 = const u32 2\n    tree_store @t1[%4] %3 as " + to + "\n  }\n}\n");
+    Buffers buf(4);
+    const uint64_t args[1] = {a};
+    k.functions[0](buf.get(), args, 0, 1);
+    return buf.tree[2] | (uint64_t{buf.tree[3]} << 32);
+  };
+  auto f32 = [](float v) { return uint64_t{std::bit_cast<uint32_t>(v)}; };
+  EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(1e10f))), INT32_MAX);
+  EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(-1e10f))), INT32_MIN);
+  EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(std::numeric_limits<float>::quiet_NaN()))), 0);
+  EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(-2.75f))), -2);
+  EXPECT_EQ(run("f32", "u32", f32(-5.0f)), 0u);
+  EXPECT_EQ(static_cast<uint32_t>(run("i32", "u8", 300)), 44u);                   // 300 mod 256
+  EXPECT_EQ(static_cast<uint32_t>(run("i32", "i8", 200)), 0xc8u);  // -56: its word holds the low 8 bits
+  EXPECT_EQ(static_cast<int64_t>(run("i32", "i64", 0xffffffffu)), -1);
+  EXPECT_EQ(run("u32", "u64", 0xffffffffu), 0xffffffffu);
+  // 1 + 2^-11 is halfway between two halves: rounds to even (1.0).
+  EXPECT_EQ(std::bit_cast<float>(static_cast<uint32_t>(run("f32", "f32", f32(1.0f + 0x1p-11f), "f16"))), 1.0f);
+  EXPECT_EQ(std::bit_cast<float>(static_cast<uint32_t>(run("f32", "f32", f32(1.0f + 0x1p-10f), "f16"))),
+            1.0f + 0x1p-10f);
+}
+
+// A parallel task: its count function runs the statements before the loop
+// (the bound read from the tree), and chunks [lo, hi) of [0, count) can run
+// on several threads at once; atomics count every iteration exactly once.
+TEST(LlvmCodegen, ParallelTasksRunInChunksOnManyThreads) {
+  JitKernel k = compile(R"(
+kernel @p() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 10
+    %1 = const u32 1
+    %2 = tree_load atomic i32 @t1[%1]
+    %3 = range_for %0 %2 {
+      %4 = loop_index i32 %3 0
+      %5 = binary mul i32 %4 %4
+      %6 = const i32 4
+      %7 = binary add i32 %4 %6
+      %8 = cast u32 %7
+      tree_store @t1[%8] %5 as i32
+      %9 = const u32 0
+      %10 = const i32 1
+      %11 = tree_atomic add i32 @t1[%9] %10
+      %12 = const u32 2
+      %13 = tree_atomic max i32 @t1[%12] %4
+    }
+  }
+}
+)");
+  ASSERT_EQ(k.tasks.size(), 1u);
+  EXPECT_TRUE(k.tasks[0].parallel);
+  EXPECT_EQ(k.tasks[0].count_entry, k.tasks[0].entry + ".count");
+  EXPECT_EQ(k.tasks[0].entry.rfind("p.", 0), 0u) << k.tasks[0].entry;
+  const int32_t end = 200010;
+  Buffers buf(static_cast<size_t>(end) + 8);
+  buf.tree[1] = static_cast<uint32_t>(end);
+  const uint64_t* no_args = nullptr;
+  const int32_t count = k.counts[0](buf.get(), no_args);
+  ASSERT_EQ(count, end - 10);
+  std::vector<std::thread> threads;
+  const int32_t chunk = 7919;  // a prime: chunks end anywhere
+  uint32_t* const* buffers = buf.get();
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int32_t lo = t * chunk; lo < count; lo += 4 * chunk) k.functions[0](buffers, no_args, lo, lo + chunk);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(buf.tree[0], static_cast<uint32_t>(count));
+  EXPECT_EQ(static_cast<int32_t>(buf.tree[2]), end - 1);
+  for (int32_t i = 10; i < end; ++i)
+    ASSERT_EQ(buf.tree[static_cast<size_t>(i) + 4], static_cast<uint32_t>(i) * static_cast<uint32_t>(i)) << i;
+  // Nothing below the loop's first index was written.
+  for (size_t w = 4; w < 14; ++w) EXPECT_EQ(buf.tree[w], 0u) << w;
+}
+
+// Serial loops, while with break and continue, if/else and local variables:
+// the sum of the odd numbers below 10 that are not 5 (1 + 3 + 7 + 9 = 20),
+// and the number of range_for iterations that continue skips.
+TEST(LlvmCodegen, ControlFlowAndLocals) {
+  JitKernel k = compile(R"(
+kernel @c(n: i32) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = alloca i32
+    %2 = alloca i32
+    %3 = alloca i32
+    while {
+      %4 = local_load i32 %1
+      %5 = binary cmp_ge u1 %4 %0
+      if %5 {
+        break
+      } else {
+      }
+      %6 = const i32 1
+      %7 = binary add i32 %4 %6
+      local_store %1 %7
+      %8 = const i32 2
+      %9 = binary mod i32 %4 %8
+      %10 = const i32 0
+      %11 = binary cmp_eq u1 %9 %10
+      %12 = const i32 5
+      %13 = binary cmp_eq u1 %4 %12
+      %14 = binary logic_or u1 %11 %13
+      if %14 {
+        continue
+      } else {
+        %15 = local_load i32 %2
+        %16 = binary add i32 %15 %4
+        local_store %2 %16
+      }
+    }
+    %17 = const i32 0
+    %18 = range_for %17 %0 {
+      %19 = loop_index i32 %18 0
+      %20 = const i32 3
+      %21 = binary cmp_lt u1 %19 %20
+      if %21 {
+        continue
+      } else {
+      }
+      %22 = local_load i32 %3
+      %23 = const i32 1
+      %24 = binary add i32 %22 %23
+      local_store %3 %24
+    }
+    %25 = const u32 0
+    %26 = local_load i32 %2
+    tree_store @t1[%25] %26 as i32
+    %27 = const u32 1
+    %28 = local_load i32 %3
+    tree_store @t1[%27] %28 as i32
+  }
+}
+)");
+  Buffers buf(2);
+  const uint64_t args[1] = {10};
+  k.functions[0](buf.get(), args, 0, 1);
+  EXPECT_EQ(buf.tree[0], 20u);
+  EXPECT_EQ(buf.tree[1], 7u);
+}
+
+TEST(LlvmCodegen, CompareAndSwapAnd64BitWords) {
+  JitKernel k = compile(R"(
+kernel @w(a: u64, b: f64) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg u64 0
+    %1 = arg f64 1
+    %2 = const u32 2
+    tree_store @t1[%2] %0 as u64
+    %3 = const u32 4
+    %4 = tree_atomic add f64 @t1[%3] %1
+    %5 = tree_atomic add f64 @t1[%3] %1
+    %6 = const u32 0
+    %7 = const u32 0
+    %8 = const u32 9
+    %9 = tree_cas u32 @t1[%6] %7 %8
+    %10 = tree_cas u32 @t1[%6] %7 %8
+    %11 = const u32 1
+    tree_store @t1[%11] %10 as u32
+  }
+}
+)");
+  Buffers buf(6);
+  const uint64_t args[2] = {0x123456789abcdef0u, std::bit_cast<uint64_t>(1.25)};
+  k.functions[0](buf.get(), args, 0, 1);
+  EXPECT_EQ(buf.tree[0], 9u);  // the first swap happened
+  EXPECT_EQ(buf.tree[1], 9u);  // the second saw 9 and swapped nothing
+  EXPECT_EQ(buf.tree[2], 0x9abcdef0u);
+  EXPECT_EQ(buf.tree[3], 0x12345678u);
+  double sum = 0;
+  std::memcpy(&sum, &buf.tree[4], 8);
+  EXPECT_EQ(sum, 2.5);
+}
+
+TEST(LlvmCodegen, WhatItCannotTranslateYetIsAnErrorNamingIt) {
+  try {
+    compile(R"(
+kernel @talk() stage lowered {
+  task serial $-1 "serial" {
+    %0 = const i32 1
+    print "{}\n" %0
+  }
+}
+)");
+    FAIL() << "print was accepted";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("'print'"), std::string::npos) << m;
+    EXPECT_NE(m.find("kernel 'talk'"), std::string::npos) << m;
+  }
+}
+
+TEST(LlvmCodegen, OptimisedCodeUsesTheHostVectorUnits) {
+  // A dense loop over contiguous words vectorises at -O3 for this CPU.
+  JitKernel k = compile(R"(
+kernel @v() stage lowered {
+  task serial $-1 "serial" {
+    %0 = const i32 0
+    %1 = const i32 4096
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = cast u32 %3
+      %5 = tree_load f32 @t1[%4]
+      %6 = const f32 2
+      %7 = binary mul f32 %5 %6
+      tree_store @t1[%4] %7 as f32
+    }
+  }
+}
+)");
+  EXPECT_NE(k.ir_after.find(" x float>"), std::string::npos) << jit().target();
+  EXPECT_EQ(k.ir_before.find(" x float>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace grove::llvm_backend
