@@ -30,7 +30,9 @@ using Indices = std::vector<Expr>;
 enum class Arch { Auto, Interp, Cpu, Vulkan, Cuda };
 std::string_view arch_name(Arch a);          // "auto", "interp", ...
 bool parse_arch(std::string_view s, Arch* out);
-// Backends compiled into this build, in the order Auto prefers them.
+// Backends compiled into this build: those Auto may pick, in the order it
+// prefers them, then cpu (which Auto does not pick until it runs every
+// kernel: print and assert are not done yet).
 std::vector<Arch> compiled_backends();
 
 struct Config {
@@ -57,6 +59,8 @@ struct Config {
   // included); its messages go to stderr. GROVE_VULKAN_VALIDATION=1 in the
   // environment enables it too. Needs Debian's vulkan-validationlayers.
   bool vulkan_validation = false;
+  // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
+  int cpu_threads = 0;
 };
 
 // Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...

@@ -24,6 +24,8 @@ struct BackendOptions {
   // else the best one) and whether to enable the Khronos validation layer.
   std::string device;
   bool validation = false;
+  // CPU: threads for parallel tasks (0: every core).
+  int cpu_threads = 0;
 };
 
 class Backend {
@@ -43,6 +45,10 @@ struct BackendAndDevice {
 };
 
 BackendAndDevice make_interp_backend(const BackendOptions& options);
+#ifdef GROVE_WITH_LLVM
+// The LLVM CPU backend on this machine's cores.
+BackendAndDevice make_cpu_backend(const BackendOptions& options);
+#endif
 #ifdef GROVE_WITH_VULKAN
 // Opens the Vulkan device; raises grove::Error naming what is missing (no
 // loader, no device, no validation layer).

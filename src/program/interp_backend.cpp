@@ -9,6 +9,7 @@
 #include "ir/assert.h"
 #include "ir/interpreter.h"
 #include "program/backend.h"
+#include "program/host_device.h"
 
 namespace grove::detail {
 
@@ -22,27 +23,12 @@ class InterpKernel : public rt::LoadedKernel {
   const ir::SNodeForest& forest;
 };
 
-class InterpDevice : public rt::Device {
+class InterpDevice : public HostDevice {
  public:
-  explicit InterpDevice(const BackendOptions& o) : options_(o) {}
+  explicit InterpDevice(const BackendOptions& o) : HostDevice("interpreter"), options_(o) {}
   std::string name() const override { return "reference interpreter on the host CPU"; }
   bool synchronous() const override { return true; }
 
-  void create_buffer(int id, int64_t words, std::span<const uint32_t> head) override {
-    if (buffers_.size() <= static_cast<size_t>(id)) buffers_.resize(static_cast<size_t>(id) + 1);
-    std::vector<uint32_t>& b = buffers_[static_cast<size_t>(id)];
-    b.assign(static_cast<size_t>(words), 0u);
-    std::copy(head.begin(), head.end(), b.begin());
-  }
-  void destroy_buffer(int id) override { std::vector<uint32_t>().swap(buffer(id, 0, 0, "destroy")); }
-  void read_words(int id, int64_t offset, int64_t count, uint32_t* out) override {
-    const auto& b = buffer(id, offset, count, "read");
-    std::copy(b.begin() + offset, b.begin() + offset + count, out);
-  }
-  void write_words(int id, int64_t offset, int64_t count, const uint32_t* in) override {
-    auto& b = buffer(id, offset, count, "write");
-    std::copy(in, in + count, b.begin() + offset);
-  }
   std::unique_ptr<rt::LoadedKernel> load(rt::KernelPlan plan) override {
     throw Error("kernel '" + plan.name + "': the interpreter runs kernels from their IR, which a plan does not "
                 "hold; load plans on a backend whose plans carry code (Vulkan)");
@@ -72,22 +58,7 @@ class InterpDevice : public rt::Device {
   void sync() override {}
 
  private:
-  // The buffer `id`, once [offset, offset + count) is checked to lie inside
-  // it (an address outside is a bug in Grove: it must not corrupt the heap).
-  std::vector<uint32_t>& buffer(int id, int64_t offset, int64_t count, const char* what) {
-    if (id < 0 || static_cast<size_t>(id) >= buffers_.size())
-      throw InternalError("interpreter: host " + std::string(what) + " of buffer " + std::to_string(id) +
-                          ", which does not exist");
-    auto& b = buffers_[static_cast<size_t>(id)];
-    if (offset < 0 || count < 0 || offset > static_cast<int64_t>(b.size()) - count)
-      throw InternalError("interpreter: host " + std::string(what) + " of words [" + std::to_string(offset) +
-                          ", " + std::to_string(offset) + " + " + std::to_string(count) + ") of buffer " +
-                          std::to_string(id) + ", which has " + std::to_string(b.size()) + " words");
-    return b;
-  }
-
   BackendOptions options_;
-  std::vector<std::vector<uint32_t>> buffers_;
 };
 
 class InterpBackend : public Backend {

@@ -35,11 +35,15 @@ bool parse_arch(std::string_view s, Arch* out) {
 }
 
 std::vector<Arch> compiled_backends() {
+  std::vector<Arch> out;
 #ifdef GROVE_WITH_VULKAN
-  return {Arch::Vulkan, Arch::Interp};
-#else
-  return {Arch::Interp};
+  out.push_back(Arch::Vulkan);
 #endif
+  out.push_back(Arch::Interp);
+#ifdef GROVE_WITH_LLVM
+  out.push_back(Arch::Cpu);
+#endif
+  return out;
 }
 
 std::string_view snode_kind_name(SNodeKind k) {
@@ -107,6 +111,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   };
   bo.device = config.vulkan_device;
   bo.validation = config.vulkan_validation;
+  bo.cpu_threads = config.cpu_threads;
   std::string built;
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
   BackendAndDevice made;
@@ -133,6 +138,10 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
       break;
 #endif
     case Arch::Cpu:
+#ifdef GROVE_WITH_LLVM
+      made = make_cpu_backend(bo);
+      break;
+#endif
     case Arch::Cuda:
       throw Error("backend '" + std::string(arch_name(config.arch)) +
                   "' is not built into this Grove (built: " + built + "); use one of those or "
