@@ -147,6 +147,8 @@ class Emitter {
     loop_index_.clear();
     loops_.clear();
     buffer_base_.clear();
+    accumulators_.clear();
+    reductions_.clear();
   }
 
   void end_function() {
@@ -328,6 +330,7 @@ class Emitter {
     llvm::Value* last = parallel ? b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count_of(s)), fn_->getArg(3),
                                                    count_of(s))
                                  : value(s->end());
+    if (parallel) find_accumulators(s);
     llvm::BasicBlock* before = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
     auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
@@ -348,6 +351,48 @@ class Emitter {
     i->addIncoming(b_.CreateAdd(i, u32(1), "", /*HasNUW=*/false, /*HasNSW=*/true), latch);
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
+    if (parallel) flush_accumulators();
+  }
+
+  // The sums mark_reductions found that nothing else in the loop touches
+  // (Reduction::accumulate): one local per cell and type, summed over the
+  // chunk's iterations and added with one atomic after them.
+  struct Accumulator {
+    TreeKey tree;
+    uint64_t address;
+    DataType type;
+    const ir::Stmt* first;  // a statement naming the cell (for its buffer)
+    llvm::AllocaInst* var;
+  };
+  void find_accumulators(const ir::Stmt* loop) {
+    accumulators_.clear();
+    reductions_.clear();
+    ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* a) {
+      if (a->kind() != StmtKind::TreeAtomic || a->reduction() != ir::Reduction::accumulate) return;
+      const TreeKey tree{a->tree(), a->tree_param()};
+      const uint64_t address = a->address()->bits();
+      size_t n = 0;
+      while (n < accumulators_.size() && !(accumulators_[n].tree == tree && accumulators_[n].address == address &&
+                                           accumulators_[n].type == a->type()))
+        ++n;
+      if (n == accumulators_.size()) {
+        llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+        accumulators_.push_back({tree, address, a->type(), a, at_entry.CreateAlloca(type_of(a->type()))});
+        b_.CreateStore(zero(a->type()), accumulators_.back().var);
+      }
+      reductions_[a] = n;
+    });
+  }
+  void flush_accumulators() {
+    for (const Accumulator& acc : accumulators_) {
+      llvm::Value* sum = b_.CreateLoad(type_of(acc.type), acc.var);
+      llvm::Value* p = b_.CreateGEP(b_.getInt32Ty(), base_of(acc.first), b_.getInt64(acc.address));
+      const bool f = is_float(acc.type);
+      b_.CreateAtomicRMW(f ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, p, sum,
+                         llvm::MaybeAlign(type_of(acc.type)->getPrimitiveSizeInBits() / 8),
+                         llvm::AtomicOrdering::Monotonic);
+    }
+    accumulators_.clear();
   }
 
   // ---- arithmetic ----
@@ -652,6 +697,13 @@ class Emitter {
     const DataType t = s->type();
     llvm::Type* ty = type_of(t);
     llvm::Value* v = value(s->value());
+    if (auto r = reductions_.find(s); r != reductions_.end()) {
+      // Summed locally (find_accumulators); the old value is unused.
+      llvm::AllocaInst* var = accumulators_[r->second].var;
+      llvm::Value* old = b_.CreateLoad(ty, var);
+      b_.CreateStore(is_float(t) ? b_.CreateFAdd(old, v) : b_.CreateAdd(old, v), var);
+      return zero(t);
+    }
     llvm::Value* p = word_pointer(s);
     const llvm::MaybeAlign align(ty->getPrimitiveSizeInBits() / 8);
     constexpr auto kOrder = llvm::AtomicOrdering::Monotonic;
@@ -714,6 +766,8 @@ class Emitter {
   std::unordered_map<const ir::Stmt*, llvm::Value*> variables_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> loop_index_;
   std::vector<LoopTarget> loops_;
+  std::vector<Accumulator> accumulators_;
+  std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
 };
 
 void initialize_native_target() {

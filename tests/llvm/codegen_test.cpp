@@ -277,6 +277,42 @@ kernel @p() stage lowered {
   for (size_t w = 4; w < 14; ++w) EXPECT_EQ(buf.tree[w], 0u) << w;
 }
 
+// A sum marked `accumulate` (ir::mark_reductions) is kept in a local over a
+// chunk's iterations and added once after them: one atomic in the code.
+TEST(LlvmCodegen, MarkedSumsAreAddedOncePerChunk) {
+  JitKernel k = compile(R"(
+kernel @s() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 100000
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = const u32 0
+      %5 = const i32 3
+      %6 = binary mod i32 %3 %5
+      %7 = tree_atomic accumulate add i32 @t1[%4] %6
+    }
+  }
+}
+)");
+  size_t atomics = 0;
+  for (size_t at = k.ir_before.find("atomicrmw"); at != std::string::npos; at = k.ir_before.find("atomicrmw", at + 1))
+    ++atomics;
+  EXPECT_EQ(atomics, 1u) << k.ir_before;
+  Buffers buf(1);
+  uint32_t* const* buffers = buf.get();
+  const uint64_t* no_args = nullptr;
+  const int32_t count = k.counts[0](buffers, no_args);
+  ASSERT_EQ(count, 100000);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] { k.functions[0](buffers, no_args, t * 25000, (t + 1) * 25000); });
+  for (std::thread& t : threads) t.join();
+  uint32_t want = 0;
+  for (int i = 0; i < 100000; ++i) want += static_cast<uint32_t>(i % 3);
+  EXPECT_EQ(buf.tree[0], want);
+}
+
 // Serial loops, while with break and continue, if/else and local variables:
 // the sum of the odd numbers below 10 that are not 5 (1 + 3 + 7 + 9 = 20),
 // and the number of range_for iterations that continue skips.
