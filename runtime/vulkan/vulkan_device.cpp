@@ -309,7 +309,8 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
     d.buffers.push_back(context_);
     for (int slot : task.slots) d.buffers.push_back(tree(slot_buffers[static_cast<size_t>(slot)], "launch").buffer);
     d.push_constants = push;
-    if (k.count_pipelines[i] && group_count(task, args) == kCountOnDevice) {
+    const uint32_t groups = group_count(task, args);
+    if (groups == kCountOnDevice) {
       // The count entry point writes the group counts this dispatch reads.
       Dispatch count = d;
       count.pipeline = *k.count_pipelines[i];
@@ -318,8 +319,8 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
       d.indirect_buffer = context_;
       d.indirect_offset = uint64_t{ctx::kGroupCounts} * 4;
     } else {
-      d.group_count_x = group_count(task, args);
-      if (d.group_count_x == 0) continue;
+      if (groups == 0) continue;
+      d.group_count_x = groups;
     }
     d.pipeline = k.pipelines[i];
     dispatches.push_back(std::move(d));

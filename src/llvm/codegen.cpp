@@ -28,7 +28,7 @@
 
 #include "grove/error.h"
 #include "ir/assert.h"
-#include "ir/printer.h"
+#include "ir/passes/reductions.h"
 
 namespace grove::llvm_backend {
 
@@ -327,9 +327,11 @@ class Emitter {
     const bool parallel = s == parallel_loop_;
     llvm::Value* begin = value(s->begin());
     llvm::Value* first = parallel ? fn_->getArg(2) : begin;
-    llvm::Value* last = parallel ? b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count_of(s)), fn_->getArg(3),
-                                                   count_of(s))
-                                 : value(s->end());
+    llvm::Value* last = value(s->end());
+    if (parallel) {
+      llvm::Value* count = count_of(s);
+      last = b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count), fn_->getArg(3), count);
+    }
     if (parallel) find_accumulators(s);
     llvm::BasicBlock* before = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
@@ -359,34 +361,24 @@ class Emitter {
   // chunk's iterations and added with one atomic after them.
   struct Accumulator {
     TreeKey tree;
-    uint64_t address;
+    uint32_t address;
     DataType type;
-    const ir::Stmt* first;  // a statement naming the cell (for its buffer)
     llvm::AllocaInst* var;
   };
   void find_accumulators(const ir::Stmt* loop) {
+    ir::AccumulatedCells found = ir::accumulated_cells(loop);
     accumulators_.clear();
-    reductions_.clear();
-    ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* a) {
-      if (a->kind() != StmtKind::TreeAtomic || a->reduction() != ir::Reduction::accumulate) return;
-      const TreeKey tree{a->tree(), a->tree_param()};
-      const uint64_t address = a->address()->bits();
-      size_t n = 0;
-      while (n < accumulators_.size() && !(accumulators_[n].tree == tree && accumulators_[n].address == address &&
-                                           accumulators_[n].type == a->type()))
-        ++n;
-      if (n == accumulators_.size()) {
-        llvm::IRBuilder<> at_entry(entry_, entry_->begin());
-        accumulators_.push_back({tree, address, a->type(), a, at_entry.CreateAlloca(type_of(a->type()))});
-        b_.CreateStore(zero(a->type()), accumulators_.back().var);
-      }
-      reductions_[a] = n;
-    });
+    llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+    for (const ir::AccumulatedCells::Cell& c : found.cells) {
+      accumulators_.push_back({{c.tree, c.tree_param}, c.address, c.type, at_entry.CreateAlloca(type_of(c.type))});
+      b_.CreateStore(zero(c.type), accumulators_.back().var);
+    }
+    reductions_ = std::move(found.cell_of);
   }
   void flush_accumulators() {
     for (const Accumulator& acc : accumulators_) {
       llvm::Value* sum = b_.CreateLoad(type_of(acc.type), acc.var);
-      llvm::Value* p = b_.CreateGEP(b_.getInt32Ty(), base_of(acc.first), b_.getInt64(acc.address));
+      llvm::Value* p = b_.CreateGEP(b_.getInt32Ty(), base_of(acc.tree), b_.getInt64(acc.address));
       const bool f = is_float(acc.type);
       b_.CreateAtomicRMW(f ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, p, sum,
                          llvm::MaybeAlign(type_of(acc.type)->getPrimitiveSizeInBits() / 8),
@@ -418,7 +410,7 @@ class Emitter {
   }
 
   llvm::Value* cast(llvm::Value* v, DataType from, DataType to) {
-    if (compute_type(from) == compute_type(to) || from == to) return v;
+    if (compute_type(from) == compute_type(to)) return v;
     if (to == DataType::u1) return as_bool(v, from);
     llvm::Type* target = type_of(to);
     if (from == DataType::u1) return is_float(to) ? b_.CreateUIToFP(v, target) : b_.CreateZExt(v, target);
@@ -623,8 +615,8 @@ class Emitter {
   }
 
   // ---- tree memory ----
-  llvm::Value* base_of(const ir::Stmt* s) {
-    const TreeKey key{s->tree(), s->tree_param()};
+  llvm::Value* base_of(const ir::Stmt* s) { return base_of(TreeKey{s->tree(), s->tree_param()}); }
+  llvm::Value* base_of(const TreeKey& key) {
     auto it = buffer_base_.find(key);
     if (it != buffer_base_.end()) return it->second;
     // Loaded once, in the entry block.

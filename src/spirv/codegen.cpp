@@ -9,6 +9,7 @@
 
 #include "grove/error.h"
 #include "ir/assert.h"
+#include "ir/passes/reductions.h"
 #include "ir/type_rules.h"
 #include "spirv/codegen_internal.h"
 #include "spirv/validate.h"
@@ -382,6 +383,11 @@ void TaskEmitter::emit_serial_range_for(const ir::Stmt* s) {
   after_loop();
 }
 
+// max(end - begin, 0) of i32 bounds, as a u32.
+Id TaskEmitter::iteration_count(Id begin, Id end) {
+  return m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+}
+
 // The parallel loop: a grid-stride loop over k in [0, end - begin), index begin + k.
 // When the count is a constant the backend launches one invocation per
 // iteration (every Vulkan device takes 65535 groups), so there is no loop:
@@ -389,7 +395,7 @@ void TaskEmitter::emit_serial_range_for(const ir::Stmt* s) {
 void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   const Id begin = value_as(s->begin(), DataType::i32);
   const Id end = value_as(s->end(), DataType::i32);
-  const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+  const Id count = iteration_count(begin, end);
   for (Accumulator& a : accumulators_) {  // the function is open now
     a.var = m_.local_variable(type_of(a.type));
     m_.store(a.var, constant(a.type, 0));
@@ -492,7 +498,7 @@ void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {
   const ir::Stmt* loop = body->at(body->size() - 1);
   const Id begin = value_as(loop->begin(), DataType::i32);
   const Id end = value_as(loop->end(), DataType::i32);
-  const Id count = m_.select(m_.compare(Op::OpSGreaterThan, end, begin), op2(Op::OpISub, end, begin), u32c(0));
+  const Id count = iteration_count(begin, end);
   // count < 2^31 (an i32 loop) and per_group <= 2^16 * 2^6: the sums below
   // cannot wrap.
   const uint32_t per_group = tm.local_size * tm.iterations_per_invocation;
@@ -514,17 +520,10 @@ void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {
 // The sums mark_reductions found that nothing else in the loop touches
 // (Reduction::accumulate): one register per cell of an instance and type.
 void TaskEmitter::find_reductions(const ir::Stmt* loop) {
-  ir::walk(const_cast<ir::Block*>(loop->body()), [&](ir::Stmt* s) {
-    if (s->kind() != StmtKind::TreeAtomic || s->reduction() != ir::Reduction::accumulate) return;
-    const TreeKey tree = key_of(s);
-    const uint64_t address = s->address()->bits();
-    size_t n = 0;
-    while (n < accumulators_.size() &&
-           !(accumulators_[n].tree == tree && accumulators_[n].address == address && accumulators_[n].type == s->type()))
-      ++n;
-    if (n == accumulators_.size()) accumulators_.push_back({tree, static_cast<uint32_t>(address), s->type(), 0});
-    reductions_[s] = n;
-  });
+  ir::AccumulatedCells found = ir::accumulated_cells(loop);
+  for (const ir::AccumulatedCells::Cell& c : found.cells)
+    accumulators_.push_back({{c.tree, c.tree_param}, c.address, c.type, 0});
+  reductions_ = std::move(found.cell_of);
 }
 
 void TaskEmitter::flush_accumulators() {

@@ -166,6 +166,7 @@ class TaskEmitter {
   // Whether a parallel task's count is found on the device by a count entry
   // point (see TaskModule::count_entry_point), and that entry point.
   bool counts_on_device(const ir::Stmt* task);
+  Id iteration_count(Id begin, Id end);
   void emit_count_entry(const ir::Stmt* task, TaskModule& tm);
   static bool has_continue(const ir::Stmt* loop);
   bool count_on_device_ = false;

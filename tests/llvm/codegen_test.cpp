@@ -47,6 +47,23 @@ struct Buffers {
   }
 };
 
+// Runs task 0 (parallel, no arguments) as the CPU backend does, but by
+// hand: its count function, then iterations [0, count) in chunks of
+// `chunk`, dealt in turn to four threads running at once. Returns the count.
+int32_t run_on_four_threads(const JitKernel& k, Buffers& buf, int32_t chunk) {
+  uint32_t* const* buffers = buf.get();
+  const uint64_t* no_args = nullptr;
+  const int32_t count = k.counts[0](buffers, no_args);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int32_t lo = t * chunk; lo < count; lo += 4 * chunk) k.functions[0](buffers, no_args, lo, lo + chunk);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return count;
+}
+
 // ---- one binary operation on arguments a, b of type `t` -------------------------
 
 std::string type_text(DataType t) { return std::string(type_name(t)); }
@@ -257,18 +274,8 @@ kernel @p() stage lowered {
   const int32_t end = 200010;
   Buffers buf(static_cast<size_t>(end) + 8);
   buf.tree[1] = static_cast<uint32_t>(end);
-  const uint64_t* no_args = nullptr;
-  const int32_t count = k.counts[0](buf.get(), no_args);
+  const int32_t count = run_on_four_threads(k, buf, 7919);  // a prime: chunks end anywhere
   ASSERT_EQ(count, end - 10);
-  std::vector<std::thread> threads;
-  const int32_t chunk = 7919;  // a prime: chunks end anywhere
-  uint32_t* const* buffers = buf.get();
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&, t] {
-      for (int32_t lo = t * chunk; lo < count; lo += 4 * chunk) k.functions[0](buffers, no_args, lo, lo + chunk);
-    });
-  }
-  for (std::thread& t : threads) t.join();
   EXPECT_EQ(buf.tree[0], static_cast<uint32_t>(count));
   EXPECT_EQ(static_cast<int32_t>(buf.tree[2]), end - 1);
   for (int32_t i = 10; i < end; ++i)
@@ -300,14 +307,7 @@ kernel @s() stage lowered {
     ++atomics;
   EXPECT_EQ(atomics, 1u) << k.ir_before;
   Buffers buf(1);
-  uint32_t* const* buffers = buf.get();
-  const uint64_t* no_args = nullptr;
-  const int32_t count = k.counts[0](buffers, no_args);
-  ASSERT_EQ(count, 100000);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&, t] { k.functions[0](buffers, no_args, t * 25000, (t + 1) * 25000); });
-  for (std::thread& t : threads) t.join();
+  ASSERT_EQ(run_on_four_threads(k, buf, 25000), 100000);
   uint32_t want = 0;
   for (int i = 0; i < 100000; ++i) want += static_cast<uint32_t>(i % 3);
   EXPECT_EQ(buf.tree[0], want);

@@ -72,4 +72,19 @@ bool mark_reductions(Kernel& kernel) {
   return changed;
 }
 
+AccumulatedCells accumulated_cells(const Stmt* loop) {
+  AccumulatedCells out;
+  walk(loop->body(), [&](Stmt* s) {
+    if (s->kind() != StmtKind::TreeAtomic || s->reduction() != Reduction::accumulate) return;
+    const auto address = static_cast<uint32_t>(s->address()->bits());
+    size_t n = 0;
+    while (n < out.cells.size() && !(out.cells[n].tree == s->tree() && out.cells[n].tree_param == s->tree_param() &&
+                                     out.cells[n].address == address && out.cells[n].type == s->type()))
+      ++n;
+    if (n == out.cells.size()) out.cells.push_back({s->tree(), s->tree_param(), address, s->type()});
+    out.cell_of[s] = n;
+  });
+  return out;
+}
+
 }  // namespace grove::ir

@@ -2,6 +2,10 @@
 // generator may combine across iterations and invocations.
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
 #include "ir/ir.h"
 
 namespace grove::ir {
@@ -15,5 +19,21 @@ namespace grove::ir {
 // (kernels read from text) every constant address counts as field data.
 // Returns whether any mark changed.
 bool mark_reductions(Kernel& kernel);
+
+// The cells that a parallel loop's Reduction::accumulate sums go to, for a
+// code generator that keeps one running sum per cell and adds it once after
+// its iterations: one entry per (tree, tree parameter, address, type), in
+// the order of first use, and for each marked tree_atomic its cell's index.
+struct AccumulatedCells {
+  struct Cell {
+    int tree = -1;
+    int tree_param = -1;
+    uint32_t address = 0;
+    DataType type = DataType::unknown;
+  };
+  std::vector<Cell> cells;
+  std::unordered_map<const Stmt*, size_t> cell_of;
+};
+AccumulatedCells accumulated_cells(const Stmt* loop);
 
 }  // namespace grove::ir
