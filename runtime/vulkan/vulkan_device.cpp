@@ -2,7 +2,6 @@
 #include "runtime/vulkan/vulkan_device.h"
 
 #include <algorithm>
-#include <iostream>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,14 +9,14 @@
 
 #include "grove/error.h"
 #include "runtime/core/assert.h"
-#include "runtime/core/scalar.h"
-#include "runtime/vulkan/context_layout.h"
+#include "runtime/core/context_layout.h"
+#include "runtime/core/context_records.h"
 
 namespace grove::vk {
 
 namespace {
 
-namespace ctx = context;
+namespace ctx = rt::context;
 
 // group_count() of a task whose count entry point finds its group count on
 // the device (an indirect dispatch).
@@ -33,12 +32,6 @@ constexpr uint32_t kDynamicInvocationsCpu = 8192;
 // Host writes are gathered and flushed in one transfer; past this many
 // pending words they are flushed at once.
 constexpr int64_t kMaxPendingWords = int64_t{1} << 20;
-// The print ring (words after the context header): a launch whose prints
-// do not fit loses the records past the end (counted, and reported with a
-// warning), and the ring grows to what that launch asked for, up to the
-// largest ring, for later launches.
-constexpr uint32_t kInitialPrintRingWords = 1u << 16;  // 256 KiB
-constexpr uint32_t kMaxPrintRingWords = 1u << 26;      // 256 MiB
 
 // The plan (with each task's SPIR-V) and one pipeline per task.
 class VulkanKernel : public rt::LoadedKernel {
@@ -77,10 +70,6 @@ class VulkanDevice : public rt::Device {
     std::vector<PendingWrite> pending;  // host writes not yet sent, in order
     int64_t pending_words = 0;
   };
-  struct MessageRecord {
-    std::string kernel;
-    rt::MessagePlan message;
-  };
 
   Tree& tree(int id, const char* operation);
   // An address outside a buffer is a bug in Grove, reported before
@@ -92,7 +81,6 @@ class VulkanDevice : public rt::Device {
   uint32_t group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const;
   // Formats the print ring and the failed assertion (raising it) and clears them.
   void report_context();
-  std::string format_values(const rt::MessagePlan& m, const uint32_t* words, size_t available, bool pairs) const;
   // (Re)creates the context buffer with a print ring of `ring_words`.
   void create_context(uint32_t ring_words);
 
@@ -100,20 +88,20 @@ class VulkanDevice : public rt::Device {
   std::unique_ptr<vk::Device> device_;
   BufferId context_;
   uint32_t ring_words_ = 0;        // the print ring's size
-  std::string last_printer_;       // the last kernel launched that prints
   std::vector<Tree> trees_;        // by buffer id
-  std::vector<MessageRecord> messages_;
+  rt::ContextRecords records_;
   bool context_pending_ = false;
 };
 
-VulkanDevice::VulkanDevice(const RuntimeOptions& options) : options_(options) {
+VulkanDevice::VulkanDevice(const RuntimeOptions& options)
+    : options_(options), records_("Vulkan backend", options.print) {
   try {
     device_ = options.external ? vk::Device::adopt(*options.external, options.device)
                                : vk::Device::create(options.device);
   } catch (const Error& e) {
     throw Error(std::string("cannot start the Vulkan backend: ") + e.what());
   }
-  create_context(kInitialPrintRingWords);
+  create_context(rt::kInitialPrintRingWords);
 }
 
 void VulkanDevice::create_context(uint32_t ring_words) {
@@ -257,10 +245,7 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
                 info.name + " passes at most " + std::to_string(info.max_push_constants_size));
   auto k = std::make_unique<VulkanKernel>();
   k->plan = std::move(plan);
-  for (const rt::MessagePlan& m : k->plan.messages) {
-    if (messages_.size() <= m.id) messages_.resize(m.id + 1);
-    messages_[m.id] = {k->plan.name, m};
-  }
+  records_.add(k->plan);
   for (const rt::TaskPlan& t : k->plan.tasks) {
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
     k->pipelines.push_back(device_->create_pipeline(t.code, t.entry_point, buffers, k->plan.arg_words * 4, t.entry_point));
@@ -326,8 +311,7 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
     dispatches.push_back(std::move(d));
   }
   if (!dispatches.empty()) device_->launch(dispatches);
-  if (!plan.messages.empty()) context_pending_ = true;
-  if (plan.prints) last_printer_ = plan.name;
+  if (records_.launched(plan)) context_pending_ = true;
   // Debug mode: an error names the launch that caused it. A kernel that
   // prints: its output appears when the launch returns, in order with the
   // host's own output, and a printing loop cannot overflow the print ring.
@@ -340,85 +324,21 @@ void VulkanDevice::sync() {
   if (context_pending_) report_context();
 }
 
-std::string VulkanDevice::format_values(const rt::MessagePlan& m, const uint32_t* words, size_t available,
-                                         bool pairs) const {
-  std::vector<std::string> values;
-  size_t at = 0;
-  for (size_t n = 0; n < m.types.size(); ++n) {
-    DataType t = m.types[n];
-    size_t need = pairs ? 2 : static_cast<size_t>(storage_words(t));
-    if (at + need > available) {
-      values.emplace_back("?");
-      continue;
-    }
-    uint64_t bits = words[at];
-    if (storage_words(t) == 2) bits |= static_cast<uint64_t>(words[at + 1]) << 32;
-    values.push_back(rt::format_value(t, bits));
-    at += need;
-  }
-  return rt::format_print(m.format, values);
-}
-
 void VulkanDevice::report_context() {
   context_pending_ = false;
   uint32_t header[ctx::kHeaderWords];
   device_->read_buffer(context_, 0, header, sizeof header);
-  const uint32_t head = header[ctx::kPrintHead];
-  const uint32_t dropped = header[ctx::kPrintDropped];
-  const bool failed = header[ctx::kAssertFlag] != 0;
-  if (head == 0 && dropped == 0 && !failed) return;
+  if (!rt::ContextRecords::any(header)) return;
   uint32_t cleared[ctx::kHeaderWords] = {};
   cleared[ctx::kPrintCapacity] = ring_words_;
   device_->write_buffer(context_, 0, cleared, sizeof cleared);
-  auto print = [&](const std::string& text) {
-    if (options_.print) {
-      options_.print(text);
-    } else {
-      std::cout << text << std::flush;
-    }
-  };
-  size_t printed = 0;
-  if (head > 0) {
-    std::vector<uint32_t> ring(std::min(head, ring_words_));
-    device_->read_buffer(context_, ctx::kHeaderWords * 4, ring.data(), ring.size() * 4);
-    size_t pos = 0;
-    while (pos < ring.size()) {
-      uint32_t id = ring[pos];
-      if (id >= messages_.size() || messages_[id].message.is_assert) break;  // never written
-      const rt::MessagePlan& m = messages_[id].message;
-      size_t need = 1;
-      for (DataType t : m.types) need += static_cast<size_t>(storage_words(t));
-      if (pos + need > ring.size()) break;
-      print(format_values(m, ring.data() + pos + 1, need - 1, false));
-      ++printed;
-      pos += need;
-    }
-  }
-  if (dropped > 0) {
-    // Only launches of kernels that print fill the ring, and each of them
-    // waits for its output: the records are the last such launch's.
-    const uint32_t had = ring_words_;
-    if (head > had && had < kMaxPrintRingWords) {
-      uint32_t grown = had;
-      while (grown < head && grown < kMaxPrintRingWords) grown *= 2;
-      create_context(grown);
-    }
-    auto kib = [](uint64_t words) { return std::to_string(words * 4 / 1024) + " KiB"; };
-    std::string warning = "[grove] warning: kernel '" + last_printer_ + "' printed " +
-                          std::to_string(printed + dropped) + " lines in one launch and " + std::to_string(dropped) +
-                          " of them were dropped: the print buffer held " + kib(had) +
-                          (ring_words_ > had ? "; it now holds " + kib(ring_words_) + " for later launches"
-                                             : "") +
-                          " (a launch can print at most " + kib(ring_words_) + ")\n";
-    print(warning);  // where the lines would have gone, after the ones that fit
-  }
-  if (failed) {
-    uint32_t id = header[ctx::kAssertMessage];
-    if (id >= messages_.size()) throw InternalError("Vulkan backend: a failed assertion with unknown id " + std::to_string(id));
-    const MessageRecord& r = messages_[id];
-    throw Error("kernel '" + r.kernel + "': " +
-                format_values(r.message, header + ctx::kAssertValues, 2 * ctx::kMaxAssertValues, true));
-  }
+  std::vector<uint32_t> ring(std::min(header[ctx::kPrintHead], ring_words_));
+  if (!ring.empty()) device_->read_buffer(context_, ctx::kHeaderWords * 4, ring.data(), ring.size() * 4);
+  const uint64_t largest = device_->info().max_storage_buffer_range / 4 - ctx::kHeaderWords;
+  const uint32_t wanted =
+      records_.print(header, ring, ring_words_, static_cast<uint32_t>(std::min<uint64_t>(largest, UINT32_MAX)));
+  if (wanted > ring_words_) create_context(wanted);
+  records_.raise_assertion(header);
 }
 
 }  // namespace

@@ -79,12 +79,12 @@
 #include "grove/types.h"
 #include "ir/ir.h"
 #include "ir/snode.h"
-#include "runtime/vulkan/context_layout.h"
+#include "runtime/core/context_layout.h"
 
 namespace grove::spirv {
 
-// Word offsets in the context buffer (runtime/vulkan/context_layout.h).
-namespace context = vk::context;
+// Word offsets in the context buffer (runtime/core/context_layout.h).
+namespace context = rt::context;
 
 // What the target device can do (vk::DeviceInfo, after its profile).
 struct DeviceFeatures {

@@ -1,16 +1,17 @@
-// runtime/vulkan/context_layout.h — the words of the context buffer every
-// generated shader binds at binding 0: the first failed assertion (a
-// compare-and-swap on the flag word claims it, then its message id and up
-// to 8 values of 2 words each are written), and a print ring (records
+// runtime/core/context_layout.h — the words of the context buffer every
+// generated kernel gets (a shader's binding 0, a CPU task's buffers[0]):
+// the first failed assertion (a compare-and-swap on the flag word claims
+// it, then its message id and up to 8 values of 2 words each are written),
+// and a print ring (records
 // reserved with one atomic add: [message id][value words...]; a record that
 // does not fit is dropped and counted), and the group counts of the next
-// indirect dispatch. The SPIR-V code generator writes them; the runtime
-// formats them on the host at sync and clears the header.
+// indirect dispatch. The code generators write them; the runtime formats
+// them on the host (context_records.h) and clears the header.
 #pragma once
 
 #include <cstdint>
 
-namespace grove::vk::context {
+namespace grove::rt::context {
 inline constexpr uint32_t kAssertFlag = 0;       // 0, or 1 once an assertion failed
 inline constexpr uint32_t kAssertMessage = 1;    // the failed assertion's message id
 inline constexpr uint32_t kAssertValues = 2;     // its values, 2 words each (low first)
@@ -24,4 +25,4 @@ inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which fol
 // task, as each launch's dispatches are separated by barriers.
 inline constexpr uint32_t kGroupCounts = 24;
 inline constexpr uint32_t kHeaderWords = 32;
-}  // namespace grove::vk::context
+}  // namespace grove::rt::context
