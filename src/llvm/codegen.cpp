@@ -29,6 +29,7 @@
 #include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/passes/reductions.h"
+#include "runtime/core/context_layout.h"
 
 namespace grove::llvm_backend {
 
@@ -50,8 +51,11 @@ class Emitter {
  public:
   // Symbols are "<prefix>.t<i>.<kind>": the prefix keeps kernels of the same
   // name apart in one JIT.
-  Emitter(const ir::Kernel& kernel, std::string prefix, llvm::Module& module)
-      : kernel_(kernel), prefix_(std::move(prefix)), m_(module), c_(module.getContext()), b_(c_) {}
+  Emitter(const ir::Kernel& kernel, std::string prefix, const CodegenOptions& options, llvm::Module& module)
+      : kernel_(kernel), prefix_(std::move(prefix)), options_(options), m_(module), c_(module.getContext()), b_(c_) {}
+
+  // The print and assert messages, in the order of their ids.
+  std::vector<rt::MessagePlan> messages;
 
   std::vector<CpuTask> emit() {
     std::vector<CpuTask> tasks;
@@ -122,6 +126,7 @@ class Emitter {
     llvm::FunctionType* fn_type =
         llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), b_.getInt32Ty()}, false);
     begin_function(fn_type, t.entry);
+    if (options_.debug) return_if_an_assertion_failed();
     emit_block(body);
     if (!b_.GetInsertBlock()->getTerminator()) b_.CreateRetVoid();
     end_function();
@@ -147,6 +152,7 @@ class Emitter {
     loop_index_.clear();
     loops_.clear();
     buffer_base_.clear();
+    context_base_ = nullptr;
     accumulators_.clear();
     reductions_.clear();
   }
@@ -181,11 +187,6 @@ class Emitter {
 
   void emit_block(const ir::Block* block) {
     for (size_t i = 0; i < block->size(); ++i) emit_stmt(block->at(i));
-  }
-
-  void unsupported(const ir::Stmt* s) {
-    throw Error(std::string("the LLVM CPU code generator cannot translate '") + ir::kind_name(s->kind()) +
-                "' yet (in " + what_ + "); run the kernel on Arch::Interp or Arch::Vulkan");
   }
 
   void emit_stmt(const ir::Stmt* s) {
@@ -271,8 +272,10 @@ class Emitter {
         return;
       }
       case StmtKind::Print:
+        emit_print(s);
+        return;
       case StmtKind::Assert:
-        unsupported(s);
+        emit_assert(s);
         return;
       case StmtKind::FieldLoad:
       case StmtKind::FieldStore:
@@ -614,6 +617,121 @@ class Emitter {
     return f;
   }
 
+  // ---- print and assert (the context buffer's records) ----
+  llvm::Value* context_word(uint32_t word) { return context_word(u32(word)); }
+  llvm::Value* context_word(llvm::Value* word) {
+    if (!context_base_) {
+      llvm::IRBuilder<> at_entry(entry_, entry_->getFirstInsertionPt());
+      context_base_ = at_entry.CreateLoad(b_.getPtrTy(), buffers_arg_);
+    }
+    return b_.CreateGEP(b_.getInt32Ty(), context_base_, b_.CreateZExt(word, b_.getInt64Ty()));
+  }
+  llvm::Value* add_to_context(uint32_t word, llvm::Value* v) {
+    return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, context_word(word), v, llvm::MaybeAlign(4),
+                              llvm::AtomicOrdering::Monotonic);
+  }
+
+  // A value as the words a record holds: its storage words, low first
+  // (runtime/core/context_records.cpp reads them with the value's type).
+  std::vector<llvm::Value*> value_words(llvm::Value* v, DataType t) {
+    llvm::Type* word = b_.getInt32Ty();
+    switch (t) {
+      case DataType::u1: return {b_.CreateZExt(v, word)};
+      case DataType::f32: return {b_.CreateBitCast(v, word)};
+      case DataType::f16: return {b_.CreateZExt(b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty()), word)};
+      case DataType::f64: case DataType::i64: case DataType::u64: {
+        llvm::Value* bits = b_.CreateBitCast(v, b_.getInt64Ty());
+        return {b_.CreateTrunc(bits, word), b_.CreateTrunc(b_.CreateLShr(bits, 32), word)};
+      }
+      default: return {b_.CreateIntCast(v, word, is_signed(t))};
+    }
+  }
+
+  uint32_t add_message(const ir::Stmt* s, bool is_assert) {
+    rt::MessagePlan m;
+    m.id = options_.message_base + static_cast<uint32_t>(messages.size());
+    m.is_assert = is_assert;
+    m.format = s->text();
+    for (size_t n = is_assert ? 1 : 0; n < s->operands().size(); ++n) m.types.push_back(s->operands()[n]->type());
+    messages.push_back(std::move(m));
+    return messages.back().id;
+  }
+
+  // Reserves the record's words with one atomic add; a record that does
+  // not fit is dropped and counted.
+  void emit_print(const ir::Stmt* s) {
+    std::vector<llvm::Value*> words{u32(add_message(s, false))};
+    for (const ir::Stmt* v : s->operands())
+      for (llvm::Value* w : value_words(value(v), v->type())) words.push_back(w);
+    const auto n = static_cast<uint32_t>(words.size());
+    llvm::Value* at = add_to_context(rt::context::kPrintHead, u32(n));
+    llvm::Value* capacity = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kPrintCapacity));
+    // at + n <= capacity, without wrapping.
+    llvm::Value* fits = b_.CreateAnd(b_.CreateICmpUGE(capacity, u32(n)), b_.CreateICmpULE(at, b_.CreateSub(capacity, u32(n))));
+    auto* write = llvm::BasicBlock::Create(c_, "print", fn_);
+    auto* drop = llvm::BasicBlock::Create(c_, "print.drop", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "print.done", fn_);
+    b_.CreateCondBr(fits, write, drop);
+    b_.SetInsertPoint(write);
+    llvm::Value* base = b_.CreateAdd(at, u32(rt::context::kHeaderWords));
+    for (uint32_t k = 0; k < n; ++k) b_.CreateStore(words[k], context_word(b_.CreateAdd(base, u32(k))));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(drop);
+    add_to_context(rt::context::kPrintDropped, u32(1));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  // A failing assertion claims the context's record (the first one wins),
+  // fills it and returns: the rest of the function (its chunk's later
+  // iterations) does not run.
+  void emit_assert(const ir::Stmt* s) {
+    const uint32_t id = add_message(s, true);
+    std::vector<std::vector<llvm::Value*>> values;
+    for (size_t n = 1; n < s->operands().size() && values.size() < rt::context::kMaxAssertValues; ++n)
+      values.push_back(value_words(value(s->operands()[n]), s->operands()[n]->type()));
+    auto* fail = llvm::BasicBlock::Create(c_, "assert.fail", fn_);
+    auto* record = llvm::BasicBlock::Create(c_, "assert.record", fn_);
+    auto* leave = llvm::BasicBlock::Create(c_, "assert.return", fn_);
+    auto* ok = llvm::BasicBlock::Create(c_, "assert.ok", fn_);
+    b_.CreateCondBr(value(s->cond()), ok, fail);
+    b_.SetInsertPoint(fail);
+    auto* claim = b_.CreateAtomicCmpXchg(context_word(rt::context::kAssertFlag), u32(0), u32(1), llvm::MaybeAlign(4),
+                                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    b_.CreateCondBr(b_.CreateExtractValue(claim, 1), record, leave);
+    b_.SetInsertPoint(record);
+    b_.CreateStore(u32(id), context_word(rt::context::kAssertMessage));
+    for (size_t n = 0; n < values.size(); ++n) {
+      const uint32_t at = rt::context::kAssertValues + 2 * static_cast<uint32_t>(n);
+      b_.CreateStore(values[n][0], context_word(at));
+      b_.CreateStore(values[n].size() > 1 ? values[n][1] : u32(0), context_word(at + 1));
+    }
+    b_.CreateBr(leave);
+    b_.SetInsertPoint(leave);
+    return_early();
+    b_.SetInsertPoint(ok);
+  }
+
+  void return_if_an_assertion_failed() {
+    llvm::LoadInst* flag = b_.CreateAlignedLoad(b_.getInt32Ty(), context_word(rt::context::kAssertFlag), llvm::Align(4));
+    flag->setAtomic(llvm::AtomicOrdering::Monotonic);
+    auto* stop = llvm::BasicBlock::Create(c_, "failed", fn_);
+    auto* go = llvm::BasicBlock::Create(c_, "run", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(flag, u32(0)), stop, go);
+    b_.SetInsertPoint(stop);
+    return_early();
+    b_.SetInsertPoint(go);
+  }
+
+  // Leaves the function: a task function returns, a count function counts 0.
+  void return_early() {
+    if (fn_->getReturnType()->isVoidTy()) {
+      b_.CreateRetVoid();
+    } else {
+      b_.CreateRet(u32(0));
+    }
+  }
+
   // ---- tree memory ----
   llvm::Value* base_of(const ir::Stmt* s) { return base_of(TreeKey{s->tree(), s->tree_param()}); }
   llvm::Value* base_of(const TreeKey& key) {
@@ -743,6 +861,7 @@ class Emitter {
 
   const ir::Kernel& kernel_;
   std::string prefix_;
+  CodegenOptions options_;
   llvm::Module& m_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
@@ -751,6 +870,7 @@ class Emitter {
   llvm::BasicBlock* entry_ = nullptr;
   llvm::Value* buffers_arg_ = nullptr;
   llvm::Value* args_arg_ = nullptr;
+  llvm::Value* context_base_ = nullptr;  // buffers[0], loaded in the entry block
   const ir::Stmt* parallel_loop_ = nullptr;
   std::map<TreeKey, uint32_t> buffer_index_;
   std::map<TreeKey, llvm::Value*> buffer_base_;
@@ -812,7 +932,7 @@ Jit::~Jit() = default;
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
 
-JitKernel Jit::add(const ir::Kernel& kernel) {
+JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   if (kernel.stage != ir::Stage::lowered)
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
   auto context = std::make_unique<llvm::LLVMContext>();
@@ -820,7 +940,9 @@ JitKernel Jit::add(const ir::Kernel& kernel) {
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->jit->getDataLayout());
   JitKernel out;
-  out.tasks = Emitter(kernel, kernel.name() + "." + std::to_string(impl_->kernels++), *module).emit();
+  Emitter emitter(kernel, kernel.name() + "." + std::to_string(impl_->kernels++), options, *module);
+  out.tasks = emitter.emit();
+  out.messages = std::move(emitter.messages);
   std::string broken;
   llvm::raw_string_ostream why(broken);
   if (llvm::verifyModule(*module, &why))

@@ -10,8 +10,9 @@
 //
 // (n numbers the kernels added to one Jit, whose names may repeat)
 //
-// buffers[0] is the context buffer (docs/memory.md; print and assert records
-// as on Vulkan), buffers[1..] the trees the task touches, in the order of
+// buffers[0] is the context buffer (runtime/core/context_layout.h: the
+// first failed assertion and the print ring, written as on Vulkan),
+// buffers[1..] the trees the task touches, in the order of
 // CpuTask::trees; a tree is an array of u32 words, 64-bit values at even
 // words. args[n] is argument n's bit pattern in its compute type. A serial
 // task ignores lo and hi. A parallel task runs the statements before its
@@ -36,6 +37,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "runtime/core/plan.h"
 
 namespace grove::llvm_backend {
 
@@ -59,8 +61,18 @@ struct JitKernel {
   std::vector<CpuTask> tasks;
   std::vector<TaskFn> functions;  // per task
   std::vector<CountFn> counts;    // per task; null for serial tasks
+  // Its print and assert messages, ids from CodegenOptions::message_base on.
+  std::vector<rt::MessagePlan> messages;
   std::string ir_before;          // LLVM IR before and after optimisation (dumps)
   std::string ir_after;
+};
+
+struct CodegenOptions {
+  // Debug mode: each task function returns at once when an assertion
+  // failed before it (later tasks, later chunks of a parallel task).
+  bool debug = false;
+  // Ids of the kernel's messages start here (unique on the device).
+  uint32_t message_base = 0;
 };
 
 // One LLVM JIT (ORC LLJIT) for the host CPU. Kernels are optimised at -O3
@@ -75,7 +87,7 @@ class Jit {
 
   // Translates `kernel` (stage lowered) and loads it. A statement the
   // generator does not handle yet raises grove::Error naming it and the kernel.
-  JitKernel add(const ir::Kernel& kernel);
+  JitKernel add(const ir::Kernel& kernel, const CodegenOptions& options = {});
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
 

@@ -5,14 +5,19 @@
 // parallel tasks oneTBB spreads over the cores (Config::cpu_threads of
 // them). Launches finish before they return.
 //
-// Not yet (issue 12): print and assert (so debug-mode bounds checks), the
-// disk cache, and plans that carry CPU code: a kernel runs in the process
-// that compiled it.
+// print and assert write the context buffer's records as on Vulkan
+// (runtime/core/context_layout.h); the device formats them after each
+// launch of a kernel that has messages. A failed assertion stops the
+// launch after the task that failed it.
+//
+// Not yet (issue 12): the disk cache, and plans that carry CPU code: a
+// kernel runs in the process that compiled it.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <memory>
 #include <string>
@@ -20,6 +25,7 @@
 #include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/plan_builder.h"
+#include "runtime/core/context_records.h"
 #include "llvm/codegen.h"
 #include "program/backend.h"
 #include "program/host_device.h"
@@ -35,15 +41,15 @@ class CpuKernel : public rt::LoadedKernel {
   llvm_backend::JitKernel code;
 };
 
-// Words of the context buffer each launch passes as buffers[0] (the task
-// ABI's; the CPU code does not use it yet).
-constexpr size_t kContextWords = 64;
+namespace ctx = rt::context;
 
 class CpuDevice : public HostDevice {
  public:
-  CpuDevice(std::string target, int threads)
+  CpuDevice(std::string target, int threads, rt::PrintSink print)
       : HostDevice("CPU backend"), target_(std::move(target)), threads_(threads), arena_(threads),
-        context_(kContextWords, 0u) {}
+        records_("CPU backend", std::move(print)) {
+    make_context(rt::kInitialPrintRingWords);
+  }
   std::string name() const override {
     return "LLVM CPU backend (" + target_ + ", " + std::to_string(threads_) + " threads)";
   }
@@ -54,9 +60,21 @@ class CpuDevice : public HostDevice {
                 "does not carry CPU code yet, so load plans on Vulkan");
   }
 
+  // The kernel's messages are registered (CpuBackend::compile).
+  void add_messages(const rt::KernelPlan& plan) { records_.add(plan); }
+
   void launch(rt::LoadedKernel& loaded, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers) override {
     auto& k = static_cast<CpuKernel&>(loaded);
+    const bool reports = records_.launched(k.plan);
+    run_tasks(k, args, run, slot_buffers);
+    if (reports) report();
+  }
+  void sync() override {}
+
+ private:
+  void run_tasks(CpuKernel& k, std::span<const uint64_t> args, const std::vector<bool>& run,
+                 std::span<const int> slot_buffers) {
     const uint64_t* a = args.data();
     std::vector<uint32_t*> pointers;
     for (size_t i = 0; i < k.plan.tasks.size(); ++i) {
@@ -69,10 +87,14 @@ class CpuDevice : public HostDevice {
       const llvm_backend::TaskFn fn = k.code.functions[i];
       if (!task.parallel) {
         fn(p, a, 0, 1);
-        continue;
+      } else if (const int32_t count = k.code.counts[i](p, a); count > 0) {
+        run_parallel(fn, p, a, count);
       }
-      const int32_t count = k.code.counts[i](p, a);
-      if (count <= 0) continue;
+      if (failed()) return;  // an assertion failed: later tasks do not run
+    }
+  }
+
+  void run_parallel(llvm_backend::TaskFn fn, uint32_t* const* p, const uint64_t* a, int32_t count) {
       // About eight chunks per thread: enough to balance uneven iterations
       // (a struct-for's cells differ in cost), few enough that a chunk's
       // call is noise.
@@ -81,26 +103,53 @@ class CpuDevice : public HostDevice {
         tbb::parallel_for(tbb::blocked_range<int32_t>(0, count, grain),
                           [&](const tbb::blocked_range<int32_t>& r) { fn(p, a, r.begin(), r.end()); });
       });
-    }
   }
-  void sync() override {}
 
- private:
+  bool failed() const {
+    return std::atomic_ref<const uint32_t>(context_[ctx::kAssertFlag]).load(std::memory_order_relaxed) != 0;
+  }
+
+  void make_context(uint32_t ring_words) {
+    context_.assign(ctx::kHeaderWords + size_t{ring_words}, 0u);
+    context_[ctx::kPrintCapacity] = ring_words;
+    ring_words_ = ring_words;
+  }
+
+  // The launch's records: its prints, then its failed assertion (raised).
+  void report() {
+    uint32_t header[ctx::kHeaderWords];
+    std::copy_n(context_.begin(), ctx::kHeaderWords, header);
+    if (!rt::ContextRecords::any(header)) return;
+    std::fill_n(context_.begin(), ctx::kHeaderWords, 0u);
+    context_[ctx::kPrintCapacity] = ring_words_;
+    const std::span<const uint32_t> ring(context_.data() + ctx::kHeaderWords,
+                                         std::min(header[ctx::kPrintHead], ring_words_));
+    const uint32_t wanted = records_.print(header, ring, ring_words_);
+    if (wanted > ring_words_) make_context(wanted);
+    records_.raise_assertion(header);
+  }
+
   std::string target_;
   int threads_;
   tbb::task_arena arena_;
-  std::vector<uint32_t> context_;
+  std::vector<uint32_t> context_;  // header, then the print ring
+  uint32_t ring_words_ = 0;
+  rt::ContextRecords records_;
 };
 
 class CpuBackend : public Backend {
  public:
-  explicit CpuBackend(std::shared_ptr<llvm_backend::Jit> jit) : jit_(std::move(jit)) {}
+  CpuBackend(std::shared_ptr<llvm_backend::Jit> jit, CpuDevice& device, bool debug)
+      : jit_(std::move(jit)), device_(device), debug_(debug) {}
   Arch arch() const override { return Arch::Cpu; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     auto k = std::make_unique<CpuKernel>();
     k->jit = jit_;
-    k->code = jit_->add(kernel);
+    llvm_backend::CodegenOptions options;
+    options.debug = debug_;
+    options.message_base = next_message_;
+    k->code = jit_->add(kernel, options);
     GROVE_ASSERT(k->code.tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
     plan.backend = "cpu";
     for (size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -110,12 +159,18 @@ class CpuBackend : public Backend {
       t.count_entry_point = c.count_entry;
       for (const llvm_backend::TreeKey& key : c.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
     }
+    plan.messages = k->code.messages;
+    next_message_ += static_cast<uint32_t>(plan.messages.size());
+    device_.add_messages(plan);
     k->plan = std::move(plan);
     return k;
   }
 
  private:
   std::shared_ptr<llvm_backend::Jit> jit_;
+  CpuDevice& device_;  // its device (compile() is only called while the Program lives)
+  bool debug_;
+  uint32_t next_message_ = 0;  // message ids are unique in the device's table
 };
 
 }  // namespace
@@ -127,7 +182,9 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
                 "; give the number of threads (0: every core, " + std::to_string(cores) + " here)");
   const int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
   auto jit = std::make_shared<llvm_backend::Jit>();
-  return {std::make_unique<CpuDevice>(jit->target(), threads), std::make_unique<CpuBackend>(jit)};
+  auto device = std::make_unique<CpuDevice>(jit->target(), threads, options.print);
+  auto backend = std::make_unique<CpuBackend>(jit, *device, options.debug);
+  return {std::move(device), std::move(backend)};
 }
 
 }  // namespace grove::detail

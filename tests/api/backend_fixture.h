@@ -94,13 +94,6 @@ inline std::string backend_name(const ::testing::TestParamInfo<Arch>& info) {
 
 }  // namespace grove::testing
 
-// What the LLVM CPU backend does not run yet (issue 12): print and assert,
-// and so debug-mode checks. A test that needs them is skipped there, with
-// the reason, never counted as passed.
-#define GROVE_SKIP_ON_CPU(what)                                                     \
-  if (GetParam() == ::grove::Arch::Cpu)                                             \
-  GTEST_SKIP() << "the CPU backend does not run " << (what) << " yet (issue 12)"
-
 #define GROVE_ALL_BACKENDS(Suite)                                                   \
   INSTANTIATE_TEST_SUITE_P(Backends, Suite, ::testing::ValuesIn(grove::compiled_backends()), \
                            grove::testing::backend_name)

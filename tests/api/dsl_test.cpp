@@ -265,7 +265,6 @@ TEST_P(Dsl, AReductionTargetThatIsAlsoReadStaysAtomic) {
 }
 
 TEST_P(Dsl, PrintGoesToTheSink) {
-  GROVE_SKIP_ON_CPU("print");
   Program prog(config());
   std::string out;
   prog.set_print_sink([&](std::string_view s) { out += s; });

@@ -70,7 +70,6 @@ TEST_P(Errors, HostReadOutsideTheShape) {
 }
 
 TEST_P(Errors, DebugModeChecksKernelAccesses) {
-  GROVE_SKIP_ON_CPU("debug-mode checks");
   Program prog(debug_config());
   Field x = prog.field(f32, "x", {512, 512});
   Kernel k = prog.kernel("paint", {arg(i32, "i")}, [&](Args a) { x(a[0], 3) = 1.0f; });

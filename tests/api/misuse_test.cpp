@@ -336,7 +336,6 @@ TEST_P(Misuse, 09_DuplicateArgumentNamesAreRefused) {
 // ---- 10. print output is delivered, or its loss counted exactly ---------------------
 
 TEST_P(Misuse, 10_EveryPrintedLineIsDeliveredOrCountedExactly) {
-  GROVE_SKIP_ON_CPU("print");
   Program prog(config());
   constexpr int kLines = 200000;
   int lines = 0;
@@ -465,7 +464,6 @@ TEST_P(Misuse, 12_ElifAfterOtherStatementsWouldReorderThemAndIsRefused) {
 }
 
 TEST_P(Misuse, 12_ConstantsAndPrintsTheUserCanWrite) {
-  GROVE_SKIP_ON_CPU("print");
   Program prog(config());
   Field x = prog.field(f32, "x", {});
   Kernel k = prog.kernel("unknown_constant", [&] { x() = Expr::constant(DataType::unknown, 1.5); });
@@ -536,7 +534,6 @@ TEST_P(Misuse, 14_AStructForTooLargeForOneLoopIsRefused) {
 }
 
 TEST_P(Misuse, 14_PoolFailuresOfALaunchThatFailsACheckAreStillReported) {
-  GROVE_SKIP_ON_CPU("debug-mode checks");
   Program prog(debug_config());
   Field x = prog.field(i32, "x");
   SNode& blocks = prog.root().pointer(i, 64);

@@ -365,7 +365,6 @@ TEST_P(Parity, AppendAStructElement) {
 // ---- field offsets ------------------------------------------------------------------
 
 TEST_P(Parity, FieldOffsets) {
-  GROVE_SKIP_ON_CPU("debug-mode checks");
   Program prog(debug_config());
   Field x = prog.field(i32, "x", {64, 64}, {-32, -32});
   EXPECT_EQ(x.shape(), (Shape{64, 64}));

@@ -405,7 +405,6 @@ TEST_P(SparseMore, RandomPatternMatchesAReference) {
 }
 
 TEST_P(SparseMore, DebugModeChecksSparseIndices) {
-  GROVE_SKIP_ON_CPU("debug-mode checks");
   Program prog(debug_config());
   Field x = prog.field(i32, "x");
   prog.root().pointer(i, 4).dense(i, 4).place(x);
@@ -465,7 +464,6 @@ TEST_P(SparseMore, WritingTheVisitedCellKeepsTheLists) {
 }
 
 TEST_P(SparseMore, PrintInsideASparseStructFor) {
-  GROVE_SKIP_ON_CPU("print");
   Program prog(config());
   Field x = prog.field(i32, "x");
   prog.root().pointer(i, 8).place(x);

@@ -526,7 +526,6 @@ TEST_P(Sparse, SeedListgenDemoCounts) {
 }
 
 TEST_P(Sparse, SeedBitmaskedListgenDemo) {
-  GROVE_SKIP_ON_CPU("print");
   // The seed's second demo: dense(i, 4).bitmasked(i, 4), a struct-for over x.
   Program prog(config());
   Field x = prog.field(i32, "x");
