@@ -33,18 +33,6 @@ bool compiled_in(grove::Arch arch) {
   return false;
 }
 
-// What a working backend runs on, in a user's words.
-std::string_view describe(grove::Arch arch) {
-  switch (arch) {
-    case grove::Arch::Interp: return "reference interpreter on the host CPU";
-    case grove::Arch::Cpu: return "LLVM JIT on the host CPU";
-    case grove::Arch::Vulkan: return "Vulkan compute device";
-    case grove::Arch::Cuda: return "CUDA device";
-    case grove::Arch::Auto: break;
-  }
-  return "?";
-}
-
 #ifdef GROVE_WITH_VULKAN
 // Every Vulkan device the loader reports, what Grove may use on it, and
 // which one a Program picks by default (GROVE_VULKAN_DEVICE or the best).
@@ -105,7 +93,7 @@ int cmd_info() {
     }
     try {
       grove::Program prog({.arch = a});
-      std::printf("  %-7s %s\n", (name + ":").c_str(), std::string(describe(a)).c_str());
+      std::printf("  %-7s %s\n", (name + ":").c_str(), prog.device_name().c_str());
       ++found;
     } catch (const grove::Error& e) {
       std::printf("  %-7s unavailable: %s\n", (name + ":").c_str(), e.what());
@@ -114,9 +102,10 @@ int cmd_info() {
 #ifdef GROVE_WITH_VULKAN
   list_vulkan_devices();
 #endif
+  std::printf("auto order: %s\n", std::string(grove::auto_order()).c_str());
   try {
     grove::Program prog;
-    std::printf("auto:     %s\n", std::string(grove::arch_name(prog.arch())).c_str());
+    std::printf("auto:     %s (%s)\n", std::string(grove::arch_name(prog.arch())).c_str(), prog.device_name().c_str());
   } catch (const grove::Error& e) {
     std::printf("auto:     unavailable: %s\n", e.what());
   }

@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
   }
   try {
     Program prog({.arch = options.arch});
-    std::printf("sparse_life: running on %s, %d x %d cells in %d x %d blocks\n",
-                std::string(arch_name(prog.arch())).c_str(), options.size, options.size,
+    std::printf("sparse_life: running on %s (%s), %d x %d cells in %d x %d blocks\n",
+                std::string(arch_name(prog.arch())).c_str(), prog.device_name().c_str(), options.size, options.size,
                 options.size / kBlock, options.size / kBlock);
     Life life(prog, options.size);
     const int n = options.size;

@@ -23,17 +23,18 @@ class Expr;
 class FieldRef;
 using Indices = std::vector<Expr>;
 
-// Where kernels run. Auto picks the best backend compiled in and available:
-// a Vulkan device of any type (a GPU first; lavapipe, Mesa's CPU driver, still
-// runs kernels in parallel and far faster than the interpreter), else the
+// Where kernels run. Auto picks the best backend compiled in that starts: a
+// Vulkan GPU (discrete, integrated or virtual; or the device named by
+// Config::vulkan_device or GROVE_VULKAN_DEVICE), then the LLVM CPU backend,
+// then a Vulkan driver that runs on the CPU (lavapipe), then the
 // interpreter.
 enum class Arch { Auto, Interp, Cpu, Vulkan, Cuda };
 std::string_view arch_name(Arch a);          // "auto", "interp", ...
 bool parse_arch(std::string_view s, Arch* out);
-// Backends compiled into this build: those Auto may pick, in the order it
-// prefers them, then cpu (which Auto does not pick until it runs every
-// kernel: print and assert are not done yet).
+// Backends compiled into this build.
 std::vector<Arch> compiled_backends();
+// Auto's order, in words (`grove info` shows it).
+std::string_view auto_order();
 
 struct Config {
   Arch arch = Arch::Auto;
@@ -469,6 +470,10 @@ class Program {
   void sync();
   Stats stats() const;
   Arch arch() const;  // the backend actually used (never Auto)
+  // The device kernels run on, in words: "llvmpipe (LLVM 19.1.7, 256 bits)
+  // (Vulkan 1.3.289, CPU)", "LLVM CPU backend: AMD EPYC 7B13 (znver3,
+  // AVX2 256-bit vectors), 2 threads".
+  std::string device_name() const;
   const Config& config() const;
   // Where `print` inside kernels goes (stdout by default).
   void set_print_sink(std::function<void(std::string_view)> sink);

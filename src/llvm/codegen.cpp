@@ -21,6 +21,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
@@ -931,6 +932,37 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
 Jit::~Jit() = default;
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
+
+Jit::Host Jit::host() const {
+  Host h;
+  h.cpu = impl_->cpu;
+  h.model = impl_->cpu;
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      h.model = line.substr(line.find(':') + 1);
+      h.model.erase(0, h.model.find_first_not_of(' '));
+      break;
+    }
+  const std::string features = "," + impl_->machine->getTargetFeatureString().str() + ",";
+  auto has = [&](const char* f) { return features.find(std::string(",+") + f + ",") != std::string::npos; };
+  if (has("avx512f")) {
+    h.vector_isa = "AVX-512", h.vector_bits = 512;
+  } else if (has("avx2")) {
+    h.vector_isa = "AVX2", h.vector_bits = 256;
+  } else if (has("avx")) {
+    h.vector_isa = "AVX", h.vector_bits = 256;
+  } else if (has("sve")) {
+    h.vector_isa = "SVE", h.vector_bits = 128;  // at least; the length is set by the hardware
+  } else if (has("neon")) {
+    h.vector_isa = "NEON", h.vector_bits = 128;
+  } else if (has("sse2")) {
+    h.vector_isa = "SSE2", h.vector_bits = 128;
+  } else {
+    h.vector_isa = "scalar", h.vector_bits = 0;
+  }
+  return h;
+}
 
 JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   if (kernel.stage != ir::Stage::lowered)

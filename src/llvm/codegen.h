@@ -91,6 +91,15 @@ class Jit {
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
 
+  // This CPU as users know it: its model (/proc/cpuinfo's model name where
+  // there is one, else LLVM's CPU name), LLVM's CPU name, and the vector
+  // extension its code uses with that extension's register width.
+  struct Host {
+    std::string model, cpu, vector_isa;
+    int vector_bits = 0;
+  };
+  Host host() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -53,6 +53,10 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options);
 // Opens the Vulkan device; raises grove::Error naming what is missing (no
 // loader, no device, no validation layer).
 BackendAndDevice make_vulkan_backend(const BackendOptions& options);
+// Whether Arch::Auto tries Vulkan before the CPU backend: a usable GPU
+// (discrete, integrated or virtual) is present, or the user named a device
+// (Config::vulkan_device, GROVE_VULKAN_DEVICE).
+bool vulkan_first_for_auto(const BackendOptions& options);
 #endif
 
 }  // namespace grove::detail

@@ -45,13 +45,15 @@ namespace ctx = rt::context;
 
 class CpuDevice : public HostDevice {
  public:
-  CpuDevice(std::string target, int threads, rt::PrintSink print)
-      : HostDevice("CPU backend"), target_(std::move(target)), threads_(threads), arena_(threads),
+  CpuDevice(llvm_backend::Jit::Host host, int threads, rt::PrintSink print)
+      : HostDevice("CPU backend"), host_(std::move(host)), threads_(threads), arena_(threads),
         records_("CPU backend", std::move(print)) {
     make_context(rt::kInitialPrintRingWords);
   }
   std::string name() const override {
-    return "LLVM CPU backend (" + target_ + ", " + std::to_string(threads_) + " threads)";
+    return "LLVM CPU backend: " + host_.model + " (" + host_.cpu + ", " + host_.vector_isa + " " +
+           std::to_string(host_.vector_bits) + "-bit vectors), " + std::to_string(threads_) +
+           (threads_ == 1 ? " thread" : " threads");
   }
   bool synchronous() const override { return true; }
 
@@ -129,7 +131,7 @@ class CpuDevice : public HostDevice {
     records_.raise_assertion(header);
   }
 
-  std::string target_;
+  llvm_backend::Jit::Host host_;
   int threads_;
   tbb::task_arena arena_;
   std::vector<uint32_t> context_;  // header, then the print ring
@@ -182,7 +184,7 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
                 "; give the number of threads (0: every core, " + std::to_string(cores) + " here)");
   const int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
   auto jit = std::make_shared<llvm_backend::Jit>();
-  auto device = std::make_unique<CpuDevice>(jit->target(), threads, options.print);
+  auto device = std::make_unique<CpuDevice>(jit->host(), threads, options.print);
   auto backend = std::make_unique<CpuBackend>(jit, *device, options.debug);
   return {std::move(device), std::move(backend)};
 }

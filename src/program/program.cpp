@@ -46,6 +46,10 @@ std::vector<Arch> compiled_backends() {
   return out;
 }
 
+std::string_view auto_order() {
+  return "a Vulkan GPU, then cpu (LLVM), then a CPU Vulkan driver (lavapipe), then interp";
+}
+
 std::string_view snode_kind_name(SNodeKind k) {
   switch (k) {
     case SNodeKind::root: return "root";
@@ -116,19 +120,31 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
   BackendAndDevice made;
   switch (config.arch) {
-    case Arch::Auto:
-      // A Vulkan device of any type if one opens (lavapipe included: it runs
-      // kernels in parallel, far faster than the interpreter), else the
-      // interpreter. The CPU backend will go between the two.
+    case Arch::Auto: {
+      // A Vulkan GPU, then the LLVM CPU backend, then a CPU Vulkan driver
+      // (lavapipe runs kernels in parallel too, but through a shader
+      // compiler's generic code), then the interpreter. A backend that does
+      // not start is passed over.
+      auto attempt = [&](auto make) {
+        if (made.backend) return;
+        try {
+          made = make(bo);
+        } catch (const Error&) {
+          made = {};  // no loader, no device: the next one
+        }
+      };
 #ifdef GROVE_WITH_VULKAN
-      try {
-        made = make_vulkan_backend(bo);
-      } catch (const Error&) {
-        made = {};  // no loader or no device: fall back
-      }
+      if (vulkan_first_for_auto(bo)) attempt(make_vulkan_backend);
+#endif
+#ifdef GROVE_WITH_LLVM
+      attempt(make_cpu_backend);
+#endif
+#ifdef GROVE_WITH_VULKAN
+      attempt(make_vulkan_backend);
 #endif
       if (!made.backend) made = make_interp_backend(bo);
       break;
+    }
     case Arch::Interp:
       made = make_interp_backend(bo);
       break;
@@ -660,6 +676,7 @@ void Program::sync() {
 }
 
 Arch Program::arch() const { return impl_->arch; }
+std::string Program::device_name() const { return impl_->context->device().name(); }
 const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
 

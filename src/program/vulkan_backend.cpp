@@ -160,6 +160,18 @@ BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   return out;
 }
 
+bool vulkan_first_for_auto(const BackendOptions& options) {
+  const char* env = std::getenv("GROVE_VULKAN_DEVICE");
+  if (!options.device.empty() || (env != nullptr && *env != '\0')) return true;  // the user named one
+  try {
+    for (const vk::DeviceInfo& d : vk::enumerate_devices())
+      if (d.unsupported_reason.empty() && d.type != vk::DeviceType::cpu) return true;
+  } catch (const Error&) {
+    // No loader: no Vulkan GPU.
+  }
+  return false;
+}
+
 vk::Device* vulkan_device(const Program& program) { return vk::vulkan_device_of(program.impl()->context->device()); }
 
 spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {

@@ -22,6 +22,7 @@
 #include "grove/grove.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
+#include "runtime/vulkan/device.h"
 
 namespace grove {
 namespace {
@@ -732,11 +733,25 @@ TEST_F(VulkanBackend, ParallelTasksUseTheLargestGroupUpTo256) {
   EXPECT_EQ(dumped_local_size("narrow_groups"), "LocalSize 128 1 1");
 }
 
-TEST_F(VulkanBackend, AutoPicksTheVulkanDevice) {
+// Auto: a Vulkan GPU, then the CPU backend, then a CPU Vulkan driver
+// (lavapipe here), and a device the user names before anything else.
+TEST_F(VulkanBackend, AutoTakesAGpuThenTheCpuBackendThenLavapipe) {
+  bool gpu = false;
+  for (const vk::DeviceInfo& d : vk::enumerate_devices())
+    gpu = gpu || (d.unsupported_reason.empty() && d.type != vk::DeviceType::cpu);
+  const std::vector<Arch> built = compiled_backends();
+  const bool cpu_built = std::find(built.begin(), built.end(), Arch::Cpu) != built.end();
   Config c;
   c.vulkan_validation = true;
-  Program prog(c);
-  EXPECT_EQ(prog.arch(), Arch::Vulkan);
+  {
+    Program prog(c);
+    EXPECT_EQ(prog.arch(), gpu || !cpu_built ? Arch::Vulkan : Arch::Cpu) << prog.device_name();
+  }
+  c.vulkan_device = "0";
+  Program named(c);
+  EXPECT_EQ(named.arch(), Arch::Vulkan);
+  EXPECT_NE(named.device_name().find(vk::enumerate_devices().front().name), std::string::npos)
+      << named.device_name();
 }
 
 TEST_F(VulkanBackend, AMissingDeviceIsAClearError) {
