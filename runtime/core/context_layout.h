@@ -19,6 +19,10 @@ inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown 
 inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
 inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
 inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
+// CPU code: the launching kernel's first message id, set by the host before
+// each launch and added to the kernel's own message numbers (0, 1, ...), so
+// that code read back from the disk cache carries no device's ids.
+inline constexpr uint32_t kMessageBase = 21;
 // The group counts (x, y, z) of an indirect dispatch: a task whose loop
 // count only the device knows runs a one-invocation entry point that writes
 // them, then itself through vkCmdDispatchIndirect. One triple serves every

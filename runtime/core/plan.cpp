@@ -118,6 +118,30 @@ std::vector<int> read_ints(ByteReader& r) {
 
 }  // namespace
 
+void write_messages(ByteWriter& w, std::span<const MessagePlan> messages) {
+  w.u32(static_cast<uint32_t>(messages.size()));
+  for (const MessagePlan& m : messages) {
+    w.u32(m.id);
+    w.boolean(m.is_assert);
+    w.str(m.format);
+    w.u32(static_cast<uint32_t>(m.types.size()));
+    for (DataType t : m.types) w.u8(static_cast<uint8_t>(t));
+  }
+}
+
+std::vector<MessagePlan> read_messages(ByteReader& r) {
+  std::vector<MessagePlan> out;
+  for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
+    MessagePlan m;
+    m.id = r.u32();
+    m.is_assert = r.boolean();
+    m.format = r.str();
+    for (uint32_t v = r.count(1); v > 0; --v) m.types.push_back(read_type(r, false));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::vector<uint8_t> serialize(const KernelPlan& p) {
   ByteWriter w;
   w.u32(kPlanMagic);
@@ -160,14 +184,7 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     w.str(t.count_entry_point);
     w.words(t.code);
   }
-  w.u32(static_cast<uint32_t>(p.messages.size()));
-  for (const MessagePlan& m : p.messages) {
-    w.u32(m.id);
-    w.boolean(m.is_assert);
-    w.str(m.format);
-    w.u32(static_cast<uint32_t>(m.types.size()));
-    for (DataType t : m.types) w.u8(static_cast<uint8_t>(t));
-  }
+  write_messages(w, p.messages);
   for (bool f : {p.features.shader_int64, p.features.shader_float64, p.features.atomic_int64,
                  p.features.atomic_float32_add, p.features.subgroup_arithmetic, p.may_allocate, p.prints})
     w.boolean(f);
@@ -245,14 +262,7 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     p.tasks.push_back(std::move(t));
   }
   r.part("messages");
-  for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
-    MessagePlan m;
-    m.id = r.u32();
-    m.is_assert = r.boolean();
-    m.format = r.str();
-    for (uint32_t v = r.count(1); v > 0; --v) m.types.push_back(read_type(r, false));
-    p.messages.push_back(std::move(m));
-  }
+  p.messages = read_messages(r);
   r.part("features");
   p.features.shader_int64 = r.boolean();
   p.features.shader_float64 = r.boolean();

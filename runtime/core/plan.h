@@ -126,6 +126,12 @@ inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 inline constexpr uint32_t kPlanVersion = 2;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
+class ByteWriter;
+class ByteReader;
+// The messages part of the format, for other formats that carry messages
+// (the CPU backend's disk cache).
+void write_messages(ByteWriter& w, std::span<const MessagePlan> messages);
+std::vector<MessagePlan> read_messages(ByteReader& r);
 // Raises grove::Error naming `source` and saying what is wrong (not a plan,
 // another format version, truncated at some part, a size or value out of
 // range) before it returns anything.

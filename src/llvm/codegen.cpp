@@ -14,14 +14,20 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Support/MemoryBuffer.h>
 
+#include <atomic>
 #include <fstream>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -29,7 +35,10 @@
 
 #include "grove/error.h"
 #include "ir/assert.h"
+#include "grove/version.h"
 #include "ir/passes/reductions.h"
+#include "ir/printer.h"
+#include "llvm/disk_cache.h"
 #include "runtime/core/context_layout.h"
 
 namespace grove::llvm_backend {
@@ -650,7 +659,7 @@ class Emitter {
 
   uint32_t add_message(const ir::Stmt* s, bool is_assert) {
     rt::MessagePlan m;
-    m.id = options_.message_base + static_cast<uint32_t>(messages.size());
+    m.id = static_cast<uint32_t>(messages.size());
     m.is_assert = is_assert;
     m.format = s->text();
     for (size_t n = is_assert ? 1 : 0; n < s->operands().size(); ++n) m.types.push_back(s->operands()[n]->type());
@@ -660,8 +669,14 @@ class Emitter {
 
   // Reserves the record's words with one atomic add; a record that does
   // not fit is dropped and counted.
+  // The record's id: the message's number plus the launch's base.
+  llvm::Value* message_id(uint32_t number) {
+    llvm::Value* base = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kMessageBase));
+    return b_.CreateAdd(base, u32(number));
+  }
+
   void emit_print(const ir::Stmt* s) {
-    std::vector<llvm::Value*> words{u32(add_message(s, false))};
+    std::vector<llvm::Value*> words{message_id(add_message(s, false))};
     for (const ir::Stmt* v : s->operands())
       for (llvm::Value* w : value_words(value(v), v->type())) words.push_back(w);
     const auto n = static_cast<uint32_t>(words.size());
@@ -701,7 +716,7 @@ class Emitter {
                                          llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
     b_.CreateCondBr(b_.CreateExtractValue(claim, 1), record, leave);
     b_.SetInsertPoint(record);
-    b_.CreateStore(u32(id), context_word(rt::context::kAssertMessage));
+    b_.CreateStore(message_id(id), context_word(rt::context::kAssertMessage));
     for (size_t n = 0; n < values.size(); ++n) {
       const uint32_t at = rt::context::kAssertValues + 2 * static_cast<uint32_t>(n);
       b_.CreateStore(values[n][0], context_word(at));
@@ -906,11 +921,60 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
 
 }  // namespace
 
+// Kernels LLVM compiled in this process (Jit::compilations()).
+std::atomic<int64_t> g_compilations{0};
+
+// What a loaded kernel keeps in a Jit's memory: enough to hand out again.
+struct Loaded {
+  std::vector<CpuTask> tasks;
+  std::vector<TaskFn> functions;
+  std::vector<CountFn> counts;
+  std::vector<rt::MessagePlan> messages;
+};
+
 struct Jit::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::unique_ptr<llvm::TargetMachine> machine;  // for the optimiser: the host CPU's features
-  std::string triple, cpu;
-  uint64_t kernels = 0;  // added so far: numbers their symbols
+  std::unique_ptr<llvm::TargetMachine> machine;  // the host CPU's features; emits the objects
+  std::string triple, cpu, features;
+  uint64_t libraries = 0;  // JIT libraries made so far: one per kernel, numbered
+  std::mutex mutex;        // the target machine and the tables are not thread-safe
+  std::unordered_map<std::string, Loaded> memory;  // by key
+
+  // A relocatable object (or assembly text) for `module`.
+  std::string emit(llvm::Module& module, llvm::CodeGenFileType type, const std::string& kernel) {
+    llvm::SmallVector<char, 0> out;
+    llvm::raw_svector_ostream os(out);
+    llvm::legacy::PassManager pm;
+    if (machine->addPassesToEmitFile(pm, os, nullptr, type))
+      throw InternalError("LLVM cannot emit code for this CPU (kernel '" + kernel + "')");
+    pm.run(module);
+    return std::string(out.data(), out.size());
+  }
+
+  // Loads an object into a JIT library of its own and finds its functions.
+  Loaded load(const std::string& kernel, std::vector<CpuTask> tasks, std::vector<rt::MessagePlan> messages,
+              std::string_view object) {
+    auto made = jit->createJITDylib(kernel + "#" + std::to_string(libraries++));
+    if (!made) throw Error("LLVM's JIT cannot make a library: " + error_text(made.takeError()));
+    llvm::orc::JITDylib& library = *made;
+    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), kernel);
+    if (llvm::Error e = jit->addObjectFile(library, std::move(buffer)))
+      throw Error("LLVM's JIT refused kernel '" + kernel + "': " + error_text(std::move(e)));
+    Loaded out;
+    for (const CpuTask& t : tasks) {
+      auto address = unwrap(jit->lookup(library, t.entry), "LLVM's JIT lost task '" + t.entry + "'");
+      out.functions.push_back(address.toPtr<TaskFn>());
+      if (t.parallel) {
+        auto count = unwrap(jit->lookup(library, t.count_entry), "LLVM's JIT lost '" + t.count_entry + "'");
+        out.counts.push_back(count.toPtr<CountFn>());
+      } else {
+        out.counts.push_back(nullptr);
+      }
+    }
+    out.tasks = std::move(tasks);
+    out.messages = std::move(messages);
+    return out;
+  }
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {
@@ -920,6 +984,7 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   impl_->triple = builder.getTargetTriple().str();
   impl_->cpu = builder.getCPU();
   impl_->machine = unwrap(builder.createTargetMachine(), "LLVM cannot target this CPU");
+  impl_->features = impl_->machine->getTargetFeatureString().str();
   impl_->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
                       "LLVM's JIT cannot start");
   // libm (sinf, pow, ...) from this process.
@@ -930,6 +995,8 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
 }
 
 Jit::~Jit() = default;
+
+int64_t Jit::compilations() { return g_compilations.load(); }
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
 
@@ -967,19 +1034,46 @@ Jit::Host Jit::host() const {
 JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   if (kernel.stage != ir::Stage::lowered)
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
+  // Everything that decides the code. The build stamp stands for the code
+  // generator's own source: a rebuilt Grove never trusts an older file.
+  const std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
+                          "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
+                          impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\n" + options.key_extra +
+                          "\n" + ir::print_kernel(kernel);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto hand_out = [](const Loaded& l, JitKernel::Source source) {
+    JitKernel out;
+    out.tasks = l.tasks;
+    out.functions = l.functions;
+    out.counts = l.counts;
+    out.messages = l.messages;
+    out.source = source;
+    return out;
+  };
+  if (!options.keep_text) {
+    if (auto it = impl_->memory.find(key); it != impl_->memory.end()) return hand_out(it->second, JitKernel::Source::memory);
+    if (!options.cache_dir.empty()) {
+      if (std::optional<CachedKernel> hit = DiskCache(options.cache_dir).load(key)) {
+        const std::string_view object(reinterpret_cast<const char*>(hit->object.data()), hit->object.size());
+        const Loaded& l = impl_->memory[key] =
+            impl_->load(kernel.name(), std::move(hit->tasks), std::move(hit->messages), object);
+        return hand_out(l, JitKernel::Source::disk);
+      }
+    }
+  }
+  ++g_compilations;
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->jit->getDataLayout());
-  JitKernel out;
-  Emitter emitter(kernel, kernel.name() + "." + std::to_string(impl_->kernels++), options, *module);
-  out.tasks = emitter.emit();
-  out.messages = std::move(emitter.messages);
+  Emitter emitter(kernel, kernel.name(), options, *module);
+  std::vector<CpuTask> tasks = emitter.emit();
   std::string broken;
   llvm::raw_string_ostream why(broken);
   if (llvm::verifyModule(*module, &why))
     throw InternalError("LLVM codegen: the module of kernel '" + kernel.name() + "' is invalid: " + broken);
-  out.ir_before = to_text(*module);
+  JitKernel text;
+  if (options.keep_text) text.ir_before = to_text(*module);
   {
     // -O3 for the host CPU (its vector width included).
     llvm::LoopAnalysisManager lam;
@@ -995,24 +1089,25 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     for (llvm::Function& f : *module)
       if (!f.isDeclaration()) {
         f.addFnAttr("target-cpu", impl_->cpu);
-        f.addFnAttr("target-features", impl_->machine->getTargetFeatureString());
+        f.addFnAttr("target-features", impl_->features);
       }
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
   }
-  out.ir_after = to_text(*module);
-  auto tracker = impl_->jit->getMainJITDylib().createResourceTracker();
-  if (llvm::Error e = impl_->jit->addIRModule(tracker, llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-    throw Error("LLVM's JIT refused kernel '" + kernel.name() + "': " + error_text(std::move(e)));
-  for (const CpuTask& t : out.tasks) {
-    auto address = unwrap(impl_->jit->lookup(t.entry), "LLVM's JIT lost task '" + t.entry + "'");
-    out.functions.push_back(address.toPtr<TaskFn>());
-    if (t.parallel) {
-      auto count = unwrap(impl_->jit->lookup(t.count_entry), "LLVM's JIT lost '" + t.count_entry + "'");
-      out.counts.push_back(count.toPtr<CountFn>());
-    } else {
-      out.counts.push_back(nullptr);
-    }
+  if (options.keep_text) {
+    text.ir_after = to_text(*module);
+    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
+    text.assembly = impl_->emit(*copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
   }
+  const std::string object = impl_->emit(*module, llvm::CodeGenFileType::ObjectFile, kernel.name());
+  if (!options.cache_dir.empty()) {
+    CachedKernel entry{tasks, emitter.messages, std::vector<uint8_t>(object.begin(), object.end())};
+    DiskCache(options.cache_dir).store(key, entry);
+  }
+  const Loaded& l = impl_->memory[key] = impl_->load(kernel.name(), std::move(tasks), std::move(emitter.messages), object);
+  JitKernel out = hand_out(l, JitKernel::Source::compiled);
+  out.ir_before = std::move(text.ir_before);
+  out.ir_after = std::move(text.ir_after);
+  out.assembly = std::move(text.assembly);
   return out;
 }
 

@@ -5,10 +5,10 @@
 //
 // The task ABI. Each task of a kernel becomes one function
 //
-//   void <kernel>.<n>.t<i>.<kind>(uint32_t* const* buffers, const uint64_t* args,
-//                                 int32_t lo, int32_t hi)
+//   void <kernel>.t<i>.<kind>(uint32_t* const* buffers, const uint64_t* args,
+//                             int32_t lo, int32_t hi)
 //
-// (n numbers the kernels added to one Jit, whose names may repeat)
+// (each kernel is loaded into its own JIT library, so names may repeat)
 //
 // buffers[0] is the context buffer (runtime/core/context_layout.h: the
 // first failed assertion and the print ring, written as on Vulkan),
@@ -19,12 +19,22 @@
 // range_for, then iterations k in [lo, hi) of it (index begin + k); its
 // count function
 //
-//   int32_t <kernel>.<n>.t<i>.<kind>.count(uint32_t* const* buffers, const uint64_t* args)
+//   int32_t <kernel>.t<i>.<kind>.count(uint32_t* const* buffers, const uint64_t* args)
 //
 // runs the same statements and returns max(end - begin, 0), so a caller
 // splits [0, count) into chunks across threads. Every invocation of the
 // statements before the loop is harmless, as on Vulkan, where every
 // invocation runs them.
+//
+// Messages: print and assert records carry the kernel's message number plus
+// the context's word context::kMessageBase, which the device sets before
+// each launch (so the code holds no device's ids and can be cached).
+//
+// Compiling: one Jit per Program. A kernel whose key (the code generator's
+// build, LLVM's version, the target, the options, the kernel's plan and
+// lowered IR text) was compiled before by this Jit is not compiled again
+// (in memory); with a cache directory, a key another process compiled is
+// read from disk (disk_cache.h) and LLVM is not called at all.
 //
 // Memory order (docs/memory.md): tree atomics, compare-and-swaps and atomic
 // loads are LLVM `monotonic` (relaxed); ordinary loads and stores are plain.
@@ -61,18 +71,25 @@ struct JitKernel {
   std::vector<CpuTask> tasks;
   std::vector<TaskFn> functions;  // per task
   std::vector<CountFn> counts;    // per task; null for serial tasks
-  // Its print and assert messages, ids from CodegenOptions::message_base on.
+  // Its print and assert messages, ids 0, 1, ... (see above).
   std::vector<rt::MessagePlan> messages;
-  std::string ir_before;          // LLVM IR before and after optimisation (dumps)
-  std::string ir_after;
+  // With CodegenOptions::keep_text: LLVM IR before and after optimisation
+  // and the assembly (for GROVE_DUMP_DIR).
+  std::string ir_before, ir_after, assembly;
+  // Where the code came from: compiled by LLVM, this Jit's memory, or disk.
+  enum class Source { compiled, memory, disk } source = Source::compiled;
 };
 
 struct CodegenOptions {
   // Debug mode: each task function returns at once when an assertion
   // failed before it (later tasks, later chunks of a parallel task).
   bool debug = false;
-  // Ids of the kernel's messages start here (unique on the device).
-  uint32_t message_base = 0;
+  // Compile (never read a cache) and keep the texts JitKernel can hold.
+  bool keep_text = false;
+  // The disk cache's directory; "" for none.
+  std::string cache_dir;
+  // What else decides the code and is not in the IR text (the plan).
+  std::string key_extra;
 };
 
 // One LLVM JIT (ORC LLJIT) for the host CPU. Kernels are optimised at -O3
@@ -88,6 +105,9 @@ class Jit {
   // Translates `kernel` (stage lowered) and loads it. A statement the
   // generator does not handle yet raises grove::Error naming it and the kernel.
   JitKernel add(const ir::Kernel& kernel, const CodegenOptions& options = {});
+  // Kernels LLVM compiled in this process, over every Jit (cache hits are
+  // not counted).
+  static int64_t compilations();
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
 

@@ -24,8 +24,10 @@ struct BackendOptions {
   // else the best one) and whether to enable the Khronos validation layer.
   std::string device;
   bool validation = false;
-  // CPU: threads for parallel tasks (0: every core).
+  // CPU: threads for parallel tasks (0: every core), and the disk cache's
+  // directory (Config::cache_dir).
   int cpu_threads = 0;
+  std::string cache_dir;
 };
 
 class Backend {
@@ -37,6 +39,11 @@ class Backend {
   virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
                                                     rt::KernelPlan plan) = 0;
 };
+
+// GROVE_DUMP_DIR, created, or "" when it is unset: where each kernel's IR
+// stages, plan and code go, in files named `dump_name(kernel) + suffix`.
+std::string dump_dir();
+std::string dump_name(std::string_view kernel);
 
 // A backend and the device it compiles for.
 struct BackendAndDevice {

@@ -10,13 +10,21 @@
 // launch of a kernel that has messages. A failed assertion stops the
 // launch after the task that failed it.
 //
-// Not yet (issue 12): the disk cache, and plans that carry CPU code: a
-// kernel runs in the process that compiled it.
+// Compiled kernels are kept in the Jit's memory and in the disk cache
+// (Config::cache_dir; src/llvm/disk_cache.h). GROVE_DUMP_DIR gets each
+// kernel's LLVM IR before (.cpu.ll) and after (.cpu.opt.ll) optimisation
+// and its assembly (.cpu.s); a kernel is then compiled, never read from a
+// cache.
+//
+// Not yet (issue 12): plans that carry CPU code (a kernel runs in the
+// process that compiled it, or one that finds it in the disk cache).
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <atomic>
 #include <thread>
 #include <memory>
@@ -27,6 +35,7 @@
 #include "ir/plan_builder.h"
 #include "runtime/core/context_records.h"
 #include "llvm/codegen.h"
+#include "llvm/disk_cache.h"
 #include "program/backend.h"
 #include "program/host_device.h"
 
@@ -69,6 +78,7 @@ class CpuDevice : public HostDevice {
               std::span<const int> slot_buffers) override {
     auto& k = static_cast<CpuKernel&>(loaded);
     const bool reports = records_.launched(k.plan);
+    if (!k.plan.messages.empty()) context_[ctx::kMessageBase] = k.plan.messages.front().id;
     run_tasks(k, args, run, slot_buffers);
     if (reports) report();
   }
@@ -141,17 +151,29 @@ class CpuDevice : public HostDevice {
 
 class CpuBackend : public Backend {
  public:
-  CpuBackend(std::shared_ptr<llvm_backend::Jit> jit, CpuDevice& device, bool debug)
-      : jit_(std::move(jit)), device_(device), debug_(debug) {}
+  CpuBackend(std::shared_ptr<llvm_backend::Jit> jit, CpuDevice& device, bool debug, std::string cache_dir)
+      : jit_(std::move(jit)), device_(device), debug_(debug), cache_dir_(std::move(cache_dir)) {}
   Arch arch() const override { return Arch::Cpu; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     auto k = std::make_unique<CpuKernel>();
     k->jit = jit_;
+    const std::string dump = dump_dir();
     llvm_backend::CodegenOptions options;
     options.debug = debug_;
-    options.message_base = next_message_;
+    options.keep_text = !dump.empty();
+    options.cache_dir = cache_dir_;
+    {
+      const std::vector<uint8_t> bytes = rt::serialize(plan);  // what the plan adds to the IR
+      options.key_extra.assign(bytes.begin(), bytes.end());
+    }
     k->code = jit_->add(kernel, options);
+    if (!dump.empty()) {
+      const std::filesystem::path base = std::filesystem::path(dump) / dump_name(plan.name);
+      std::ofstream(base.string() + ".cpu.ll") << k->code.ir_before;
+      std::ofstream(base.string() + ".cpu.opt.ll") << k->code.ir_after;
+      std::ofstream(base.string() + ".cpu.s") << k->code.assembly;
+    }
     GROVE_ASSERT(k->code.tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
     plan.backend = "cpu";
     for (size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -162,6 +184,7 @@ class CpuBackend : public Backend {
       for (const llvm_backend::TreeKey& key : c.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
     }
     plan.messages = k->code.messages;
+    for (rt::MessagePlan& m : plan.messages) m.id += next_message_;  // the device's ids
     next_message_ += static_cast<uint32_t>(plan.messages.size());
     device_.add_messages(plan);
     k->plan = std::move(plan);
@@ -172,6 +195,7 @@ class CpuBackend : public Backend {
   std::shared_ptr<llvm_backend::Jit> jit_;
   CpuDevice& device_;  // its device (compile() is only called while the Program lives)
   bool debug_;
+  std::string cache_dir_;
   uint32_t next_message_ = 0;  // message ids are unique in the device's table
 };
 
@@ -185,7 +209,10 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   const int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
   auto jit = std::make_shared<llvm_backend::Jit>();
   auto device = std::make_unique<CpuDevice>(jit->host(), threads, options.print);
-  auto backend = std::make_unique<CpuBackend>(jit, *device, options.debug);
+  const std::string cache_dir = options.cache_dir == "off" ? ""
+                                : options.cache_dir.empty() ? llvm_backend::DiskCache::default_dir()
+                                                            : options.cache_dir;
+  auto backend = std::make_unique<CpuBackend>(jit, *device, options.debug, cache_dir);
   return {std::move(device), std::move(backend)};
 }
 

@@ -34,13 +34,21 @@ class ContextGuard {
   KernelContext* saved_;
 };
 
-std::string sanitize(std::string_view s) {
-  std::string out(s);
+}  // namespace
+
+std::string dump_dir() {
+  const char* dir = std::getenv("GROVE_DUMP_DIR");
+  if (dir == nullptr || *dir == '\0') return "";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string dump_name(std::string_view kernel) {
+  std::string out(kernel);
   for (char& c : out)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
   return out;
 }
-}  // namespace
 
 KernelContext* current_or_null() { return g_current; }
 
@@ -93,19 +101,17 @@ void ProgramImpl::compile(KernelRecord& rec) {
   for (int t : trees) materialize_tree(t);
 
   std::vector<std::pair<std::string, std::string>> stages;
-  const char* dump_dir = std::getenv("GROVE_DUMP_DIR");
+  const std::string dump = dump_dir();
   ir::PipelineOptions options;
   options.verify = config.verify_ir;
   options.on_stage = [&](std::string_view stage, const ir::Kernel& k) {
     std::string text = ir::print_module({&k});
     if (config.print_ir)
       std::cout << "[grove] kernel '" << rec.name << "' after " << stage << ":\n" << text << std::flush;
-    if (dump_dir != nullptr && *dump_dir != '\0') {
-      std::filesystem::create_directories(dump_dir);
+    if (!dump.empty()) {
       char num[8];
       std::snprintf(num, sizeof num, "%02zu", stages.size());
-      std::filesystem::path p = std::filesystem::path(dump_dir) /
-                                (sanitize(rec.name) + "." + num + "_" + std::string(stage) + ".ir");
+      std::filesystem::path p = std::filesystem::path(dump) / (dump_name(rec.name) + "." + num + "_" + std::string(stage) + ".ir");
       std::ofstream(p) << text;
     }
     stages.emplace_back(std::string(stage), std::move(text));
@@ -121,8 +127,8 @@ void ProgramImpl::compile(KernelRecord& rec) {
   plan_options.scratch_tree = scratch_tree;
   plan_options.scratch_words = offloaded.scratch_words_used;
   rec.compiled = backend->compile(*kernel, forest, ir::plan_kernel(*kernel, offloaded.tasks, plan_options));
-  if (dump_dir != nullptr && *dump_dir != '\0')
-    std::ofstream(std::filesystem::path(dump_dir) / (sanitize(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
+  if (!dump.empty())
+    std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
   ensure_scratch(offloaded.scratch_words_used);
   rec.ir = std::move(kernel);
   rec.stages = std::move(stages);

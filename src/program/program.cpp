@@ -116,6 +116,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.device = config.vulkan_device;
   bo.validation = config.vulkan_validation;
   bo.cpu_threads = config.cpu_threads;
+  bo.cache_dir = config.cache_dir;
   std::string built;
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
   BackendAndDevice made;

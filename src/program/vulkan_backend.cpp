@@ -41,13 +41,6 @@ constexpr uint32_t kPreferredLocalSize = 256;
 // The loop limiter of Mesa's llvmpipe (LP_MAX_TGSI_LOOP_ITERATIONS).
 constexpr uint32_t kLavapipeLoopLimit = 65535;
 
-std::string sanitize(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
-  return out;
-}
-
 // The features a kernel's code needs of a device: 64-bit values, 64-bit
 // atomics, and the optional paths the code generator took on this device.
 rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& options, const rt::KernelPlan& plan) {
@@ -121,12 +114,11 @@ std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kerne
 
 // GROVE_DUMP_DIR: each task's module and its disassembly next to the IR dumps.
 void VulkanBackend::dump(const rt::KernelPlan& plan) const {
-  const char* dir = std::getenv("GROVE_DUMP_DIR");
-  if (dir == nullptr || *dir == '\0') return;
-  std::filesystem::create_directories(dir);
+  const std::string dir = dump_dir();
+  if (dir.empty()) return;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const rt::TaskPlan& task = plan.tasks[i];
-    std::string base = sanitize(plan.name) + ".t" + std::to_string(i) + "_" + rt::task_kind_name(task.kind);
+    std::string base = dump_name(plan.name) + ".t" + std::to_string(i) + "_" + rt::task_kind_name(task.kind);
     std::filesystem::path p = std::filesystem::path(dir) / base;
     std::ofstream(p.string() + ".spv", std::ios::binary)
         .write(reinterpret_cast<const char*>(task.code.data()), static_cast<std::streamsize>(task.code.size() * 4));

@@ -115,34 +115,4 @@ TEST_P(ProgramTest, ArchIsNeverAuto) {
   EXPECT_FALSE(parse_arch("metal", &parsed));
 }
 
-// Config::cpu_threads: 0 is every core; a negative count is refused by
-// name; one thread still runs parallel tasks (and their atomics) right.
-TEST(CpuBackend, ThreadsComeFromTheConfig) {
-  const std::vector<Arch> built = compiled_backends();
-  if (std::find(built.begin(), built.end(), Arch::Cpu) == built.end()) GTEST_SKIP() << "the CPU backend is not built";
-  Config bad;
-  bad.arch = Arch::Cpu;
-  bad.cpu_threads = -2;
-  EXPECT_THAT(grove::testing::error_of([&] { Program p(bad); }), HasSubstr("Config::cpu_threads is -2"));
-  for (int threads : {1, 3}) {
-    Config c;
-    c.arch = Arch::Cpu;
-    c.cpu_threads = threads;
-    Program prog(c);
-    EXPECT_EQ(prog.arch(), Arch::Cpu);
-    Field hits = prog.field(i32, "hits", {});
-    Field x = prog.field(i32, "x", {100000});
-    Kernel k = prog.kernel("k", [&] {
-      for_range(0, 100000, [&](Expr i) {
-        x(i) = i * 3;
-        atomic_add(hits(), 1);
-      });
-    });
-    k();
-    EXPECT_EQ(hits.read<int>(), 100000) << threads << " threads";
-    std::vector<int> v = x.to_vector<int>();
-    for (int i = 0; i < 100000; ++i) ASSERT_EQ(v[static_cast<size_t>(i)], i * 3) << i;
-  }
-}
-
 }  // namespace

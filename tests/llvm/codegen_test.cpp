@@ -29,10 +29,13 @@ Jit& jit() {
   return j;
 }
 
+// Compiled afresh, with its texts kept.
 JitKernel compile(const std::string& text) {
   ir::ParsedModule m = ir::parse_module(text, "test");
   EXPECT_EQ(m.kernels.size(), 1u);
-  return jit().add(*m.kernels.front());
+  CodegenOptions options;
+  options.keep_text = true;
+  return jit().add(*m.kernels.front(), options);
 }
 
 // The context buffer and one tree of zeroed words.
@@ -415,7 +418,8 @@ kernel @w(a: u64, b: f64) stage lowered {
 TEST(LlvmCodegen, PrintsAndAssertionsWriteTheContextRecords) {
   // runtime/core/context_layout.h, written out: the ring starts at word 32
   // (its capacity at word 20, its head at 18), the assertion record at word
-  // 0 (flag), 1 (message id), 2.. (values, two words each).
+  // 0 (flag), 1 (message id), 2.. (values, two words each); ids are the
+  // message's number plus word 21.
   ir::ParsedModule m = ir::parse_module(R"(
 kernel @talk(a: i32, b: i64) stage lowered {
   task serial $-1 "serial" {
@@ -430,11 +434,9 @@ kernel @talk(a: i32, b: i64) stage lowered {
 }
 )",
                                         "test");
-  CodegenOptions options;
-  options.message_base = 40;
-  JitKernel k = jit().add(*m.kernels.front(), options);
+  JitKernel k = jit().add(*m.kernels.front());
   ASSERT_EQ(k.messages.size(), 3u);
-  EXPECT_EQ(k.messages[0].id, 40u);
+  EXPECT_EQ(k.messages[0].id, 0u);
   EXPECT_FALSE(k.messages[0].is_assert);
   EXPECT_EQ(k.messages[0].types, (std::vector<DataType>{DataType::i32, DataType::i64}));
   EXPECT_TRUE(k.messages[1].is_assert);
@@ -442,6 +444,7 @@ kernel @talk(a: i32, b: i64) stage lowered {
   auto run = [&](int32_t a, int64_t b) {
     std::vector<uint32_t> context(32 + 16, 0u);
     context[20] = 16;
+    context[21] = 40;
     uint32_t* buffers[1] = {context.data()};
     const uint64_t args[2] = {static_cast<uint32_t>(a), static_cast<uint64_t>(b)};
     k.functions[0](buffers, args, 0, 1);

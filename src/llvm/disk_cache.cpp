@@ -1,0 +1,186 @@
+// src/llvm/disk_cache.cpp — see disk_cache.h. No LLVM header here.
+#include "llvm/disk_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <system_error>
+
+#include "grove/error.h"
+#include "runtime/core/bytes.h"
+
+namespace grove::llvm_backend {
+
+namespace {
+
+constexpr uint32_t kMagic = 0x4f565247u;  // "GRVO"
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint8_t kMaxTaskKind = static_cast<uint8_t>(ir::TaskKind::gc_finish);
+
+// FNV-1a, 64 bits: the file's name (from the key) and its checksum.
+uint64_t fnv1a(const uint8_t* p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+std::vector<uint8_t> encode(const std::string& key, const CachedKernel& e) {
+  rt::ByteWriter w;
+  w.u32(kMagic);
+  w.u32(kFormatVersion);
+  w.str(key);
+  w.u32(static_cast<uint32_t>(e.tasks.size()));
+  for (const CpuTask& t : e.tasks) {
+    w.u8(static_cast<uint8_t>(t.kind));
+    w.str(t.label);
+    w.boolean(t.parallel);
+    w.u32(static_cast<uint32_t>(t.trees.size()));
+    for (const TreeKey& k : t.trees) {
+      w.i32(k.first);
+      w.i32(k.second);
+    }
+    w.str(t.entry);
+    w.str(t.count_entry);
+  }
+  rt::write_messages(w, e.messages);
+  w.bytes(e.object);
+  std::vector<uint8_t> out = w.take();
+  const uint64_t sum = fnv1a(out.data(), out.size());
+  const auto* s = reinterpret_cast<const uint8_t*>(&sum);
+  out.insert(out.end(), s, s + 8);
+  return out;
+}
+
+// Throws grove::Error (caught by load) at the first thing that is wrong.
+CachedKernel decode(const std::vector<uint8_t>& bytes, const std::string& key, const std::string& path) {
+  if (bytes.size() < 8) throw Error(path + ": shorter than its checksum");
+  uint64_t sum = 0;
+  std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
+  if (fnv1a(bytes.data(), bytes.size() - 8) != sum) throw Error(path + ": checksum mismatch");
+  rt::ByteReader r(std::span<const uint8_t>(bytes.data(), bytes.size() - 8), path);
+  if (r.u32() != kMagic) r.fail("not a Grove cache file");
+  if (r.u32() != kFormatVersion) r.fail("another format version");
+  if (r.str() != key) r.fail("made for another kernel or build (stale)");
+  CachedKernel e;
+  r.part("tasks");
+  const uint32_t tasks = r.count(16);
+  for (uint32_t i = 0; i < tasks; ++i) {
+    CpuTask t;
+    const uint8_t kind = r.u8();
+    if (kind > kMaxTaskKind) r.fail("an unknown task kind");
+    t.kind = static_cast<ir::TaskKind>(kind);
+    t.label = r.str();
+    t.parallel = r.boolean();
+    const uint32_t trees = r.count(8);
+    for (uint32_t k = 0; k < trees; ++k) {
+      const int32_t tree = r.i32();
+      t.trees.emplace_back(tree, r.i32());
+    }
+    t.entry = r.str();
+    t.count_entry = r.str();
+    e.tasks.push_back(std::move(t));
+  }
+  r.part("messages");
+  e.messages = rt::read_messages(r);
+  r.part("object");
+  e.object = r.bytes();
+  if (r.left() != 0) r.fail("bytes after the object");
+  return e;
+}
+
+// The directory's size is kept under kMaxBytes: past it, the files used
+// longest ago go first (a read refreshes a file's time), down to half.
+constexpr uintmax_t kMaxBytes = uintmax_t{512} << 20;
+
+void trim(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> files;
+  uintmax_t total = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".grove-cpu" || !e.is_regular_file(ec)) continue;
+    total += e.file_size(ec);
+    files.emplace_back(e.last_write_time(ec), e.path());
+  }
+  if (total <= kMaxBytes) return;
+  std::sort(files.begin(), files.end());
+  for (const auto& [time, path] : files) {
+    if (total <= kMaxBytes / 2) break;
+    const uintmax_t size = fs::file_size(path, ec);
+    if (fs::remove(path, ec)) total -= size;
+  }
+}
+
+}  // namespace
+
+std::string DiskCache::default_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg == '/') return std::string(xdg) + "/grove";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') return std::string(home) + "/.cache/grove";
+  return "";
+}
+
+std::string DiskCache::path_of(const std::string& key) const {
+  char name[40];
+  std::snprintf(name, sizeof name, "%016llx.grove-cpu",
+                static_cast<unsigned long long>(fnv1a(reinterpret_cast<const uint8_t*>(key.data()), key.size())));
+  return (std::filesystem::path(dir_) / name).string();
+}
+
+std::optional<CachedKernel> DiskCache::load(const std::string& key) const {
+  const std::string path = path_of(key);
+  const bool tell = std::getenv("GROVE_CACHE_LOG") != nullptr;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (tell) std::cerr << "[grove] cache: " << path << ": miss (absent)\n";
+    return std::nullopt;
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    CachedKernel e = decode(bytes, key, path);
+    std::error_code ec;
+    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);  // used now
+    if (tell) std::cerr << "[grove] cache: " << path << ": hit\n";
+    return e;
+  } catch (const Error& e) {
+    if (tell) std::cerr << "[grove] cache: miss (" << e.what() << ")\n";
+    return std::nullopt;  // rebuilt and rewritten by the caller
+  }
+}
+
+void DiskCache::store(const std::string& key, const CachedKernel& entry) const {
+  static std::atomic<bool> warned{false}, trimmed{false};
+  static std::atomic<uint64_t> serial{0};
+  const std::string path = path_of(key);
+  const std::string temp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(serial++);
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const std::vector<uint8_t> bytes = encode(key, entry);
+  bool ok = !ec;
+  if (ok) {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    ok = static_cast<bool>(out.flush());
+  }
+  if (ok) {
+    std::filesystem::rename(temp, path, ec);
+    ok = !ec;
+  }
+  if (ok && !trimmed.exchange(true)) trim(dir_);  // once per process
+  if (!ok) {
+    std::filesystem::remove(temp, ec);
+    if (!warned.exchange(true))
+      std::cerr << "[grove] warning: cannot write the kernel cache in '" << dir_
+                << "'; kernels are compiled again in each process (set Config::cache_dir to a writable "
+                   "directory, or to \"off\")\n";
+  }
+}
+
+}  // namespace grove::llvm_backend

@@ -1,0 +1,214 @@
+// tests/cpu/cpu_backend_test.cpp — what is specific to the LLVM CPU backend
+// (the shared behaviour runs on every backend in tests/api): its threads,
+// its GROVE_DUMP_DIR output and the vector code in it, and the sparse
+// runtime under real contention on every core, repeated to catch races.
+// Expected values come from plain C++ in the test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "../api/backend_fixture.h"
+#include "grove/grove.h"
+
+using namespace grove;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Config cpu(int threads = 0) {
+  Config c;
+  c.arch = Arch::Cpu;
+  c.cpu_threads = threads;
+  return c;
+}
+
+// Config::cpu_threads: 0 is every core; a negative count is refused by
+// name; one thread still runs parallel tasks (and their atomics) right.
+TEST(CpuBackend, ThreadsComeFromTheConfig) {
+  Config bad = cpu(-2);
+  EXPECT_THAT(grove::testing::error_of([&] { Program p(bad); }), HasSubstr("Config::cpu_threads is -2"));
+  for (int threads : {1, 3}) {
+    Program prog(cpu(threads));
+    EXPECT_EQ(prog.arch(), Arch::Cpu);
+    EXPECT_THAT(prog.device_name(), HasSubstr(std::to_string(threads) + (threads == 1 ? " thread" : " threads")));
+    Field hits = prog.field(i32, "hits", {});
+    Field x = prog.field(i32, "x", {100000});
+    Kernel k = prog.kernel("k", [&] {
+      for_range(0, 100000, [&](Expr i) {
+        x(i) = i * 3;
+        atomic_add(hits(), 1);
+      });
+    });
+    k();
+    EXPECT_EQ(hits.read<int>(), 100000) << threads << " threads";
+    std::vector<int> v = x.to_vector<int>();
+    for (int i = 0; i < 100000; ++i) ASSERT_EQ(v[static_cast<size_t>(i)], i * 3) << i;
+  }
+}
+
+// GROVE_DUMP_DIR gets each kernel's LLVM IR before and after -O3 and its
+// assembly; a saxpy's parallel loop over a contiguous axis is vector code
+// in both (the host's widest float vectors: 4 lanes at least).
+TEST(CpuBackend, DumpsLlvmIrAndAssemblyAndTheDenseLoopIsVectorCode) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_cpu_backend";
+  std::filesystem::remove_all(dir);
+  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  Program prog(cpu());
+  const int n = 1 << 16;
+  Field x = prog.field(f32, "x", {n}), y = prog.field(f32, "y", {n});
+  Kernel saxpy = prog.kernel("saxpy", {arg(f32, "a")}, [&](Args a) {
+    for_range(0, n, [&](Expr i) { y(i) = a[0] * x(i) + y(i); });
+  });
+  std::vector<float> xs(n), ys(n);
+  for (int i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = static_cast<float>(i % 97), ys[static_cast<size_t>(i)] = 1.0f;
+  x.from_vector(xs);
+  y.from_vector(ys);
+  saxpy(2.0f);
+  unsetenv("GROVE_DUMP_DIR");
+  const std::vector<float> got = y.to_vector<float>();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], 2.0f * static_cast<float>(i % 97) + 1.0f) << i;
+  const std::string before = read_file(dir / "saxpy.cpu.ll"), after = read_file(dir / "saxpy.cpu.opt.ll");
+  const std::string assembly = read_file(dir / "saxpy.cpu.s");
+  EXPECT_THAT(before, HasSubstr("define void @saxpy.t0.range_for("));
+  EXPECT_FALSE(std::regex_search(before, std::regex("<[0-9]+ x float>")));
+  std::smatch lanes;
+  ASSERT_TRUE(std::regex_search(after, lanes, std::regex("<([0-9]+) x float>"))) << "no vector code after -O3";
+  EXPECT_GE(std::stoi(lanes[1]), 4);
+  EXPECT_THAT(assembly, HasSubstr("saxpy.t0.range_for"));
+#if defined(__x86_64__)
+  // Packed single-precision arithmetic on xmm/ymm/zmm registers.
+  EXPECT_TRUE(std::regex_search(assembly, std::regex("v?(mul|add|fmadd[0-9]*)ps\\s[^\\n]*%[xyz]mm"))) << "no packed float math";
+#elif defined(__aarch64__)
+  EXPECT_TRUE(std::regex_search(assembly, std::regex("f(mul|add|mla)\\s+v[0-9]+\\.4s"))) << "no NEON float math";
+#endif
+}
+
+// ---- the sparse runtime under contention ----------------------------------------
+
+constexpr int kRounds = 40;
+
+// Every thread activates the same 64 blocks of a pointer SNode at once: each
+// block is allocated exactly once, and no increment is lost.
+TEST(CpuStress, ManyThreadsActivateTheSameBlocks) {
+  for (int threads : {0, 8}) {
+    for (int round = 0; round < kRounds; ++round) {
+      Program prog(cpu(threads));
+      Field x = prog.field(i32, "x");
+      SNode& blocks = prog.root().pointer(i, 64);
+      blocks.dense(i, 16).place(x);
+      const int n = 1 << 20;
+      Kernel k = prog.kernel("hammer", [&] { for_range(0, n, [&](Expr m) { atomic_add(x(m % 1024), 1); }); });
+      k();
+      const std::vector<int> got = x.to_vector<int>();
+      for (int c = 0; c < 1024; ++c) ASSERT_EQ(got[static_cast<size_t>(c)], n / 1024) << "cell " << c << ", round " << round;
+      const Stats s = prog.stats();
+      ASSERT_EQ(s.find(blocks.name())->active_cells, 64) << round;
+      ASSERT_EQ(s.find(blocks.name())->pool_used, 64) << "a block was allocated twice, round " << round;
+    }
+  }
+}
+
+// Threads activate different cells, scattered over a pointer's 4096 blocks:
+// exactly the blocks written become active, and a struct-for visits exactly
+// their cells.
+TEST(CpuStress, ManyThreadsActivateDifferentCells) {
+  const int cells = 4096 * 16, writes = 20000;
+  std::vector<char> written(static_cast<size_t>(cells), 0);
+  for (int m = 0; m < writes; ++m) written[static_cast<size_t>((static_cast<int64_t>(m) * 7919) % cells)] = 1;
+  std::vector<char> block(4096, 0);
+  for (int c = 0; c < cells; ++c) block[static_cast<size_t>(c / 16)] |= written[static_cast<size_t>(c)];
+  const int64_t blocks_written = std::count(block.begin(), block.end(), 1);
+  for (int round = 0; round < kRounds; ++round) {
+    Program prog(cpu(8));
+    Field x = prog.field(i32, "x");
+    SNode& blocks = prog.root().pointer(i, 4096);
+    blocks.dense(i, 16).place(x);
+    Field visited = prog.field(i32, "visited", {}), marked = prog.field(i32, "marked", {});
+    Kernel w = prog.kernel("w", [&] { for_range(0, writes, [&](Expr m) { x((m * 7919) % cells) = 1; }); });
+    Kernel r = prog.kernel("r", [&] {
+      for_each(x, [&](Expr c) {
+        atomic_add(visited(), 1);
+        atomic_add(marked(), x(c));
+      });
+    });
+    w();
+    r();
+    ASSERT_EQ(prog.stats().find(blocks.name())->active_cells, blocks_written) << round;
+    ASSERT_EQ(prog.stats().find(blocks.name())->pool_used, blocks_written) << round;
+    ASSERT_EQ(visited.read<int>(), blocks_written * 16) << round;
+    ASSERT_EQ(marked.read<int>(), std::count(written.begin(), written.end(), 1)) << round;
+  }
+}
+
+// Threads append to the same four dynamic lists: every value lands exactly
+// once, each list's length is exact, and chunks are allocated as needed
+// and no more.
+TEST(CpuStress, ManyThreadsAppendToTheSameLists) {
+  const int n = 200000, chunk = 256;
+  for (int round = 0; round < kRounds; ++round) {
+    Program prog(cpu(8));
+    Field v = prog.field(i32, "v");
+    SNode& ptr = prog.root().pointer(i, 4);
+    SNode& list = ptr.dynamic(j, 1 << 16, chunk);
+    list.place(v);
+    Field len = prog.field(i32, "len", {4});
+    Kernel k = prog.kernel("k", [&] {
+      for_range(0, n, [&](Expr m) { append(list, {m % 4}, m); });
+      for_range(0, 4, [&](Expr b) { len(b) = length(list, {b}); });
+    });
+    k();
+    ASSERT_EQ(len.to_vector<int32_t>(), (std::vector<int32_t>{n / 4, n / 4, n / 4, n / 4})) << round;
+    for (int b = 0; b < 4; ++b) {
+      std::vector<int32_t> got;
+      for (int e = 0; e < n / 4; ++e) got.push_back(v.read<int32_t>({b, e}));
+      std::sort(got.begin(), got.end());
+      for (int e = 0; e < n / 4; ++e) ASSERT_EQ(got[static_cast<size_t>(e)], 4 * e + b) << "list " << b << ", round " << round;
+    }
+    ASSERT_EQ(prog.stats().find(list.name())->pool_used, 4 * ((n / 4 + chunk - 1) / chunk)) << round;
+  }
+}
+
+// One task deactivates every other block while a later task of the same
+// kernel sums what is left, round after round, with the blocks written
+// again in between: the sums are exact and freed blocks are reused.
+TEST(CpuStress, DeactivationWhileLaterTasksRead) {
+  Program prog(cpu(8));
+  Field x = prog.field(i64, "x");
+  SNode& blocks = prog.root().pointer(i, 512);
+  blocks.dense(i, 32).place(x);
+  Field sum = prog.field(i64, "sum", {});
+  Kernel fill = prog.kernel("fill", [&] { for_range(0, 512 * 32, [&](Expr c) { x(c) = cast(i64, c); }); });
+  Kernel thin = prog.kernel("thin", {arg(i32, "parity")}, [&](Args a) {
+    for_range(0, 512, [&](Expr b) { if_(b % 2 == a[0], [&] { deactivate(blocks, {b}); }); });
+    for_each(x, [&](Expr c) { atomic_add(sum(), x(c)); });
+  });
+  for (int round = 0; round < kRounds; ++round) {
+    const int parity = round % 2;
+    fill();
+    sum.write<int64_t>({}, 0);
+    thin(parity);
+    int64_t want = 0;
+    for (int b = 0; b < 512; ++b)
+      if (b % 2 != parity)
+        for (int c = b * 32; c < b * 32 + 32; ++c) want += c;
+    ASSERT_EQ(sum.read<int64_t>(), want) << round;
+    ASSERT_EQ(prog.stats().find(blocks.name())->active_cells, 256) << round;
+    ASSERT_LE(prog.stats().find(blocks.name())->pool_high_water, 512) << "freed blocks were not reused, round " << round;
+  }
+}
+
+}  // namespace
