@@ -110,5 +110,6 @@ void register_spirv_compile();
 // What each distinct kernel costs a Program (time to its first launch's end,
 // memory kept), on every backend.
 void register_many_kernels();
+void register_cpu_compile();  // GROVE_WITH_LLVM builds only
 
 }  // namespace grove_bench

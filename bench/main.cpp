@@ -36,6 +36,9 @@ int main(int argc, char** argv) {
   grove_bench::register_dense_saxpy();
   grove_bench::register_sparse_struct_for();
   grove_bench::register_many_kernels();
+#ifdef GROVE_BENCH_CPU
+  grove_bench::register_cpu_compile();
+#endif
 #ifdef GROVE_BENCH_VULKAN
   if (std::string why; grove_bench::vkb::device_available(&why)) {
     grove_bench::register_vulkan_dense();

@@ -12,7 +12,7 @@
 //
 // Each is paired with a fixed 5 ms budget ("baseline/budget_5ms"), so the
 // ratio is budget / time: at least 1 means within budget. The lowered IR is
-// the one the Program compiled (an internal hook, vkb::lowered_ir), and the
+// the one the Program compiled (an internal hook, lowered_ir), and the
 // code generator runs with the options the Vulkan backend uses on this
 // device; the SPIRV-Tools validator is off (as in a release build).
 #include <chrono>
@@ -25,7 +25,7 @@
 #include <grove/grove.h>
 
 #include "harness.h"
-#include "life.h"
+#include "internals.h"
 #include "program/vulkan_backend.h"
 #include "spirv/codegen.h"
 #include "vulkan_common.h"
@@ -35,19 +35,7 @@ namespace {
 
 using namespace grove;
 
-constexpr int kN = 16384;  // the example's default domain
 constexpr double kBudgetSeconds = 0.005;
-
-// examples/sparse_life's fields and kernels (examples/sparse_life/life.h).
-struct LifeKernels : sparse_life::Life {
-  explicit LifeKernels(Program& prog) : sparse_life::Life(prog, kN) {}
-
-  Kernel by_name(std::string_view name) const {
-    for (const Kernel& k : {seed, count, update, prune, snapshot})
-      if (k.name() == name) return k;
-    throw Error("no sparse_life kernel named '" + std::string(name) + "'");
-  }
-};
 
 // The options the Vulkan backend gives the code generator, validator off
 // (as in a release build).
@@ -92,8 +80,8 @@ void compile(benchmark::State& state, std::string kernel_name, Scope scope) {
     config.arch = Arch::Vulkan;
     Program prog(config);
     LifeKernels life(prog);
-    const ir::Kernel& lowered = vkb::lowered_ir(prog, life.by_name(kernel_name));
-    const ir::SNodeForest& forest = vkb::snode_forest(prog);
+    const ir::Kernel& lowered = lowered_ir(prog, life.by_name(kernel_name));
+    const ir::SNodeForest& forest = snode_forest(prog);
     std::unique_ptr<vk::Device> dev = vkb::open_device();
     const spirv::CodegenOptions options = backend_options(dev->info());
     const std::uint32_t push_limit = dev->info().max_push_constants_size;

@@ -89,11 +89,4 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Internal hook (not Grove's public API): the lowered IR that `kernel`'s
-// Program handed to its backend (ir::Stage::lowered, what the SPIR-V code
-// generator translates), compiling the kernel first if needed, and the
-// program's SNode forest. Reads src/program/program_impl.h.
-const grove::ir::Kernel& lowered_ir(const grove::Program& program, const grove::Kernel& kernel);
-const grove::ir::SNodeForest& snode_forest(const grove::Program& program);
-
 }  // namespace grove_bench::vkb

@@ -1,0 +1,126 @@
+// cpu_compile.cpp — compile latency of the LLVM CPU backend, per kernel of
+// examples/sparse_life (seed, count, update, prune, snapshot, from the
+// example's own life.h on its default 16384^2 domain):
+//
+//   cpu_first_launch_<kernel>  everything a kernel's first use costs in a
+//                              fresh Program with no disk cache: the DSL
+//                              body, the pass pipeline, LLVM (-O3, object
+//                              emission, JIT loading); paired with a 50 ms
+//                              budget
+//   cpu_disk_hit_<kernel>      the same in a fresh Program whose disk cache
+//                              holds the kernel (filled before timing): LLVM
+//                              is not called (checked); 2 ms budget
+//   cpu_memory_hit_<kernel>    the Jit asked again for a kernel it holds
+//                              (the key is built and looked up); 10 us budget
+//
+// Each budget is a baseline ("baseline/budget_50ms" ...), so the ratio is
+// budget / time: at least 1 means within budget.
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <string>
+
+#include <grove/grove.h>
+
+#include "harness.h"
+#include "internals.h"
+#include "llvm/codegen.h"
+
+namespace grove_bench {
+namespace {
+
+using namespace grove;
+
+
+
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string cache_dir() {
+  return (std::filesystem::temp_directory_path() / "grove_bench_cpu_cache").string();
+}
+
+// First use in a fresh Program (the tree exists before timing, as after an
+// earlier kernel); `cache` is "off" or a primed directory.
+double first_use(const std::string& kernel_name, const std::string& cache) {
+  Config c;
+  c.arch = Arch::Cpu;
+  c.cache_dir = cache;
+  Program prog(c);
+  LifeKernels life(prog);
+  life.alive.read<int>({0, 0});
+  const Kernel kernel = life.by_name(kernel_name);
+  const auto start = std::chrono::steady_clock::now();
+  kernel.ir();
+  return since(start);
+}
+
+void jit(benchmark::State& state, std::string kernel_name) {
+  try {
+    for (auto _ : state) state.SetIterationTime(first_use(kernel_name, "off"));
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void disk_hit(benchmark::State& state, std::string kernel_name) {
+  try {
+    std::filesystem::remove_all(cache_dir());
+    first_use(kernel_name, cache_dir());  // fills the cache
+    const int64_t before = llvm_backend::Jit::compilations();
+    for (auto _ : state) state.SetIterationTime(first_use(kernel_name, cache_dir()));
+    if (llvm_backend::Jit::compilations() != before) state.SkipWithError("a disk-cache hit called LLVM");
+    std::filesystem::remove_all(cache_dir());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void memory_hit(benchmark::State& state, std::string kernel_name) {
+  try {
+    Config c;
+    c.arch = Arch::Cpu;
+    c.cache_dir = "off";
+    Program prog(c);
+    LifeKernels life(prog);
+    const ir::Kernel& lowered = lowered_ir(prog, life.by_name(kernel_name));
+    llvm_backend::Jit jit;
+    jit.add(lowered);
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      llvm_backend::JitKernel k = jit.add(lowered);
+      state.SetIterationTime(since(start));
+      if (k.source != llvm_backend::JitKernel::Source::memory) throw Error("not an in-memory hit");
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+template <int kMicroseconds>
+void budget(benchmark::State& state) {
+  for (auto _ : state) state.SetIterationTime(kMicroseconds * 1e-6);
+}
+
+}  // namespace
+
+void register_cpu_compile() {
+  for (const char* kernel : {"seed", "count", "update", "prune", "snapshot"}) {
+    const std::string k(kernel);
+    benchmark::RegisterBenchmark(grove_name("cpu_first_launch_" + k, Arch::Cpu).c_str(), jit, k)
+        ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(5);
+    benchmark::RegisterBenchmark(baseline_name("cpu_first_launch_" + k, "budget_50ms").c_str(), budget<50000>)
+        ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
+    benchmark::RegisterBenchmark(grove_name("cpu_disk_hit_" + k, Arch::Cpu).c_str(), disk_hit, k)
+        ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(10);
+    benchmark::RegisterBenchmark(baseline_name("cpu_disk_hit_" + k, "budget_2ms").c_str(), budget<2000>)
+        ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
+    benchmark::RegisterBenchmark(grove_name("cpu_memory_hit_" + k, Arch::Cpu).c_str(), memory_hit, k)
+        ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1000);
+    benchmark::RegisterBenchmark(baseline_name("cpu_memory_hit_" + k, "budget_10us").c_str(), budget<10>)
+        ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
+  }
+}
+
+}  // namespace grove_bench
