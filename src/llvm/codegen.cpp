@@ -59,10 +59,10 @@ std::string to_text(const llvm::Module& m) {
 // Emits one kernel's tasks into a module.
 class Emitter {
  public:
-  // Symbols are "<prefix>.t<i>.<kind>": the prefix keeps kernels of the same
-  // name apart in one JIT.
-  Emitter(const ir::Kernel& kernel, std::string prefix, const CodegenOptions& options, llvm::Module& module)
-      : kernel_(kernel), prefix_(std::move(prefix)), options_(options), m_(module), c_(module.getContext()), b_(c_) {}
+  // Symbols are "<kernel>.t<i>.<kind>" (each kernel has a JIT library of its
+  // own, so names may repeat across kernels).
+  Emitter(const ir::Kernel& kernel, const CodegenOptions& options, llvm::Module& module)
+      : kernel_(kernel), options_(options), m_(module), c_(module.getContext()), b_(c_) {}
 
   // The print and assert messages, in the order of their ids.
   std::vector<rt::MessagePlan> messages;
@@ -113,7 +113,7 @@ class Emitter {
     t.kind = task->task_kind();
     t.label = task->text();
     t.parallel = ir::is_parallel(t.kind);
-    t.entry = prefix_ + ".t" + std::to_string(index) + "." + ir::op_name(t.kind);
+    t.entry = kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(t.kind);
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
@@ -876,7 +876,6 @@ class Emitter {
   }
 
   const ir::Kernel& kernel_;
-  std::string prefix_;
   CodegenOptions options_;
   llvm::Module& m_;
   llvm::LLVMContext& c_;
@@ -1066,14 +1065,14 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->jit->getDataLayout());
-  Emitter emitter(kernel, kernel.name(), options, *module);
+  Emitter emitter(kernel, options, *module);
   std::vector<CpuTask> tasks = emitter.emit();
   std::string broken;
   llvm::raw_string_ostream why(broken);
   if (llvm::verifyModule(*module, &why))
     throw InternalError("LLVM codegen: the module of kernel '" + kernel.name() + "' is invalid: " + broken);
-  JitKernel text;
-  if (options.keep_text) text.ir_before = to_text(*module);
+  std::string ir_before, ir_after, assembly;  // with keep_text
+  if (options.keep_text) ir_before = to_text(*module);
   {
     // -O3 for the host CPU (its vector width included).
     llvm::LoopAnalysisManager lam;
@@ -1094,9 +1093,9 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
   }
   if (options.keep_text) {
-    text.ir_after = to_text(*module);
+    ir_after = to_text(*module);
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
-    text.assembly = impl_->emit(*copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
+    assembly = impl_->emit(*copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
   }
   const std::string object = impl_->emit(*module, llvm::CodeGenFileType::ObjectFile, kernel.name());
   if (!options.cache_dir.empty()) {
@@ -1105,9 +1104,9 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   }
   const Loaded& l = impl_->memory[key] = impl_->load(kernel.name(), std::move(tasks), std::move(emitter.messages), object);
   JitKernel out = hand_out(l, JitKernel::Source::compiled);
-  out.ir_before = std::move(text.ir_before);
-  out.ir_after = std::move(text.ir_after);
-  out.assembly = std::move(text.assembly);
+  out.ir_before = std::move(ir_before);
+  out.ir_after = std::move(ir_after);
+  out.assembly = std::move(assembly);
   return out;
 }
 

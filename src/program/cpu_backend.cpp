@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <atomic>
 #include <thread>
 #include <memory>
 #include <string>
@@ -107,19 +106,18 @@ class CpuDevice : public HostDevice {
   }
 
   void run_parallel(llvm_backend::TaskFn fn, uint32_t* const* p, const uint64_t* a, int32_t count) {
-      // About eight chunks per thread: enough to balance uneven iterations
-      // (a struct-for's cells differ in cost), few enough that a chunk's
-      // call is noise.
-      const int32_t grain = std::max<int32_t>(1, count / (8 * threads_));
-      arena_.execute([&] {
-        tbb::parallel_for(tbb::blocked_range<int32_t>(0, count, grain),
-                          [&](const tbb::blocked_range<int32_t>& r) { fn(p, a, r.begin(), r.end()); });
-      });
+    // About eight chunks per thread: enough to balance uneven iterations
+    // (a struct-for's cells differ in cost), few enough that a chunk's
+    // call is noise.
+    const int32_t grain = std::max<int32_t>(1, count / (8 * threads_));
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<int32_t>(0, count, grain),
+                        [&](const tbb::blocked_range<int32_t>& r) { fn(p, a, r.begin(), r.end()); });
+    });
   }
 
-  bool failed() const {
-    return std::atomic_ref<const uint32_t>(context_[ctx::kAssertFlag]).load(std::memory_order_relaxed) != 0;
-  }
+  // Read once the task's threads have finished (parallel_for has joined).
+  bool failed() const { return context_[ctx::kAssertFlag] != 0; }
 
   void make_context(uint32_t ring_words) {
     context_.assign(ctx::kHeaderWords + size_t{ring_words}, 0u);

@@ -135,13 +135,14 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
         }
       };
 #ifdef GROVE_WITH_VULKAN
-      if (vulkan_first_for_auto(bo)) attempt(make_vulkan_backend);
+      const bool vulkan_first = vulkan_first_for_auto(bo);
+      if (vulkan_first) attempt(make_vulkan_backend);
 #endif
 #ifdef GROVE_WITH_LLVM
       attempt(make_cpu_backend);
 #endif
 #ifdef GROVE_WITH_VULKAN
-      attempt(make_vulkan_backend);
+      if (!vulkan_first) attempt(make_vulkan_backend);  // a CPU driver (lavapipe)
 #endif
       if (!made.backend) made = make_interp_backend(bo);
       break;
