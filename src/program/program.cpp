@@ -153,18 +153,20 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
     case Arch::Vulkan:
 #ifdef GROVE_WITH_VULKAN
       made = make_vulkan_backend(bo);
-      break;
 #endif
+      break;
     case Arch::Cpu:
 #ifdef GROVE_WITH_LLVM
       made = make_cpu_backend(bo);
-      break;
 #endif
+      break;
     case Arch::Cuda:
-      throw Error("backend '" + std::string(arch_name(config.arch)) +
-                  "' is not built into this Grove (built: " + built + "); use one of those or "
-                  "Arch::Auto (--arch auto)");
+      break;
   }
+  if (!made.backend)
+    throw Error("backend '" + std::string(arch_name(config.arch)) +
+                "' is not built into this Grove (built: " + built + "); use one of those or "
+                "Arch::Auto (--arch auto)");
   backend = std::move(made.backend);
   context = std::make_unique<rt::Context>(std::move(made.device));
   arch = backend->arch();
