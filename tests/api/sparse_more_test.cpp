@@ -90,17 +90,21 @@ TEST_P(SparseMore, TwoDimensionalBitmaskedWithOddExtents) {
   SNode& bm = prog.root().dense(ij, {3, 5}).bitmasked(ij, {7, 3});
   bm.place(x);
   ASSERT_EQ(x.shape(), (Shape{21, 15}));
-  std::set<std::pair<int, int>> want;
-  for (int n = 0; n < 40; ++n) want.insert({(n * 7) % 21, (n * 4) % 15});
+  // 40 writes to 15 cells (n and n + 15 meet): atomic adds, so that two
+  // threads activating the same cell is tested without a data race.
+  std::map<std::pair<int, int>, int> want;
+  for (int n = 0; n < 40; ++n) ++want[{(n * 7) % 21, (n * 4) % 15}];
   Kernel w = prog.kernel("w", [&] {
-    for_range(0, 40, [&](Expr n) { x((n * 7) % 21, (n * 4) % 15) = 1; });
+    for_range(0, 40, [&](Expr n) { x((n * 7) % 21, (n * 4) % 15) += 1; });
   });
   w();
   EXPECT_EQ(count_visits(prog, x, "v"), static_cast<int32_t>(want.size()));
   std::vector<int32_t> all = x.to_vector<int32_t>();
   for (int a = 0; a < 21; ++a)
-    for (int b = 0; b < 15; ++b)
-      EXPECT_EQ(all[static_cast<size_t>(a * 15 + b)], want.count({a, b}) ? 1 : 0) << a << "," << b;
+    for (int b = 0; b < 15; ++b) {
+      const auto it = want.find({a, b});
+      EXPECT_EQ(all[static_cast<size_t>(a * 15 + b)], it == want.end() ? 0 : it->second) << a << "," << b;
+    }
 }
 
 TEST_P(SparseMore, ThreeDimensionalPointer) {
