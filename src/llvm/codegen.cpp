@@ -22,10 +22,12 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
+#include <cstring>
 #include <fstream>
 #include <optional>
 #include <map>
@@ -991,6 +993,23 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   impl_->jit->getMainJITDylib().addGenerator(unwrap(
       llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(dl.getGlobalPrefix()),
       "LLVM's JIT cannot search this process's symbols"));
+#if GROVE_TSAN
+  // LLVM's ThreadSanitizer pass turns memset and memcpy into calls of these,
+  // which GCC's sanitizer runtime does not define; its interceptors of the
+  // plain functions check the same ranges.
+  llvm::orc::SymbolMap tsan;
+  auto define = [&](const char* name, auto* fn) {
+    tsan[impl_->jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
+  };
+  define("__tsan_memset", +[](void* d, int c, size_t n) { return std::memset(d, c, n); });
+  define("__tsan_memcpy", +[](void* d, const void* s, size_t n) { return std::memcpy(d, s, n); });
+  define("__tsan_memmove", +[](void* d, const void* s, size_t n) { return std::memmove(d, s, n); });
+  // Where kernels' libraries look up this process's symbols.
+  llvm::orc::JITDylibSP process = impl_->jit->getProcessSymbolsJITDylib();
+  llvm::orc::JITDylib& into = process ? *process : impl_->jit->getMainJITDylib();
+  if (llvm::Error e = into.define(llvm::orc::absoluteSymbols(std::move(tsan))))
+    throw Error("LLVM's JIT cannot define ThreadSanitizer's memory functions: " + error_text(std::move(e)));
+#endif
 }
 
 Jit::~Jit() = default;
@@ -1037,7 +1056,8 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // generator's own source: a rebuilt Grove never trusts an older file.
   const std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
                           "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
-                          impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\n" + options.key_extra +
+                          impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
+                          (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
                           "\n" + ir::print_kernel(kernel);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   auto hand_out = [](const Loaded& l, JitKernel::Source source) {
@@ -1089,7 +1109,14 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
       if (!f.isDeclaration()) {
         f.addFnAttr("target-cpu", impl_->cpu);
         f.addFnAttr("target-features", impl_->features);
+        if (GROVE_TSAN) f.addFnAttr(llvm::Attribute::SanitizeThread);
       }
+    // As clang places it: after the optimisations, so that what is checked
+    // is the code that runs (vector loads and stores included).
+    if (GROVE_TSAN)
+      pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
+      });
     pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
   }
   if (options.keep_text) {

@@ -38,6 +38,11 @@
 //
 // Memory order (docs/memory.md): tree atomics, compare-and-swaps and atomic
 // loads are LLVM `monotonic` (relaxed); ordinary loads and stores are plain.
+//
+// ThreadSanitizer builds (make tsan) instrument the JIT-compiled code too:
+// every task function gets LLVM's ThreadSanitizer pass, and its calls go to
+// the sanitizer runtime of this process, so races between tasks' threads
+// are reported like races in Grove's own C++.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +53,17 @@
 
 #include "ir/ir.h"
 #include "runtime/core/plan.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define GROVE_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define GROVE_TSAN 1
+#endif
+#endif
+#ifndef GROVE_TSAN
+#define GROVE_TSAN 0
+#endif
 
 namespace grove::llvm_backend {
 

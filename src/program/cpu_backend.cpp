@@ -18,10 +18,6 @@
 //
 // Not yet (issue 12): plans that carry CPU code (a kernel runs in the
 // process that compiled it, or one that finds it in the disk cache).
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -36,7 +32,12 @@
 #include "llvm/codegen.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
+#include "program/cpu_pool.h"
 #include "program/host_device.h"
+
+#if GROVE_TSAN
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace grove::detail {
 
@@ -54,7 +55,7 @@ namespace ctx = rt::context;
 class CpuDevice : public HostDevice {
  public:
   CpuDevice(llvm_backend::Jit::Host host, int threads, rt::PrintSink print)
-      : HostDevice("CPU backend"), host_(std::move(host)), threads_(threads), arena_(threads),
+      : HostDevice("CPU backend"), host_(std::move(host)), threads_(threads), pool_(threads),
         records_("CPU backend", std::move(print)) {
     make_context(rt::kInitialPrintRingWords);
   }
@@ -110,10 +111,43 @@ class CpuDevice : public HostDevice {
     // (a struct-for's cells differ in cost), few enough that a chunk's
     // call is noise.
     const int32_t grain = std::max<int32_t>(1, count / (8 * threads_));
-    arena_.execute([&] {
-      tbb::parallel_for(tbb::blocked_range<int32_t>(0, count, grain),
-                        [&](const tbb::blocked_range<int32_t>& r) { fn(p, a, r.begin(), r.end()); });
-    });
+    // oneTBB orders what the launching thread did before the loop before
+    // every chunk, and every chunk before the join. ThreadSanitizer does
+    // not see that (cpu_pool.h), so the same edges are told to it here;
+    // races between chunks stay visible.
+    Job job{fn, p, a};
+    auto* start = reinterpret_cast<char*>(&job);
+    tsan_release(start);
+    pool_.parallel_for(count, grain, run_chunk, &job);
+    tsan_acquire(start + 1);
+  }
+
+  // A parallel task's chunk. The job's first byte is ThreadSanitizer's start
+  // token, its second the end token (apart, so that a chunk that ends is
+  // not ordered before the chunks that start after it). In its reports, the
+  // JIT-compiled task function is the frame right above this one (shown as
+  // <null>: ThreadSanitizer cannot name JIT code).
+  struct Job {
+    llvm_backend::TaskFn fn;
+    uint32_t* const* p;
+    const uint64_t* a;
+  };
+  static void run_chunk(void* data, int32_t lo, int32_t hi) {
+    tsan_acquire(data);
+    const Job& j = *static_cast<const Job*>(data);
+    j.fn(j.p, j.a, lo, hi);
+    tsan_release(static_cast<char*>(data) + 1);
+  }
+
+  static void tsan_acquire([[maybe_unused]] void* token) {
+#if GROVE_TSAN
+    __tsan_acquire(token);
+#endif
+  }
+  static void tsan_release([[maybe_unused]] void* token) {
+#if GROVE_TSAN
+    __tsan_release(token);
+#endif
   }
 
   // Read once the task's threads have finished (parallel_for has joined).
@@ -141,7 +175,7 @@ class CpuDevice : public HostDevice {
 
   llvm_backend::Jit::Host host_;
   int threads_;
-  tbb::task_arena arena_;
+  CpuPool pool_;
   std::vector<uint32_t> context_;  // header, then the print ring
   uint32_t ring_words_ = 0;
   rt::ContextRecords records_;
