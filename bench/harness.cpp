@@ -93,12 +93,16 @@ void register_pair(std::string_view workload, grove::Arch arch, std::string_view
       bool grove_first = true;
       for (auto _ : state) {
         double g = 0, b = 0;
+        auto grove_run = [&] {
+          if (pair.before_grove) pair.before_grove();
+          return timed(pair.grove);
+        };
         if (grove_first) {
-          g = timed(pair.grove);
+          g = grove_run();
           b = timed(pair.baseline);
         } else {
           b = timed(pair.baseline);
-          g = timed(pair.grove);
+          g = grove_run();
         }
         grove_first = !grove_first;
         grove_s.push_back(g / pair.runs_per_sample);
@@ -107,7 +111,13 @@ void register_pair(std::string_view workload, grove::Arch arch, std::string_view
       }
       state.counters[std::string(kGroveCounter)] = median(grove_s);
       state.counters[std::string(kBaselineCounter)] = median(baseline_s);
-      for (const auto& [name, value] : pair.counters) state.counters[name] = value;
+      if (pair.bytes_per_run > 0) {
+        state.counters["grove_GBps"] = pair.bytes_per_run / median(grove_s) / 1e9;
+        state.counters["baseline_GBps"] = pair.bytes_per_run / median(baseline_s) / 1e9;
+      }
+      Counters counters = pair.counters;
+      if (pair.derive) pair.derive(median(grove_s), median(baseline_s), counters);
+      for (const auto& [name, value] : counters) state.counters[name] = value;
       if (pair.items_per_run > 0) state.SetItemsProcessed(state.iterations() * pair.items_per_run);
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
@@ -140,8 +150,13 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
         auto it = run.counters.find(std::string(counter));
         return it == run.counters.end() ? -1.0 : static_cast<double>(it->second);
       };
-      add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
+      Measurement& m = add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
       add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
+      // Extra columns (the last repetition's), written with the record.
+      m.counters.clear();
+      for (const auto& [counter, v] : run.counters)
+        if (counter != kGroveCounter && counter != kBaselineCounter)
+          m.counters.emplace_back(counter, static_cast<double>(v));
     } else if (role == kGroveRole || role == kBaselineRole) {
       const double seconds = run.iterations > 0 ? run.real_accumulated_time / static_cast<double>(run.iterations) : -1;
       Measurement& m = add(workload, role == kGroveRole, variant, run, seconds);

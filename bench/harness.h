@@ -34,11 +34,20 @@ struct Side {
   std::function<void()> run;    // the timed work (for example a launch and a sync)
   std::function<void()> after;  // untimed work before the next run; may be empty
 };
+using Counters = std::vector<std::pair<std::string, double>>;
 struct Pair {
   Side grove, baseline;
   double runs_per_sample = 1;   // a run's time is divided by this (launches per run, say)
   std::int64_t items_per_run = 0;  // for Google Benchmark's items_per_second
-  std::vector<std::pair<std::string, double>> counters;  // extra columns (active_blocks, say)
+  // Memory traffic of one run: with it, each side's bandwidth is reported
+  // (counters grove_GBps and baseline_GBps, from the medians).
+  double bytes_per_run = 0;
+  Counters counters;  // extra columns (active_blocks, say)
+  // Untimed work right before each run of the Grove side (state it needs
+  // that a run of the baseline side may not have: stale lists, say).
+  std::function<void()> before_grove;
+  // Extra columns worked out from the two sides' medians.
+  std::function<void(double grove_s, double baseline_s, Counters&)> derive;
 };
 
 // n floats 0, 1, ..., 6, 0, 1, ...: small integers, so sums of them are
@@ -110,6 +119,12 @@ void register_spirv_compile();
 // What each distinct kernel costs a Program (time to its first launch's end,
 // memory kept), on every backend.
 void register_many_kernels();
-void register_cpu_compile();  // GROVE_WITH_LLVM builds only
+// GROVE_WITH_LLVM builds only: compile latency; dense rows against
+// hand-written C++ over oneTBB (cpu_baselines.h).
+void register_cpu_compile();
+void register_cpu_dense();
+// With OpenVDB (GROVE_BENCH_OPENVDB): sparse rows against OpenVDB and a
+// hand-written block grid, and the occupancy sweep.
+void register_cpu_sparse();
 
 }  // namespace grove_bench

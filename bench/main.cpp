@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   grove_bench::register_many_kernels();
 #ifdef GROVE_BENCH_CPU
   grove_bench::register_cpu_compile();
+  grove_bench::register_cpu_dense();
+#ifdef GROVE_BENCH_OPENVDB
+  grove_bench::register_cpu_sparse();
+#else
+  std::fprintf(stderr, "grove_bench: skipping the CPU sparse rows: OpenVDB was not found when Grove was "
+                       "configured (scripts/install-deps.sh installs libopenvdb-dev)\n");
+#endif
 #endif
 #ifdef GROVE_BENCH_VULKAN
   if (std::string why; grove_bench::vkb::device_available(&why)) {

@@ -24,6 +24,9 @@ packages=(
   # The LLVM CPU backend (and later CUDA through NVPTX): LLVM 19, the newest
   # Debian packages, as a shared library; oneTBB runs parallel tasks.
   llvm-19-dev libtbb-dev
+  # make bench: OpenVDB, the baseline of the CPU backend's sparse rows
+  # (its headers need Boost's).
+  libopenvdb-dev libboost-dev
 )
 
 is_installed() {
