@@ -44,6 +44,10 @@ void Threads::parallel_for_dynamic(std::int64_t n, std::int64_t grain,
   });
 }
 
+void Threads::run(void (*body)(void*), void* data) const {
+  arena_->arena.execute([&] { body(data); });
+}
+
 double Threads::parallel_sum(std::int64_t n, double (*body)(void*, std::int64_t, std::int64_t), void* data) const {
   // One chunk per thread, summed in chunk order: deterministic.
   const std::int64_t chunks = threads_;
@@ -164,11 +168,6 @@ std::int32_t sum(const Threads& t, const std::int32_t* x, std::int64_t n) {
 namespace {
 constexpr int kBlockVoxels = shell::kBlock * shell::kBlock * shell::kBlock;
 
-size_t slot_of(int i, int j, int k) {
-  return (static_cast<size_t>(i / shell::kBlock) * shell::kBlocks + static_cast<size_t>(j / shell::kBlock)) *
-             shell::kBlocks +
-         static_cast<size_t>(k / shell::kBlock);
-}
 size_t voxel_of(int i, int j, int k) {
   return static_cast<size_t>(((i % shell::kBlock) * shell::kBlock + j % shell::kBlock) * shell::kBlock +
                              k % shell::kBlock);
@@ -181,7 +180,7 @@ BlockGrid::BlockGrid(std::int64_t capacity_blocks)
       capacity_(capacity_blocks) {}
 
 float* BlockGrid::block_for_write(int i, int j, int k) {
-  std::atomic<std::uint32_t>& slot = slots_[slot_of(i, j, k)];
+  std::atomic<std::uint32_t>& slot = slots_[shell::block_of(i, j, k)];
   std::uint32_t v = slot.load(std::memory_order_acquire);
   if (v < 2) {
     std::uint32_t expected = 0;
@@ -237,7 +236,7 @@ void BlockGrid::clear() {
 }
 
 float BlockGrid::read(int i, int j, int k) const {
-  const std::uint32_t v = slots_[slot_of(i, j, k)].load(std::memory_order_acquire);
+  const std::uint32_t v = slots_[shell::block_of(i, j, k)].load(std::memory_order_acquire);
   return v < 2 ? 0.0f : pool_[static_cast<size_t>(v - 2) * kBlockVoxels + voxel_of(i, j, k)];
 }
 

@@ -28,6 +28,9 @@ class Threads {
   // (uneven work: the sparse baselines).
   void parallel_for_dynamic(std::int64_t n, std::int64_t grain,
                             void (*body)(void* data, std::int64_t lo, std::int64_t hi), void* data) const;
+  // Runs body(data) on one of the arena's threads; the parallel loops it
+  // starts (OpenVDB's, say) use the arena's threads.
+  void run(void (*body)(void* data), void* data) const;
   // sum over chunks of body(lo, hi), chunk sums added in chunk order.
   double parallel_sum(std::int64_t n, double (*body)(void* data, std::int64_t lo, std::int64_t hi),
                       void* data) const;

@@ -71,8 +71,7 @@ const ShellFacts& shell_facts() {
         shell::for_column(i, j, [&](int k) {
           ++f.voxels;
           f.sum += shell::value(i, j, k);
-          const size_t b = (static_cast<size_t>(i / 8) * shell::kBlocks + static_cast<size_t>(j / 8)) * shell::kBlocks +
-                           static_cast<size_t>(k / 8);
+          const size_t b = shell::block_of(i, j, k);
           if (!block[b]) ++f.blocks;
           block[b] = true;
         });

@@ -36,14 +36,9 @@ struct Writer {
   void join(Writer& other) { grid->tree().merge(other.grid->tree(), openvdb::MERGE_ACTIVE_STATES); }
 };
 
-// Runs f inside the threads' arena (cpu_baselines.h has it).
+// Runs f inside the threads' arena.
 void in_arena(const cpp::Threads& t, const std::function<void()>& f) {
-  struct Call {
-    const std::function<void()>* f;
-  } call{&f};
-  // One chunk: the work itself, on one of the arena's threads; what it
-  // spawns stays in the arena.
-  t.parallel_for_dynamic(1, 1, [](void* d, std::int64_t, std::int64_t) { (*static_cast<Call*>(d)->f)(); }, &call);
+  t.run([](void* d) { (*static_cast<const std::function<void()>*>(d))(); }, const_cast<std::function<void()>*>(&f));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace grove_bench::shell {
@@ -25,6 +26,12 @@ inline bool inside(int i, int j, int k) {
   const int di = i - kCentre, dj = j - kCentre, dk = k - kCentre;
   const int d2 = di * di + dj * dj + dk * dk;
   return kInner2 <= d2 && d2 <= kOuter2;
+}
+
+// The 8^3 block holding voxel (i, j, k), row-major over the 130^3 blocks.
+inline size_t block_of(int i, int j, int k) {
+  return (static_cast<size_t>(i / kBlock) * kBlocks + static_cast<size_t>(j / kBlock)) * kBlocks +
+         static_cast<size_t>(k / kBlock);
 }
 
 inline float value(int i, int j, int k) { return static_cast<float>(1 + (i + j + k) % 8); }

@@ -6,7 +6,6 @@
 // NaN giving 0.
 #include "llvm/codegen.h"
 
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -988,11 +987,10 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   impl_->features = impl_->machine->getTargetFeatureString().str();
   impl_->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
                       "LLVM's JIT cannot start");
-  // libm (sinf, pow, ...) from this process.
-  auto& dl = impl_->jit->getDataLayout();
-  impl_->jit->getMainJITDylib().addGenerator(unwrap(
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(dl.getGlobalPrefix()),
-      "LLVM's JIT cannot search this process's symbols"));
+  // Kernels' libraries find this process's symbols (libm's sinf, pow, ...)
+  // through LLJIT's process-symbols library, which every new library links.
+  if (!impl_->jit->getProcessSymbolsJITDylib())
+    throw Error("LLVM's JIT cannot search this process's symbols");
 #if GROVE_TSAN
   // LLVM's ThreadSanitizer pass turns memset and memcpy into calls of these,
   // which GCC's sanitizer runtime does not define; its interceptors of the
@@ -1004,10 +1002,7 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   define("__tsan_memset", +[](void* d, int c, size_t n) { return std::memset(d, c, n); });
   define("__tsan_memcpy", +[](void* d, const void* s, size_t n) { return std::memcpy(d, s, n); });
   define("__tsan_memmove", +[](void* d, const void* s, size_t n) { return std::memmove(d, s, n); });
-  // Where kernels' libraries look up this process's symbols.
-  llvm::orc::JITDylibSP process = impl_->jit->getProcessSymbolsJITDylib();
-  llvm::orc::JITDylib& into = process ? *process : impl_->jit->getMainJITDylib();
-  if (llvm::Error e = into.define(llvm::orc::absoluteSymbols(std::move(tsan))))
+  if (llvm::Error e = impl_->jit->getProcessSymbolsJITDylib()->define(llvm::orc::absoluteSymbols(std::move(tsan))))
     throw Error("LLVM's JIT cannot define ThreadSanitizer's memory functions: " + error_text(std::move(e)));
 #endif
 }
