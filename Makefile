@@ -80,7 +80,9 @@ sanitize: deps
 # the list's bookkeeping survives; ThreadSanitizer rightly reports the
 # user's race. And Misuse.11_OneKernelKeeping...: one kernel of more than
 # 8192 values, whose size (not its threads) it tests; it takes three and a
-# half minutes under ThreadSanitizer.
+# half minutes under ThreadSanitizer. GROVE_CPU_THREADS=4 splits every
+# parallel task over four threads whatever the machine's core count, so a
+# race between two iterations of a test's kernel shows on any machine.
 TSAN_TESTS := /cpu|^Cpu|^DiskCache|^LlvmCodegen
 TSAN_EXCLUDE := Misuse\.07_AppendsRacingADeactivation|Misuse\.11_OneKernelKeepingMoreThan8192Values
 tsan: deps

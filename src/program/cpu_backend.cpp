@@ -19,6 +19,7 @@
 // Not yet (issue 12): plans that carry CPU code (a kernel runs in the
 // process that compiled it, or one that finds it in the disk cache).
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -238,7 +239,18 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   if (options.cpu_threads < 0)
     throw Error("Config::cpu_threads is " + std::to_string(options.cpu_threads) +
                 "; give the number of threads (0: every core, " + std::to_string(cores) + " here)");
-  const int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
+  int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
+  // GROVE_CPU_THREADS stands in for "every core" (like OMP_NUM_THREADS): a
+  // program that names its thread count keeps it.
+  if (const char* env = std::getenv("GROVE_CPU_THREADS"); env != nullptr && options.cpu_threads == 0) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    if (*env == '\0' || *end != '\0' || n < 1 || n > 4096)
+      throw Error(std::string("GROVE_CPU_THREADS is \"") + env +
+                  "\"; give a number of threads from 1 to 4096, or unset it to use every core (" +
+                  std::to_string(cores) + " here)");
+    threads = static_cast<int>(n);
+  }
   auto jit = std::make_shared<llvm_backend::Jit>();
   auto device = std::make_unique<CpuDevice>(jit->host(), threads, options.print);
   const std::string cache_dir = options.cache_dir == "off" ? ""

@@ -249,11 +249,12 @@ TEST_P(SparseMore, StructForBodyActivatesOtherBlocks) {
   blocks.dense(i, 4).place(a, b);
   Kernel seed = prog.kernel("seed", [&] { a(20) = 1; });
   // Spreads to the neighbours, which may be in blocks that are not active yet.
+  // Two cells can mark the same neighbour at once, so the marks are atomic.
   Kernel spread = prog.kernel("spread", [&] {
     for_each(a, [&](Expr n) {
       if_(a(n) == 1, [&] {
-        if_(n > 0, [&] { b(n - 1) = 1; });
-        if_(n < 63, [&] { b(n + 1) = 1; });
+        if_(n > 0, [&] { atomic_max(b(n - 1), 1); });
+        if_(n < 63, [&] { atomic_max(b(n + 1), 1); });
       });
     });
   });

@@ -60,6 +60,27 @@ TEST(CpuBackend, ThreadsComeFromTheConfig) {
   }
 }
 
+// GROVE_CPU_THREADS stands in for "every core" (cpu_threads 0) and leaves
+// a count the program names alone; a value that is not a count is refused
+// by name. (make tsan runs every CPU test with it set to 4.)
+TEST(CpuBackend, ThreadsFromTheEnvironmentReplaceEveryCore) {
+  const char* before = std::getenv("GROVE_CPU_THREADS");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("GROVE_CPU_THREADS", "3", 1);
+  EXPECT_THAT(Program(cpu()).device_name(), HasSubstr("3 threads"));
+  EXPECT_THAT(Program(cpu(1)).device_name(), HasSubstr("1 thread"));
+  for (const char* bad : {"0", "", "four", "2x", "-1"}) {
+    setenv("GROVE_CPU_THREADS", bad, 1);
+    EXPECT_THAT(grove::testing::error_of([&] { Program p(cpu()); }),
+                HasSubstr(std::string("GROVE_CPU_THREADS is \"") + bad + "\"; give a number of threads"))
+        << bad;
+  }
+  if (before != nullptr)
+    setenv("GROVE_CPU_THREADS", saved.c_str(), 1);
+  else
+    unsetenv("GROVE_CPU_THREADS");
+}
+
 // GROVE_DUMP_DIR gets each kernel's LLVM IR before and after -O3 and its
 // assembly; a saxpy's parallel loop over a contiguous axis is vector code
 // in both (the host's widest float vectors: 4 lanes at least).
