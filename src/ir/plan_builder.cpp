@@ -38,7 +38,7 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
     return a < 0 ? -1 : add(Op::cast, s->type(), 0, a);
   }
   int32_t visit_Binary(const Stmt* s) {
-    Op op;
+    Op op = Op::constant;  // every case below sets it or returns
     switch (s->binary_op()) {
       case BinaryOp::add: op = Op::add; break;
       case BinaryOp::sub: op = Op::sub; break;

@@ -576,38 +576,69 @@ void SparseRuntime::for_list_cells(
   // list_capacity * num_cells fits an i32 (checked by offload).
   Stmt* count = bin(BinaryOp::min, load(t, u32(static_cast<uint64_t>(s.list_offset))),
                     u32(static_cast<uint64_t>(s.list_capacity)));
-  Stmt* total = bin(BinaryOp::mul, count, u32(static_cast<uint64_t>(s.num_cells)));
+  // An iteration of the parallel loop takes `run` cells of one container:
+  // one (every cell its own iteration), or a run of them walked by a serial
+  // loop inside, with the list entry read once per run (set_cells_per_iteration).
+  const uint64_t cells = static_cast<uint64_t>(s.num_cells);
+  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_, 1, cells);
+  const uint64_t parts = (cells + run - 1) / run;  // runs per container
+  const bool whole = run > 1 && parts == 1;       // one run is the whole container
+  Stmt* total = whole ? count : bin(BinaryOp::mul, count, u32(parts));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
   Block* saved = b_.block();
   size_t pos = b_.position();
   b_.set_insert_point_to_end(loop->body());
   Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = bin(BinaryOp::div, idx, u32(static_cast<uint64_t>(s.num_cells)));
-  Stmt* c = bin(BinaryOp::mod, idx, u32(static_cast<uint64_t>(s.num_cells)));
+  Stmt* e = whole ? idx : bin(BinaryOp::div, idx, u32(parts));
+  Stmt* c = nullptr;  // the cell's number in its container
+  if (run == 1) c = bin(BinaryOp::mod, idx, u32(cells));
   Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
                     bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
   Stmt* container = load(t, entry);
-  // The cell's local coordinates (row-major over the node's axes)...
-  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
-  Stmt* rest = c;
-  for (int a = kMaxAxes - 1; a >= 0; --a) {
-    if (!((s.axis_mask >> a) & 1)) continue;
-    auto ua = static_cast<size_t>(a);
-    Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
-    local[ua] = bin(BinaryOp::mod, rest, ext);
-    rest = bin(BinaryOp::div, rest, ext);
-  }
-  // ...plus its container's coordinates (stored in the list entry) scaled by
-  // the node's extents give its global index in the node's index space.
+  // A cell's global index in the node's index space: its container's
+  // coordinates (stored in the list entry) scaled by the node's extents...
   int stored = static_cast<int>(s.list_entry_words) - 1;
+  auto scaled_base = [&](int a) {
+    Stmt* base = a < stored ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    return bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)])));
+  };
+  // ...plus the cell's local coordinates (row-major over the node's axes).
+  auto locals = [&](Stmt* cell) {
+    std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
+    Stmt* rest = cell;
+    for (int a = kMaxAxes - 1; a >= 0; --a) {
+      if (!((s.axis_mask >> a) & 1)) continue;
+      auto ua = static_cast<size_t>(a);
+      Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
+      local[ua] = bin(BinaryOp::mod, rest, ext);
+      rest = bin(BinaryOp::div, rest, ext);
+    }
+    return local;
+  };
   std::vector<Stmt*> index;
-  for (int a = 0; a < naxes; ++a) {
-    auto ua = static_cast<size_t>(a);
-    Stmt* base =
-        a < stored ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
-    Stmt* g = bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[ua])));
-    if (local[ua]) g = bin(BinaryOp::add, g, local[ua]);
-    index.push_back(g);
+  if (run == 1) {
+    std::vector<Stmt*> local = locals(c);
+    for (int a = 0; a < naxes; ++a) {
+      Stmt* g = scaled_base(a);
+      if (Stmt* l = local[static_cast<size_t>(a)]) g = bin(BinaryOp::add, g, l);
+      index.push_back(g);
+    }
+  } else {
+    // The run's bases are read before its cell loop, which does the rest.
+    std::vector<Stmt*> bases;
+    for (int a = 0; a < naxes; ++a) bases.push_back(scaled_base(a));
+    Stmt* first = whole ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
+    Stmt* last = whole                  ? u32(cells)
+                 : cells % run == 0 ? bin(BinaryOp::add, first, u32(run))
+                                    : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(cells));
+    Stmt* cell_loop = b_.range_for(b_.cast(I32, first), b_.cast(I32, last));
+    b_.set_insert_point_to_end(cell_loop->body());
+    c = b_.cast(U32, b_.loop_index(cell_loop, 0));
+    std::vector<Stmt*> local = locals(c);
+    for (int a = 0; a < naxes; ++a) {
+      Stmt* l = local[static_cast<size_t>(a)];
+      index.push_back(l ? bin(BinaryOp::add, bases[static_cast<size_t>(a)], l) : bases[static_cast<size_t>(a)]);
+    }
   }
   body(c, container, index);
   b_.set_insert_point(saved, pos);

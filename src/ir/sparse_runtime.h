@@ -22,6 +22,13 @@ class SparseRuntime {
  public:
   SparseRuntime(const SNodeForest& forest, Builder& builder) : forest_(forest), b_(builder) {}
 
+  // How many cells of one container an iteration of a list loop (listgen,
+  // struct-for) takes. 1 (GPUs): every cell is its own parallel iteration.
+  // More (CPUs): an iteration reads its list entry once and walks up to n
+  // cells of the container in a serial loop, which the vectoriser sees as a
+  // dense loop; a container of more cells is split into runs of n.
+  void set_cells_per_iteration(uint32_t n) { cells_per_iteration_ = n; }
+
   struct Cell {
     Stmt* address;  // u32: first word of the cell (safe to read even when !ok)
     Stmt* ok;       // u1: the cell exists (active path; allocation succeeded)
@@ -108,14 +115,16 @@ class SparseRuntime {
   // u1: bit c of the bitmask at the start of `container`.
   Stmt* mask_bit(int tree, Stmt* container, Stmt* c);
   // Emits the parallel loop over every cell of every container in `node`'s
-  // list and calls body(cell number in its container, container address,
-  // the cell's global index (u32) on axes 0..naxes-1) inside it.
+  // list (cells_per_iteration_ of them an iteration) and calls body(cell
+  // number in its container, container address, the cell's global index
+  // (u32) on axes 0..naxes-1) inside it.
   void for_list_cells(int node, int naxes,
                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   bool subtree_has_pool(int node) const;
 
   const SNodeForest& forest_;
   Builder& b_;
+  uint32_t cells_per_iteration_ = 1;
 };
 
 }  // namespace grove::ir

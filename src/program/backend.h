@@ -34,6 +34,10 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual Arch arch() const = 0;
+  // Cells of a container one iteration of a struct-for or listgen takes
+  // (ir::SparseRuntime::set_cells_per_iteration): 1 where every cell is a
+  // thread of its own (GPUs).
+  virtual uint32_t cells_per_iteration() const { return 1; }
   // `kernel` (at Stage::lowered) outlives the result; `plan` is its
   // backend-neutral plan (ir::plan_kernel), which the backend completes.
   virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,

@@ -187,6 +187,11 @@ class CpuBackend : public Backend {
   CpuBackend(std::shared_ptr<llvm_backend::Jit> jit, CpuDevice& device, bool debug, std::string cache_dir)
       : jit_(std::move(jit)), device_(device), debug_(debug), cache_dir_(std::move(cache_dir)) {}
   Arch arch() const override { return Arch::Cpu; }
+  // A struct-for's iteration is a run of up to 512 cells of one container
+  // (a whole 8x8x8 block): its list entry is read once, and the cells are a
+  // serial loop that LLVM vectorises. Bigger containers (a dense field under
+  // the root) are split into runs, so that they still spread over the cores.
+  uint32_t cells_per_iteration() const override { return 512; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     auto k = std::make_unique<CpuKernel>();

@@ -122,6 +122,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   options.offload.scratch_words = std::min(context->device().max_buffer_bytes() / 4, ir::kMaxTreeWords);
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
+  options.lower.cells_per_iteration = options.offload.cells_per_iteration = backend->cells_per_iteration();
   ir::run_pipeline(*kernel, options);
   ir::PlanOptions plan_options;
   plan_options.scratch_tree = scratch_tree;

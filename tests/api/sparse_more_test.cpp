@@ -242,6 +242,62 @@ TEST_P(SparseMore, DeactivateAllOnBitmaskedAndDynamic) {
   EXPECT_EQ(count_visits(prog, v, "v"), 0);
 }
 
+// Containers of more cells than one parallel iteration may take (a CPU
+// iteration walks a run of up to 512 cells): 1073 cells under the root, and
+// bitmasked blocks of 1000 cells, both split into runs with a short last
+// one, and 16 x 32 blocks of exactly 512. Every active cell is visited once,
+// with its own indices; the expected values are worked out here.
+TEST_P(SparseMore, StructForsOverContainersOfManyCellsVisitEachCellOnce) {
+  Program prog(config());
+  Field a = prog.field(i32, "a"), b = prog.field(i32, "b"), c = prog.field(i32, "c");
+  prog.root().dense(ij, {37, 29}).place(a);
+  SNode& masks = prog.root().pointer(i, 6).bitmasked(i, 1000);
+  masks.place(b);
+  prog.root().pointer(ij, {3, 3}).dense(ij, {16, 32}).place(c);
+  Field seen = prog.field(i32, "seen", {6000});
+  Kernel fill = prog.kernel("fill", [&] {
+    for_range(0, 6000, [&](Expr n) { if_(n % 7 == 3 && n / 1000 != 2, [&] { b(n) = n; }); });
+    for_range(0, 9, [&](Expr n) { if_(n % 4 == 0, [&] { c(n / 3 * 16, n % 3 * 32) = 1; }); });
+  });
+  Field a_bad = prog.field(i32, "a_bad", {}), b_sum = prog.field(i64, "b_sum", {});
+  Field c_cells = prog.field(i32, "c_cells", {}), c_index = prog.field(i64, "c_index", {});
+  Kernel visit = prog.kernel("visit", [&] {
+    for_each(a, [&](Expr i, Expr j) { a(i, j) += i * 100 + j; });
+    for_each(b, [&](Expr n) {
+      atomic_add(seen(n), 1);
+      atomic_add(b_sum(), cast(i64, b(n) * 3 - n * 2));  // b(n) is n
+    });
+    for_each(c, [&](Expr i, Expr j) {
+      atomic_add(c_cells(), 1);
+      atomic_add(c_index(), cast(i64, i * 1000 + j));
+    });
+  });
+  Kernel check = prog.kernel("check", [&] {
+    for_range(0, 37, [&](Expr i) {
+      for_range(0, 29, [&](Expr j) { if_(a(i, j) != i * 100 + j, [&] { atomic_add(a_bad(), 1); }); });
+    });
+  });
+  fill();
+  visit();
+  check();
+  EXPECT_EQ(a_bad.read<int32_t>(), 0);
+  // b: exactly the written cells are active (blocks 0, 1, 3, 4 and 5 hold
+  // them; block 2 was never written).
+  std::vector<int32_t> want_seen(6000, 0);
+  int64_t want_sum = 0;
+  for (int n = 0; n < 6000; ++n)
+    if (n % 7 == 3 && n / 1000 != 2) want_seen[static_cast<size_t>(n)] = 1, want_sum += n;
+  EXPECT_EQ(seen.to_vector<int32_t>(), want_seen);
+  EXPECT_EQ(b_sum.read<int64_t>(), want_sum);
+  // c: blocks (0,0), (1,1), (2,2) of 16 x 32 cells each.
+  int64_t want_index = 0;
+  for (int blk : {0, 4, 8})
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 32; ++j) want_index += (blk / 3 * 16 + i) * 1000 + (blk % 3 * 32 + j);
+  EXPECT_EQ(c_cells.read<int32_t>(), 3 * 512);
+  EXPECT_EQ(c_index.read<int64_t>(), want_index);
+}
+
 TEST_P(SparseMore, StructForBodyActivatesOtherBlocks) {
   Program prog(config());
   Field a = prog.field(i32, "a"), b = prog.field(i32, "b");

@@ -60,6 +60,7 @@ class Lowerer {
     Builder b(block, pos);
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
+    rt.set_cells_per_iteration(options_.cells_per_iteration);
     const int node = node_of_struct_for(loop);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;

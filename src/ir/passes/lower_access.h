@@ -7,6 +7,9 @@ namespace grove::ir {
 
 struct LowerAccessOptions {
   bool debug = false;  // check every field index against the field's shape
+  // Cells of a container one iteration of a struct-for takes (the target's
+  // choice; SparseRuntime::set_cells_per_iteration).
+  uint32_t cells_per_iteration = 1;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain

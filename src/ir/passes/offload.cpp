@@ -207,6 +207,7 @@ class Offloader {
     Builder b(t->body());
     b.set_tree_param(tree_param);  // every tree statement of the task works on that instance
     SparseRuntime rt(forest_, b);
+    rt.set_cells_per_iteration(options_.cells_per_iteration);
     emit(rt);
   }
 

@@ -30,6 +30,9 @@ struct OffloadOptions {
   int scratch_tree = -1;
   int64_t scratch_base = 0;
   int64_t scratch_words = 0;
+  // Cells of a container one iteration of a listgen takes (the target's
+  // choice; SparseRuntime::set_cells_per_iteration).
+  uint32_t cells_per_iteration = 1;
 };
 
 struct OffloadResult {
