@@ -26,6 +26,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <optional>
@@ -429,13 +430,29 @@ class Emitter {
     llvm::Type* target = type_of(to);
     if (from == DataType::u1) return is_float(to) ? b_.CreateUIToFP(v, target) : b_.CreateZExt(v, target);
     if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, target);
-    if (is_float(from)) {
-      // Truncation toward zero, saturating, NaN -> 0: LLVM's fpto[su]i.sat.
-      const auto id = is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-      return b_.CreateIntrinsic(id, {target, v->getType()}, {v});
-    }
+    if (is_float(from)) return saturating_to_int(v, to);
     if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
     return b_.CreateIntCast(v, target, is_signed(from));
+  }
+
+  // Truncation toward zero, saturating, NaN -> 0 (LLVM's fpto[su]i.sat),
+  // written as a plain conversion and three selects: x86 turns the
+  // intrinsic into one scalar conversion per lane, this into vector code.
+  // The conversion is poison where x is out of range or NaN; a select then
+  // always picks another value.
+  llvm::Value* saturating_to_int(llvm::Value* x, DataType to) {
+    llvm::Type* target = type_of(to);
+    const unsigned bits = target->getIntegerBitWidth();
+    const bool sign = is_signed(to);
+    // The bounds are powers of two, exact in every float type.
+    llvm::Value* lowest = llvm::ConstantFP::get(x->getType(), sign ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0);
+    llvm::Value* past = llvm::ConstantFP::get(x->getType(), std::ldexp(1.0, static_cast<int>(sign ? bits - 1 : bits)));
+    llvm::Value* t = sign ? b_.CreateFPToSI(x, target) : b_.CreateFPToUI(x, target);
+    t = b_.CreateSelect(b_.CreateFCmpOLT(x, lowest),
+                        llvm::ConstantInt::get(target, sign ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt(bits, 0)), t);
+    t = b_.CreateSelect(b_.CreateFCmpOGE(x, past),
+                        llvm::ConstantInt::get(target, sign ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits)), t);
+    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantInt::get(target, 0), t);
   }
 
   llvm::Value* libm(const char* f32_name, const char* f64_name, DataType t, std::vector<llvm::Value*> args) {

@@ -234,6 +234,31 @@ TEST(LlvmCodegen, CastsSaturateWrapAndRound) {
   EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(std::numeric_limits<float>::quiet_NaN()))), 0);
   EXPECT_EQ(static_cast<int32_t>(run("f32", "i32", f32(-2.75f))), -2);
   EXPECT_EQ(run("f32", "u32", f32(-5.0f)), 0u);
+  // Every float-to-integer pair at the edges of the target's range, against
+  // a saturating conversion written here in long double.
+  auto f64 = [](double v) { return std::bit_cast<uint64_t>(v); };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (const char* to : {"i32", "u32", "i64", "u64"}) {
+    const bool sign = to[0] == 'i';
+    const int bits = to[1] == '3' ? 32 : 64;
+    const long double lo = sign ? -std::ldexp(1.0L, bits - 1) : 0.0L, past = std::ldexp(1.0L, sign ? bits - 1 : bits);
+    auto want = [&](double v) -> uint64_t {
+      if (std::isnan(v)) return 0;
+      const long double t = std::trunc(static_cast<long double>(v));
+      const long double c = t < lo ? lo : t >= past ? past - 1 : t;
+      const uint64_t u = sign ? static_cast<uint64_t>(static_cast<int64_t>(c)) : static_cast<uint64_t>(c);
+      return bits == 32 ? u & 0xffffffffu : u;
+    };
+    const std::vector<double> edges = {0.0, -0.0, 0.75, -0.75, -1.0, 1.5, static_cast<double>(past), static_cast<double>(-past),
+                                       static_cast<double>(past) * 0.999, static_cast<double>(lo), static_cast<double>(lo) - 4096.0,
+                                       1e30, -1e30, inf, -inf, nan};
+    for (double v : edges) {
+      const uint64_t mask = bits == 32 ? 0xffffffffu : ~uint64_t{0};
+      EXPECT_EQ(run("f64", to, f64(v)) & mask, want(v)) << "f64 " << v << " -> " << to;
+      const auto fv = static_cast<float>(v);
+      EXPECT_EQ(run("f32", to, f32(fv)) & mask, want(static_cast<double>(fv))) << "f32 " << fv << " -> " << to;
+    }
+  }
   EXPECT_EQ(static_cast<uint32_t>(run("i32", "u8", 300)), 44u);                   // 300 mod 256
   EXPECT_EQ(static_cast<uint32_t>(run("i32", "i8", 200)), 0xc8u);  // -56: its word holds the low 8 bits
   EXPECT_EQ(static_cast<int64_t>(run("i32", "i64", 0xffffffffu)), -1);
