@@ -529,7 +529,7 @@ void TaskEmitter::find_reductions(const ir::Stmt* loop) {
 void TaskEmitter::flush_accumulators() {
   for (const Accumulator& a : accumulators_) {
     const Id sum = m_.load(a.var);
-    if (options_.features.subgroup_arithmetic) {
+    if (subgroup_sum(a.type)) {
       add_once_per_subgroup(a.type, a.tree, u32c(a.address), sum);
     } else {
       atomic_value(ir::AtomicOp::add, a.type, a.tree, u32c(a.address), sum);
@@ -544,7 +544,7 @@ void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id addr
   m_.require_capability(spv::Capability::GroupNonUniform);
   m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
   const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
-  const Id sum = m_.emit(t == DataType::f32 ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd, type_of(t),
+  const Id sum = m_.emit(is_float(t) ? Op::OpGroupNonUniformFAdd : Op::OpGroupNonUniformIAdd, type_of(t),
                          {scope, static_cast<uint32_t>(spv::GroupOperation::Reduce), v});
   const Id elected = m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
   const Id add = m_.new_label(), merge = m_.new_label();
@@ -788,13 +788,13 @@ Id TaskEmitter::emit_tree_atomic(const ir::Stmt* s) {
   const Id v = value_as(s->value(), t);
   if (auto r = reductions_.find(s); r != reductions_.end()) {
     const Accumulator& a = accumulators_[r->second];
-    const Id sum = a.type == DataType::f32 ? op2(Op::OpFAdd, m_.load(a.var), v) : op2(Op::OpIAdd, m_.load(a.var), v);
+    const Id sum = is_float(a.type) ? op2(Op::OpFAdd, m_.load(a.var), v) : op2(Op::OpIAdd, m_.load(a.var), v);
     m_.store(a.var, sum);
     return constant(t, 0);  // unused
   }
   // A sum into one cell (Taichi's `total[None] += x`) that is not kept in a
   // register (the task also reads the cell, say).
-  if (options_.features.subgroup_arithmetic && s->reduction() != ir::Reduction::none) {
+  if (subgroup_sum(t) && s->reduction() != ir::Reduction::none) {
     add_once_per_subgroup(t, tree, address, v);
     return constant(t, 0);  // unused
   }

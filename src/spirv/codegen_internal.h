@@ -96,6 +96,10 @@ class TaskEmitter {
   Id atomic_value(ir::AtomicOp op, DataType t, const TreeKey& tree, Id address, Id v);
   // An atomic add of the subgroup's sum of `v`, by one elected invocation.
   void add_once_per_subgroup(DataType t, const TreeKey& tree, Id address, Id v);
+  // Whether sums of `t` go through add_once_per_subgroup: with subgroup
+  // arithmetic, for 32-bit types (64-bit subgroup operations are optional
+  // in Vulkan; those sums take one atomic per invocation).
+  bool subgroup_sum(DataType t) const { return options_.features.subgroup_arithmetic && bit_width(t) == 32; }
   Id emit_tree_cas(const ir::Stmt* s);
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves

@@ -226,12 +226,17 @@ TEST_P(Dsl, ReductionsIntoOneValueAreExact) {
   Program prog(config());
   Field isum = prog.field(i32, "isum", {}), usum = prog.field(u32, "usum", {});
   Field fsum = prog.field(f32, "fsum", {}), seen = prog.field(i32, "seen", {});
+  Field lsum = prog.field(i64, "lsum", {}), qsum = prog.field(u64, "qsum", {});
+  Field dsum = prog.field(f64, "dsum", {});
   Field x = prog.field(i32, "x", {1000});
   Kernel k = prog.kernel("k", {arg(i32, "n")}, [&](Args a) {
     for_range(0, 100000, [&](Expr i) {
-      isum() += i % 7;                    // two accumulators in one loop
+      isum() += i % 7;                    // several accumulators in one loop
       fsum() += 0.25f;
       if_(i % 3 == 0, [&] { usum() += cast(u32, 2); });  // under a branch
+      lsum() += cast(i64, i) * 100000;    // 64-bit sums, past the 32-bit range
+      dsum() += cast(f64, i % 5) * 0.5;   // halves: exact in any order
+      if_(i % 4 == 1, [&] { qsum() += cast(u64, 3000000000u); });
     });
     for_range(0, a[0], [&](Expr i) {      // a bound known only at launch
       x(i % 1000) += 1;                    // not one address: plain atomics
@@ -244,6 +249,9 @@ TEST_P(Dsl, ReductionsIntoOneValueAreExact) {
   EXPECT_EQ(isum.read<int32_t>(), want);
   EXPECT_EQ(fsum.read<float>(), 25000.0f);
   EXPECT_EQ(usum.read<uint32_t>(), 2u * 33334u);
+  EXPECT_EQ(lsum.read<int64_t>(), int64_t{100000} * (int64_t{99999} * 100000 / 2));
+  EXPECT_EQ(dsum.read<double>(), 0.5 * (0 + 1 + 2 + 3 + 4) * 20000);
+  EXPECT_EQ(qsum.read<uint64_t>(), uint64_t{3000000000u} * 25000);
   EXPECT_EQ(seen.read<int32_t>(), 12345);
   EXPECT_EQ(x.read<int32_t>({344}), 13);
   EXPECT_EQ(x.read<int32_t>({345}), 12);

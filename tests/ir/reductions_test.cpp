@@ -81,7 +81,7 @@ kernel @sums() stage lowered {
       Reduction::none,        // a word of the header (the runtime's counters)
       Reduction::one_cell,    // the loop also reads the cell
       Reduction::none,        // its old value is read
-      Reduction::none,        // 64-bit
+      Reduction::accumulate,  // a 64-bit sum: nothing else touches its cell
       Reduction::none,        // a computed address
       Reduction::none,        // not an add
       Reduction::accumulate,  // two sums into one cell nothing else touches

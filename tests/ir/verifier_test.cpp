@@ -622,7 +622,7 @@ TEST(VerifierTest, RejectsSparseTypeMismatches) {
       {"  %4 = tree_atomic reduce max i32 @t0[%2] %1\n", "a tree_atomic marked 'reduce' must be an add of i32",
        "%4 = tree_atomic reduce max i32 @t0[%2] %1"},
       {"  %4 = cast u32 %1\n  %5 = tree_atomic reduce add i32 @t0[%4] %1\n",
-       "must be an add of i32, u32 or f32 to a constant address", "%5 = tree_atomic reduce add i32 @t0[%4] %1"},
+       "must be an add of i32, u32, i64, u64, f32 or f64 to a constant address", "%5 = tree_atomic reduce add i32 @t0[%4] %1"},
       {"  %4 = tree_atomic accumulate add i32 @t0[%2] %1\n  %5 = binary add i32 %4 %1\n",
        "lhs operand %4 is a tree_atomic marked 'accumulate', whose old value is not kept",
        "%5 = binary add i32 %4 %1"},

@@ -10,8 +10,15 @@
 
 namespace grove::ir {
 
+// The types whose sums may be marked: i32, u32, i64, u64, f32 and f64 (the
+// types of tree atomics that add).
+inline bool is_summable(DataType t) {
+  return t == DataType::i32 || t == DataType::u32 || t == DataType::i64 || t == DataType::u64 || t == DataType::f32 ||
+         t == DataType::f64;
+}
+
 // Marks, in every parallel task of a lowered kernel, each tree_atomic that
-// is an add of i32, u32 or f32 to a constant address of field data (at or
+// is a summable add (is_summable) to a constant address of field data (at or
 // past its tree's root region: the sparse runtime's counters in the header
 // stay plain atomics) whose old value nothing reads: Reduction::accumulate
 // when the task's loop touches that cell of that instance in no other way,
