@@ -221,10 +221,12 @@ double BlockGrid::sum(const Threads& t) const {
   return t.parallel_sum(
       used_.load(),
       [](void* d, std::int64_t lo, std::int64_t hi) {
+        // Each value truncated to an integer and summed exactly, as Grove's
+        // kernel does (cast(i32, x) into an i32 total).
         const float* p = static_cast<const float*>(d);
-        double s = 0;
-        for (std::int64_t v = lo * kBlockVoxels; v < hi * kBlockVoxels; ++v) s += p[v];
-        return s;
+        std::int32_t s = 0;
+        for (std::int64_t v = lo * kBlockVoxels; v < hi * kBlockVoxels; ++v) s += static_cast<std::int32_t>(p[v]);
+        return static_cast<double>(s);
       },
       const_cast<float*>(pool_.data()));
 }

@@ -65,7 +65,8 @@ class BlockGrid {
   explicit BlockGrid(std::int64_t capacity_blocks);
   // Writes every shell voxel's value (shell.h), columns split over threads.
   void activate_shell(const Threads& t);
-  // The sum of every voxel of every allocated block.
+  // The sum of every voxel of every allocated block, each truncated to an
+  // integer (as in Grove's kernel).
   double sum(const Threads& t) const;
   // Frees every block (not timed: between runs).
   void clear();

@@ -125,9 +125,8 @@ struct GroveShell {
     blocks->capacity(shell_facts().blocks + 1024);
     blocks->dense(ijk, shell::kBlock).place(x);
     blocks->dense(ijk, shell::kBlock).place(y);
-    // The sum in i32: values are small integers, so it is exact (and an
-    // i32 add is summed in registers per chunk; an f64 one is not yet: one
-    // atomic per voxel, 12 times slower here).
+    // The sum in i32: values are small integers, so it is exact in any
+    // order (the baselines truncate and sum the same way).
     total = prog.field(i32, "total", {});
 
     // shell.h's column ranges and inside test, in the DSL.

@@ -58,14 +58,16 @@ double ShellGrid::sum(const cpp::Threads& t) const {
   double total = 0;
   in_arena(t, [&] {
     openvdb::tree::LeafManager<const openvdb::FloatTree> leaves(grids_->grid->tree());
-    total = tbb::parallel_reduce(
-        leaves.leafRange(), 0.0,
-        [](const openvdb::tree::LeafManager<const openvdb::FloatTree>::LeafRange& r, double s) {
+    // Each value truncated to an integer and summed exactly, as Grove's
+    // kernel does (cast(i32, x) into an i32 total).
+    total = static_cast<double>(tbb::parallel_reduce(
+        leaves.leafRange(), std::int64_t{0},
+        [](const openvdb::tree::LeafManager<const openvdb::FloatTree>::LeafRange& r, std::int64_t s) {
           for (auto leaf = r.begin(); leaf; ++leaf)
-            for (auto v = leaf->cbeginValueOn(); v; ++v) s += *v;
+            for (auto v = leaf->cbeginValueOn(); v; ++v) s += static_cast<std::int32_t>(*v);
           return s;
         },
-        [](double a, double b) { return a + b; });
+        [](std::int64_t a, std::int64_t b) { return a + b; }));
   });
   return total;
 }

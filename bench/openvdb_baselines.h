@@ -24,7 +24,8 @@ class ShellGrid {
   // through one ValueAccessor, the grids merged as the threads join (an
   // OpenVDB tree takes no concurrent topology changes).
   void activate_shell(const cpp::Threads& t);
-  // The sum of the active values, over a LeafManager's leaves.
+  // The sum of the active values (each truncated to an integer, as in
+  // Grove's kernel), over a LeafManager's leaves.
   double sum(const cpp::Threads& t) const;
   // openvdb::tools::laplacian of the grid (a new grid, kept).
   void laplacian(const cpp::Threads& t);
