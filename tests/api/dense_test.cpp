@@ -131,6 +131,43 @@ TEST_P(Dense, HostVectorRoundTripAndFill) {
   EXPECT_DOUBLE_EQ(as_double[3], 2.5);
 }
 
+// Host writes of a whole field (from_vector, fill) leave the fields that
+// share its cells alone, down to the bytes of narrow types packed in a word.
+TEST_P(Dense, HostWritesOfAWholeFieldLeaveItsNeighboursAlone) {
+  Program prog(config());
+  Field a = prog.field(f32, "a"), b = prog.field(i32, "b"), c = prog.field(f64, "c");
+  Field n8 = prog.field(u8, "n8"), m8 = prog.field(i8, "m8");
+  prog.root().dense(ij, {5, 7}).place(a, n8, b, m8, c);
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 5, [&](Expr i) {
+      for_range(0, 7, [&](Expr j) {
+        a(i, j) = cast(f32, i * 10 + j);
+        b(i, j) = -1;
+        c(i, j) = Expr::constant(f64, 0.5);
+        n8(i, j) = i * 7 + j + 100;
+        m8(i, j) = -(i * 7 + j);
+      });
+    });
+  });
+  k();
+  std::vector<int32_t> bs(35);
+  std::iota(bs.begin(), bs.end(), 1000);
+  b.from_vector(bs);
+  c.fill(-2.25);
+  std::vector<uint8_t> ns(35);
+  for (int e = 0; e < 35; ++e) ns[static_cast<size_t>(e)] = static_cast<uint8_t>(200 + e);
+  n8.from_vector(ns);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 7; ++j) {
+      const int e = i * 7 + j;
+      EXPECT_EQ(a.read<float>({i, j}), static_cast<float>(i * 10 + j)) << i << "," << j;
+      EXPECT_EQ(b.read<int32_t>({i, j}), 1000 + e);
+      EXPECT_EQ(c.read<double>({i, j}), -2.25);
+      EXPECT_EQ(n8.read<uint32_t>({i, j}), static_cast<uint32_t>(200 + e));
+      EXPECT_EQ(m8.read<int32_t>({i, j}), -e);
+    }
+}
+
 TEST_P(Dense, VectorFieldsAreScalarised) {
   Program prog(config());
   Field v = prog.vector_field(3, f32, "v", {8});
