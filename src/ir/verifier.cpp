@@ -10,7 +10,6 @@
 #include <unordered_set>
 
 #include "ir/assert.h"
-#include "ir/passes/reductions.h"
 #include "ir/printer.h"
 #include "ir/type_rules.h"
 
@@ -445,10 +444,9 @@ class Verifier {
           fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer type");
         expect_type(s, value(s, s->value(), "value"), t, "value");
         if (s->reduction() != Reduction::none &&
-            (s->atomic_op() != AtomicOp::add || !is_summable(t) ||
-             !s->address()->is_const()))
+            (s->atomic_op() != AtomicOp::add || !s->address()->is_const()))
           fail(s, std::string("a tree_atomic marked '") + reduction_name(s->reduction()) +
-                      "' must be an add of i32, u32, i64, u64, f32 or f64 to a constant address");
+                      "' must be an add to a constant address");
         break;
       }
       case StmtKind::TreeCas: {

@@ -22,7 +22,6 @@ CellKey key_of(const Stmt* s) { return {s->tree(), s->tree_param(), s->address()
 
 bool is_candidate(const Stmt* s, const std::unordered_set<const Stmt*>& used, const SNodeForest* forest) {
   if (s->kind() != StmtKind::TreeAtomic || s->atomic_op() != AtomicOp::add || used.count(s) != 0) return false;
-  if (!is_summable(s->type())) return false;
   if (!s->address()->is_const()) return false;
   const int tree = s->tree();
   const uint64_t data_start =

@@ -10,17 +10,11 @@
 
 namespace grove::ir {
 
-// The types whose sums may be marked: i32, u32, i64, u64, f32 and f64 (the
-// types of tree atomics that add).
-inline bool is_summable(DataType t) {
-  return t == DataType::i32 || t == DataType::u32 || t == DataType::i64 || t == DataType::u64 || t == DataType::f32 ||
-         t == DataType::f64;
-}
-
 // Marks, in every parallel task of a lowered kernel, each tree_atomic that
-// is a summable add (is_summable) to a constant address of field data (at or
-// past its tree's root region: the sparse runtime's counters in the header
-// stay plain atomics) whose old value nothing reads: Reduction::accumulate
+// is an add (of any type a tree_atomic has: i32, u32, i64, u64, f32, f64)
+// to a constant address of field data (at or past its tree's root region:
+// the sparse runtime's counters in the header stay plain atomics) whose
+// old value nothing reads: Reduction::accumulate
 // when the task's loop touches that cell of that instance in no other way,
 // else Reduction::one_cell (docs/ir.md, "Reductions"). Without a forest
 // (kernels read from text) every constant address counts as field data.
