@@ -5,7 +5,8 @@
 //   cpu_first_launch_<kernel>  everything a kernel's first use costs in a
 //                              fresh Program with no disk cache: the DSL
 //                              body, the pass pipeline, LLVM (-O3, object
-//                              emission, JIT loading); paired with a 50 ms
+//                              emission), lld (the shared object), dlopen;
+//                              paired with a 50 ms
 //                              budget
 //   cpu_disk_hit_<kernel>      the same in a fresh Program whose disk cache
 //                              holds the kernel (filled before timing): LLVM
@@ -89,9 +90,9 @@ void memory_hit(benchmark::State& state, std::string kernel_name) {
     jit.add(lowered);
     for (auto _ : state) {
       const auto start = std::chrono::steady_clock::now();
-      llvm_backend::JitKernel k = jit.add(lowered);
+      llvm_backend::CpuCode k = jit.add(lowered);
       state.SetIterationTime(since(start));
-      if (k.source != llvm_backend::JitKernel::Source::memory) throw Error("not an in-memory hit");
+      if (k.source != llvm_backend::CpuCode::Source::memory) throw Error("not an in-memory hit");
     }
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());

@@ -22,8 +22,9 @@ packages=(
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   spirv-tools spirv-headers glslang-tools
   # The LLVM CPU backend (and later CUDA through NVPTX): LLVM 19, the newest
-  # Debian packages, as a shared library; oneTBB runs parallel tasks.
-  llvm-19-dev libtbb-dev
+  # Debian packages, as a shared library; lld links each kernel into a
+  # shared object; oneTBB runs parallel tasks.
+  llvm-19-dev liblld-19-dev libtbb-dev
   # make bench: OpenVDB, the baseline of the CPU backend's sparse rows
   # (its headers need Boost's).
   libopenvdb-dev libboost-dev

@@ -29,9 +29,14 @@ class ContextRecords {
   // output goes (stdout when empty).
   ContextRecords(std::string who, PrintSink print) : who_(std::move(who)), print_(std::move(print)) {}
 
-  // Registers the messages of a loaded plan (their ids are unique on the
-  // device: the backend numbers them).
+  // Registers the messages of a loaded plan, whose code holds their ids
+  // (Vulkan: the backend numbers them). An id the device gave to another
+  // kernel's message raises grove::Error naming both kernels.
   void add(const KernelPlan& plan);
+  // Registers them under fresh ids (written into `plan`), for code that
+  // numbers its messages from a base set at launch (context::kMessageBase,
+  // the CPU).
+  void add_numbered(KernelPlan& plan);
   // Notes a launch of `plan`; true when it may leave records to report.
   bool launched(const KernelPlan& plan);
 

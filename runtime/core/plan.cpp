@@ -189,6 +189,9 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
                  p.features.atomic_float32_add, p.features.subgroup_arithmetic, p.may_allocate, p.prints})
     w.boolean(f);
   w.i64(p.scratch_words);
+  w.bytes(p.library);
+  w.str(p.target);
+  w.str(p.target_features);
   return w.take();
 }
 
@@ -273,6 +276,10 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
   p.prints = r.boolean();
   p.scratch_words = r.i64();
   if (p.scratch_words < 0) r.fail("negative scratch words");
+  r.part("library");
+  p.library = r.bytes();
+  p.target = r.str();
+  p.target_features = r.str();
   if (r.left() != 0) r.fail(std::to_string(r.left()) + " bytes after the end of the plan");
   return p;
 }
@@ -371,7 +378,8 @@ std::string to_json(const KernelPlan& p) {
     << ", \"atomic_int64\": " << f.atomic_int64 << ", \"atomic_float32_add\": " << f.atomic_float32_add
     << ", \"subgroup_arithmetic\": " << f.subgroup_arithmetic << "},\n  \"may_allocate\": "
     << (p.may_allocate ? "true" : "false") << ",\n  \"prints\": " << (p.prints ? "true" : "false")
-    << ",\n  \"scratch_words\": " << p.scratch_words << "\n}\n";
+    << ",\n  \"scratch_words\": " << p.scratch_words << ",\n  \"library_bytes\": " << p.library.size()
+    << ",\n  \"target\": " << quoted(p.target) << ",\n  \"target_features\": " << quoted(p.target_features) << "\n}\n";
   return o.str();
 }
 

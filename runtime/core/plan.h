@@ -74,7 +74,8 @@ struct TaskPlan {
   // that writes the task's group counts for an indirect dispatch (Vulkan:
   // when the count is only known on the device); empty when there is none.
   std::string count_entry_point;
-  std::vector<uint32_t> code;     // the code blob (SPIR-V words on Vulkan)
+  std::vector<uint32_t> code;     // the code blob (SPIR-V words on Vulkan; empty on the CPU, see
+                                  // KernelPlan::library)
 };
 
 struct ArgPlan {
@@ -110,7 +111,7 @@ struct Features {
 
 struct KernelPlan {
   std::string name;
-  std::string backend;            // "vulkan", "interp"
+  std::string backend;            // "vulkan", "cpu", "interp"
   std::vector<ArgPlan> args;
   uint32_t arg_words = 0;         // push-constant words in all
   std::vector<TreeSlotPlan> slots;
@@ -120,10 +121,17 @@ struct KernelPlan {
   bool may_allocate = false;      // some task may activate: pool failures are possible
   bool prints = false;            // has a print (launches of it wait, so its output comes in order)
   int64_t scratch_words = 0;      // words of the scratch slot it uses
+  // CPU: the whole kernel's code as one shared library (an ELF shared
+  // object whose symbols are the tasks' entry points), and the machine it
+  // was compiled for: the target triple and CPU name ("x86_64-pc-linux-gnu
+  // znver4"), and the instruction-set features its code may use, in LLVM's
+  // spelling ("+avx2,+fma,-sse4a,..."). Empty on other backends.
+  std::vector<uint8_t> library;
+  std::string target, target_features;
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
-inline constexpr uint32_t kPlanVersion = 2;
+inline constexpr uint32_t kPlanVersion = 3;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

@@ -1,14 +1,11 @@
 // src/llvm/codegen.cpp — lowered IR to LLVM IR, one function per task (and a
-// count function per parallel task), and the ORC JIT that loads it (see
-// codegen.h). Arithmetic follows docs/ir.md as the interpreter computes it
+// count function per parallel task), optimised and emitted as an object for
+// this CPU, then linked into a shared object (see codegen.h). Arithmetic follows docs/ir.md as the interpreter computes it
 // (src/ir/eval.cpp): integers wrap, x / 0 and x % 0 are 0, shift counts are
 // taken modulo the width, float-to-integer casts truncate and saturate with
 // NaN giving 0.
 #include "llvm/codegen.h"
 
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
@@ -17,13 +14,14 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
-#include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
 #include <cmath>
@@ -41,6 +39,7 @@
 #include "ir/passes/reductions.h"
 #include "ir/printer.h"
 #include "llvm/disk_cache.h"
+#include "llvm/linker.h"
 #include "runtime/core/context_layout.h"
 
 namespace grove::llvm_backend {
@@ -61,8 +60,8 @@ std::string to_text(const llvm::Module& m) {
 // Emits one kernel's tasks into a module.
 class Emitter {
  public:
-  // Symbols are "<kernel>.t<i>.<kind>" (each kernel has a JIT library of its
-  // own, so names may repeat across kernels).
+  // Symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object with
+  // a symbol scope of its own, so names may repeat across kernels).
   Emitter(const ir::Kernel& kernel, const CodegenOptions& options, llvm::Module& module)
       : kernel_(kernel), options_(options), m_(module), c_(module.getContext()), b_(c_) {}
 
@@ -923,17 +922,25 @@ void initialize_native_target() {
   });
 }
 
-std::string error_text(llvm::Error e) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << e;
-  return out;
-}
-
-template <typename T>
-T unwrap(llvm::Expected<T> v, const std::string& what) {
-  if (!v) throw Error(what + ": " + error_text(v.takeError()));
-  return std::move(*v);
+// ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into
+// calls of __tsan_memset and the like, which GCC's sanitizer runtime does
+// not define. The module defines them (uninstrumented) as the plain
+// functions, whose interceptors in the runtime check the same ranges.
+void define_tsan_memory_functions(llvm::Module& m) {
+  llvm::LLVMContext& c = m.getContext();
+  llvm::Type* ptr = llvm::PointerType::get(c, 0);
+  llvm::Type* size = llvm::Type::getInt64Ty(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  auto define = [&](const char* name, const char* plain, llvm::Type* second) {
+    auto* type = llvm::FunctionType::get(ptr, {ptr, second, size}, false);
+    llvm::FunctionCallee callee = m.getOrInsertFunction(plain, type);
+    auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+    b.CreateRet(b.CreateCall(callee, {f->getArg(0), f->getArg(1), f->getArg(2)}));
+  };
+  define("__tsan_memset", "memset", i32);
+  define("__tsan_memcpy", "memcpy", ptr);
+  define("__tsan_memmove", "memmove", ptr);
 }
 
 }  // namespace
@@ -941,21 +948,11 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
 // Kernels LLVM compiled in this process (Jit::compilations()).
 std::atomic<int64_t> g_compilations{0};
 
-// What a loaded kernel keeps in a Jit's memory: enough to hand out again.
-struct Loaded {
-  std::vector<CpuTask> tasks;
-  std::vector<TaskFn> functions;
-  std::vector<CountFn> counts;
-  std::vector<rt::MessagePlan> messages;
-};
-
 struct Jit::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> machine;  // the host CPU's features; emits the objects
   std::string triple, cpu, features;
-  uint64_t libraries = 0;  // JIT libraries made so far: one per kernel, numbered
-  std::mutex mutex;        // the target machine and the tables are not thread-safe
-  std::unordered_map<std::string, Loaded> memory;  // by key
+  std::mutex mutex;                                 // the target machine and the table are not thread-safe
+  std::unordered_map<std::string, CpuCode> memory;  // by key (without the texts)
 
   // A relocatable object (or assembly text) for `module`.
   std::string emit(llvm::Module& module, llvm::CodeGenFileType type, const std::string& kernel) {
@@ -967,61 +964,24 @@ struct Jit::Impl {
     pm.run(module);
     return std::string(out.data(), out.size());
   }
-
-  // Loads an object into a JIT library of its own and finds its functions.
-  Loaded load(const std::string& kernel, std::vector<CpuTask> tasks, std::vector<rt::MessagePlan> messages,
-              std::string_view object) {
-    auto made = jit->createJITDylib(kernel + "#" + std::to_string(libraries++));
-    if (!made) throw Error("LLVM's JIT cannot make a library: " + error_text(made.takeError()));
-    llvm::orc::JITDylib& library = *made;
-    auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), kernel);
-    if (llvm::Error e = jit->addObjectFile(library, std::move(buffer)))
-      throw Error("LLVM's JIT refused kernel '" + kernel + "': " + error_text(std::move(e)));
-    Loaded out;
-    for (const CpuTask& t : tasks) {
-      auto address = unwrap(jit->lookup(library, t.entry), "LLVM's JIT lost task '" + t.entry + "'");
-      out.functions.push_back(address.toPtr<TaskFn>());
-      if (t.parallel) {
-        auto count = unwrap(jit->lookup(library, t.count_entry), "LLVM's JIT lost '" + t.count_entry + "'");
-        out.counts.push_back(count.toPtr<CountFn>());
-      } else {
-        out.counts.push_back(nullptr);
-      }
-    }
-    out.tasks = std::move(tasks);
-    out.messages = std::move(messages);
-    return out;
-  }
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {
   initialize_native_target();
-  auto builder = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "LLVM cannot describe this CPU");
-  builder.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  impl_->triple = builder.getTargetTriple().str();
-  impl_->cpu = builder.getCPU();
-  impl_->machine = unwrap(builder.createTargetMachine(), "LLVM cannot target this CPU");
-  impl_->features = impl_->machine->getTargetFeatureString().str();
-  impl_->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(builder)).create(),
-                      "LLVM's JIT cannot start");
-  // Kernels' libraries find this process's symbols (libm's sinf, pow, ...)
-  // through LLJIT's process-symbols library, which every new library links.
-  if (!impl_->jit->getProcessSymbolsJITDylib())
-    throw Error("LLVM's JIT cannot search this process's symbols");
-#if GROVE_TSAN
-  // LLVM's ThreadSanitizer pass turns memset and memcpy into calls of these,
-  // which GCC's sanitizer runtime does not define; its interceptors of the
-  // plain functions check the same ranges.
-  llvm::orc::SymbolMap tsan;
-  auto define = [&](const char* name, auto* fn) {
-    tsan[impl_->jit->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported};
-  };
-  define("__tsan_memset", +[](void* d, int c, size_t n) { return std::memset(d, c, n); });
-  define("__tsan_memcpy", +[](void* d, const void* s, size_t n) { return std::memcpy(d, s, n); });
-  define("__tsan_memmove", +[](void* d, const void* s, size_t n) { return std::memmove(d, s, n); });
-  if (llvm::Error e = impl_->jit->getProcessSymbolsJITDylib()->define(llvm::orc::absoluteSymbols(std::move(tsan))))
-    throw Error("LLVM's JIT cannot define ThreadSanitizer's memory functions: " + error_text(std::move(e)));
-#endif
+  impl_->triple = llvm::sys::getProcessTriple();
+  impl_->cpu = llvm::sys::getHostCPUName().str();
+  llvm::SubtargetFeatures features;
+  for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
+  impl_->features = features.getString();
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
+  if (target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
+  // Position-independent code: each kernel becomes a shared object
+  // (linker.h) that the runtime opens with dlopen.
+  impl_->machine.reset(target->createTargetMachine(impl_->triple, impl_->cpu, impl_->features, llvm::TargetOptions(),
+                                                   llvm::Reloc::PIC_, std::nullopt,
+                                                   llvm::CodeGenOptLevel::Aggressive));
+  if (!impl_->machine) throw Error("LLVM cannot target this CPU (" + impl_->triple + ", " + impl_->cpu + ")");
 }
 
 Jit::~Jit() = default;
@@ -1029,6 +989,8 @@ Jit::~Jit() = default;
 int64_t Jit::compilations() { return g_compilations.load(); }
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
+std::string Jit::triple_and_cpu() const { return impl_->triple + " " + impl_->cpu; }
+std::string Jit::features() const { return impl_->features; }
 
 Jit::Host Jit::host() const {
   Host h;
@@ -1061,7 +1023,7 @@ Jit::Host Jit::host() const {
   return h;
 }
 
-JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
+CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   if (kernel.stage != ir::Stage::lowered)
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
   // Everything that decides the code. The build stamp stands for the code
@@ -1072,23 +1034,21 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
                           (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
                           "\n" + ir::print_kernel(kernel);
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto hand_out = [](const Loaded& l, JitKernel::Source source) {
-    JitKernel out;
-    out.tasks = l.tasks;
-    out.functions = l.functions;
-    out.counts = l.counts;
-    out.messages = l.messages;
-    out.source = source;
-    return out;
-  };
   if (!options.keep_text) {
-    if (auto it = impl_->memory.find(key); it != impl_->memory.end()) return hand_out(it->second, JitKernel::Source::memory);
+    if (auto it = impl_->memory.find(key); it != impl_->memory.end()) {
+      CpuCode out = it->second;
+      out.source = CpuCode::Source::memory;
+      return out;
+    }
     if (!options.cache_dir.empty()) {
       if (std::optional<CachedKernel> hit = DiskCache(options.cache_dir).load(key)) {
-        const std::string_view object(reinterpret_cast<const char*>(hit->object.data()), hit->object.size());
-        const Loaded& l = impl_->memory[key] =
-            impl_->load(kernel.name(), std::move(hit->tasks), std::move(hit->messages), object);
-        return hand_out(l, JitKernel::Source::disk);
+        CpuCode out;
+        out.tasks = std::move(hit->tasks);
+        out.messages = std::move(hit->messages);
+        out.library = std::move(hit->library);
+        impl_->memory[key] = out;
+        out.source = CpuCode::Source::disk;
+        return out;
       }
     }
   }
@@ -1096,7 +1056,7 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
-  module->setDataLayout(impl_->jit->getDataLayout());
+  module->setDataLayout(impl_->machine->createDataLayout());
   Emitter emitter(kernel, options, *module);
   std::vector<CpuTask> tasks = emitter.emit();
   std::string broken;
@@ -1123,6 +1083,7 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
         f.addFnAttr("target-features", impl_->features);
         if (GROVE_TSAN) f.addFnAttr(llvm::Attribute::SanitizeThread);
       }
+    if (GROVE_TSAN) define_tsan_memory_functions(*module);
     // As clang places it: after the optimisations, so that what is checked
     // is the code that runs (vector loads and stores included).
     if (GROVE_TSAN)
@@ -1137,12 +1098,12 @@ JitKernel Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     assembly = impl_->emit(*copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
   }
   const std::string object = impl_->emit(*module, llvm::CodeGenFileType::ObjectFile, kernel.name());
-  if (!options.cache_dir.empty()) {
-    CachedKernel entry{tasks, emitter.messages, std::vector<uint8_t>(object.begin(), object.end())};
-    DiskCache(options.cache_dir).store(key, entry);
-  }
-  const Loaded& l = impl_->memory[key] = impl_->load(kernel.name(), std::move(tasks), std::move(emitter.messages), object);
-  JitKernel out = hand_out(l, JitKernel::Source::compiled);
+  CpuCode out;
+  out.tasks = std::move(tasks);
+  out.messages = std::move(emitter.messages);
+  out.library = link_shared_object(object, kernel.name());
+  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, CachedKernel{out.tasks, out.messages, out.library});
+  impl_->memory[key] = out;
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);
   out.assembly = std::move(assembly);

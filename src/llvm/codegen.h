@@ -1,14 +1,17 @@
 // src/llvm/codegen.h — lowered IR to native code through LLVM: the code
-// generator the CPU backend and (retargeted to NVPTX) the CUDA backend share,
-// and an ORC JIT that makes it callable in this process. No LLVM type
-// appears here: LLVM's headers stay inside src/llvm's translation units.
+// generator the CPU backend and (retargeted to NVPTX) the CUDA backend share.
+// On the CPU a kernel becomes one shared object (linked by lld, linker.h),
+// which its plan carries and the runtime opens with dlopen
+// (runtime/cpu/library.h): nothing of LLVM is needed to run it. No LLVM
+// type appears here: LLVM's headers stay inside src/llvm's translation units.
 //
 // The task ABI. Each task of a kernel becomes one function
 //
 //   void <kernel>.t<i>.<kind>(uint32_t* const* buffers, const uint64_t* args,
 //                             int32_t lo, int32_t hi)
 //
-// (each kernel is loaded into its own JIT library, so names may repeat)
+// (each kernel is a library with a symbol scope of its own, so names may
+// repeat; the runtime calls them as runtime/cpu/device.h says)
 //
 // buffers[0] is the context buffer (runtime/core/context_layout.h: the
 // first failed assertion and the print ring, written as on Vulkan),
@@ -36,10 +39,14 @@
 // (in memory); with a cache directory, a key another process compiled is
 // read from disk (disk_cache.h) and LLVM is not called at all.
 //
+// Code is position-independent, optimised at -O3 for this CPU (its
+// features, vector width included), and needs no more of the process than
+// libm's functions.
+//
 // Memory order (docs/memory.md): tree atomics, compare-and-swaps and atomic
 // loads are LLVM `monotonic` (relaxed); ordinary loads and stores are plain.
 //
-// ThreadSanitizer builds (make tsan) instrument the JIT-compiled code too:
+// ThreadSanitizer builds (make tsan) instrument the compiled code too:
 // every task function gets LLVM's ThreadSanitizer pass, and its calls go to
 // the sanitizer runtime of this process, so races between tasks' threads
 // are reported like races in Grove's own C++.
@@ -79,16 +86,13 @@ struct CpuTask {
   std::string count_entry;     // parallel tasks: the count function's symbol
 };
 
-using TaskFn = void (*)(uint32_t* const* buffers, const uint64_t* args, int32_t lo, int32_t hi);
-using CountFn = int32_t (*)(uint32_t* const* buffers, const uint64_t* args);
-
-// A kernel compiled and loaded: its tasks with their entry points.
-struct JitKernel {
+// A kernel compiled: its tasks with their entry points and the shared
+// object that holds them.
+struct CpuCode {
   std::vector<CpuTask> tasks;
-  std::vector<TaskFn> functions;  // per task
-  std::vector<CountFn> counts;    // per task; null for serial tasks
   // Its print and assert messages, ids 0, 1, ... (see above).
   std::vector<rt::MessagePlan> messages;
+  std::vector<uint8_t> library;  // an ELF shared object (KernelPlan::library)
   // With CodegenOptions::keep_text: LLVM IR before and after optimisation
   // and the assembly (for GROVE_DUMP_DIR).
   std::string ir_before, ir_after, assembly;
@@ -108,9 +112,8 @@ struct CodegenOptions {
   std::string key_extra;
 };
 
-// One LLVM JIT (ORC LLJIT) for the host CPU. Kernels are optimised at -O3
-// for this CPU (its features, vector width included) and stay loaded as long
-// as the Jit lives.
+// Compiles kernels just in time for the host CPU, and remembers what it
+// compiled (see above).
 class Jit {
  public:
   Jit();
@@ -118,14 +121,18 @@ class Jit {
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
 
-  // Translates `kernel` (stage lowered) and loads it. A statement the
-  // generator does not handle yet raises grove::Error naming it and the kernel.
-  JitKernel add(const ir::Kernel& kernel, const CodegenOptions& options = {});
+  // Translates `kernel` (stage lowered) into a shared object. A statement
+  // the generator does not handle yet raises grove::Error naming it and the
+  // kernel.
+  CpuCode add(const ir::Kernel& kernel, const CodegenOptions& options = {});
   // Kernels LLVM compiled in this process, over every Jit (cache hits are
   // not counted).
   static int64_t compilations();
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
+  // What a plan records of the target (KernelPlan::target, target_features).
+  std::string triple_and_cpu() const;
+  std::string features() const;
 
   // This CPU as users know it: its model (/proc/cpuinfo's model name where
   // there is one, else LLVM's CPU name), LLVM's CPU name, and the vector

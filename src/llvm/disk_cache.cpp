@@ -22,7 +22,7 @@ namespace grove::llvm_backend {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f565247u;  // "GRVO"
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;  // 2: a shared object, not a relocatable object
 constexpr uint8_t kMaxTaskKind = static_cast<uint8_t>(ir::TaskKind::gc_finish);
 
 // FNV-1a, 64 bits: the file's name (from the key) and its checksum.
@@ -51,7 +51,7 @@ std::vector<uint8_t> encode(const std::string& key, const CachedKernel& e) {
     w.str(t.count_entry);
   }
   rt::write_messages(w, e.messages);
-  w.bytes(e.object);
+  w.bytes(e.library);
   std::vector<uint8_t> out = w.take();
   const uint64_t sum = fnv1a(out.data(), out.size());
   const auto* s = reinterpret_cast<const uint8_t*>(&sum);
@@ -90,9 +90,9 @@ CachedKernel decode(const std::vector<uint8_t>& bytes, const std::string& key, c
   }
   r.part("messages");
   e.messages = rt::read_messages(r);
-  r.part("object");
-  e.object = r.bytes();
-  if (r.left() != 0) r.fail("bytes after the object");
+  r.part("library");
+  e.library = r.bytes();
+  if (r.left() != 0) r.fail("bytes after the library");
   return e;
 }
 

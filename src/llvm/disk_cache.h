@@ -1,5 +1,5 @@
 // src/llvm/disk_cache.h — the LLVM backends' offline cache (Taichi's
-// "offline cache"): one file per compiled kernel, holding its object code
+// "offline cache"): one file per compiled kernel, holding its shared object
 // and what the runtime needs to call it (tasks, messages), under a key that
 // names everything that decides the code (codegen.cpp builds it: Grove's
 // version, LLVM's, the target and its features, the code generator's
@@ -30,7 +30,7 @@ namespace grove::llvm_backend {
 struct CachedKernel {
   std::vector<CpuTask> tasks;
   std::vector<rt::MessagePlan> messages;  // ids 0, 1, ... (codegen.h)
-  std::vector<uint8_t> object;            // a relocatable object file for the target
+  std::vector<uint8_t> library;           // the shared object (CpuCode::library)
 };
 
 class DiskCache {

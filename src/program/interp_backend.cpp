@@ -9,7 +9,7 @@
 #include "ir/assert.h"
 #include "ir/interpreter.h"
 #include "program/backend.h"
-#include "program/host_device.h"
+#include "runtime/core/host_device.h"
 
 namespace grove::detail {
 
@@ -23,7 +23,7 @@ class InterpKernel : public rt::LoadedKernel {
   const ir::SNodeForest& forest;
 };
 
-class InterpDevice : public HostDevice {
+class InterpDevice : public rt::HostDevice {
  public:
   explicit InterpDevice(const BackendOptions& o) : HostDevice("interpreter"), options_(o) {}
   std::string name() const override { return "reference interpreter on the host CPU"; }
@@ -31,7 +31,7 @@ class InterpDevice : public HostDevice {
 
   std::unique_ptr<rt::LoadedKernel> load(rt::KernelPlan plan) override {
     throw Error("kernel '" + plan.name + "': the interpreter runs kernels from their IR, which a plan does not "
-                "hold; load plans on a backend whose plans carry code (Vulkan)");
+                "hold; load plans on a backend whose plans carry code (Vulkan, the CPU)");
   }
   void launch(rt::LoadedKernel& loaded, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers) override {

@@ -16,8 +16,11 @@
 
 #include "../api/backend_fixture.h"
 #include "grove/grove.h"
+#include "program/test_hooks.h"
+#include "runtime/core/plan.h"
 
 using namespace grove;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 namespace {
@@ -168,6 +171,52 @@ constexpr int kRounds = 40;
 
 // Every thread activates the same 64 blocks of a pointer SNode at once: each
 // block is allocated exactly once, and no increment is lost.
+// A CPU plan carries its kernel's code as a shared object, and the machine
+// it was compiled for: a plan for another architecture, one whose code
+// needs an instruction-set extension this CPU lacks, and one whose shared
+// object is damaged are refused by name, and the kernel keeps its code.
+TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
+  Program prog(cpu());
+  Field x = prog.field(i32, "x", {8});
+  Kernel k = prog.kernel("k", [&] { for_range(0, 8, [&](Expr n) { x(n) = n * 2; }); });
+  const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "k"));
+  EXPECT_EQ(plan.backend, "cpu");
+  ASSERT_GE(plan.library.size(), 4u);
+  EXPECT_EQ(std::string(plan.library.begin(), plan.library.begin() + 4), "\x7f" "ELF");
+  EXPECT_THAT(plan.target_features, HasSubstr("+"));
+  auto refusal = [&](rt::KernelPlan p) {
+    return grove::testing::error_of([&] { detail::load_kernel_plan(prog, "k", rt::serialize(p)); });
+  };
+  rt::KernelPlan other_arch = plan;
+  other_arch.target = "riscv32-unknown-linux-gnu generic-rv32";
+  EXPECT_THAT(refusal(other_arch), AllOf(HasSubstr("kernel 'k' was compiled for riscv32"), HasSubstr("compile the kernel again")));
+  rt::KernelPlan damaged = plan;
+  std::fill(damaged.library.begin() + 64, damaged.library.end(), uint8_t{0xcc});
+  EXPECT_THAT(refusal(damaged), AllOf(HasSubstr("kernel 'k'"), HasSubstr("does not load")));
+  rt::KernelPlan no_entry = plan;
+  no_entry.tasks[0].entry_point = "nowhere";
+  EXPECT_THAT(refusal(no_entry), AllOf(HasSubstr("kernel 'k'"), HasSubstr("no entry point 'nowhere'")));
+#if defined(__x86_64__)
+  // An extension this CPU lacks, if there is one the check knows.
+  std::string lacking;
+  if (!__builtin_cpu_supports("xop")) lacking = "xop";
+  else if (!__builtin_cpu_supports("fma4")) lacking = "fma4";
+  else if (!__builtin_cpu_supports("avx512bf16")) lacking = "avx512bf16";
+  if (!lacking.empty()) {
+    rt::KernelPlan needs = plan;
+    needs.target_features += ",+" + lacking;
+    EXPECT_THAT(refusal(needs), AllOf(HasSubstr("compiled for a CPU with " + lacking), HasSubstr("this CPU lacks")));
+  }
+#endif
+  k();  // the kernel was left as it was
+  EXPECT_EQ(x.read<int>({7}), 14);
+  // The plan as it was loads and runs.
+  detail::load_kernel_plan(prog, "k", rt::serialize(plan));
+  x.write({7}, 0);
+  k();
+  EXPECT_EQ(x.read<int>({7}), 14);
+}
+
 TEST(CpuStress, ManyThreadsActivateTheSameBlocks) {
   for (int threads : {0, 8}) {
     for (int round = 0; round < kRounds; ++round) {

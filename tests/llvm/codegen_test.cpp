@@ -1,6 +1,7 @@
 // tests/llvm/codegen_test.cpp — the LLVM code generator on lowered kernels
-// written as IR text, JIT-compiled for this CPU and called through the task
-// ABI (src/llvm/codegen.h) on plain word arrays. Operands arrive as kernel
+// written as IR text, compiled for this CPU, loaded as the runtime's CPU
+// device loads them (runtime/cpu/library.h) and called through the task ABI
+// (src/llvm/codegen.h) on plain word arrays. Operands arrive as kernel
 // arguments, so LLVM cannot fold the operations away; expected values come
 // from plain C++ in the test (docs/ir.md's rules written out) or by hand.
 #include "llvm/codegen.h"
@@ -20,6 +21,8 @@
 
 #include "grove/error.h"
 #include "ir/parser.h"
+#include "runtime/cpu/device.h"
+#include "runtime/cpu/library.h"
 
 namespace grove::llvm_backend {
 namespace {
@@ -29,13 +32,28 @@ Jit& jit() {
   return j;
 }
 
+// A kernel's code and its task functions, loaded.
+struct JitKernel : CpuCode {
+  JitKernel() = default;
+  explicit JitKernel(CpuCode c) : CpuCode(std::move(c)) {
+    lib = std::make_shared<rt::cpu::Library>(library, "test");
+    for (const CpuTask& t : tasks) {
+      functions.push_back(reinterpret_cast<rt::cpu::TaskFn>(lib->symbol(t.entry)));
+      counts.push_back(t.parallel ? reinterpret_cast<rt::cpu::CountFn>(lib->symbol(t.count_entry)) : nullptr);
+    }
+  }
+  std::shared_ptr<rt::cpu::Library> lib;
+  std::vector<rt::cpu::TaskFn> functions;
+  std::vector<rt::cpu::CountFn> counts;
+};
+
 // Compiled afresh, with its texts kept.
 JitKernel compile(const std::string& text) {
   ir::ParsedModule m = ir::parse_module(text, "test");
   EXPECT_EQ(m.kernels.size(), 1u);
   CodegenOptions options;
   options.keep_text = true;
-  return jit().add(*m.kernels.front(), options);
+  return JitKernel(jit().add(*m.kernels.front(), options));
 }
 
 // The context buffer and one tree of zeroed words.
@@ -459,7 +477,7 @@ kernel @talk(a: i32, b: i64) stage lowered {
 }
 )",
                                         "test");
-  JitKernel k = jit().add(*m.kernels.front());
+  JitKernel k(jit().add(*m.kernels.front()));
   ASSERT_EQ(k.messages.size(), 3u);
   EXPECT_EQ(k.messages[0].id, 0u);
   EXPECT_FALSE(k.messages[0].is_assert);

@@ -1,4 +1,4 @@
-// src/program/host_device.h — the part of a device whose buffers are host
+// runtime/core/host_device.h — the part of a device whose buffers are host
 // memory (the interpreter's and the CPU backend's): vectors of words,
 // zeroed past their head, reads and writes checked against their size (an
 // address outside is a bug in Grove: it must not corrupt the heap).
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "ir/assert.h"
+#include "runtime/core/assert.h"
 #include "runtime/core/device.h"
 
-namespace grove::detail {
+namespace grove::rt {
 
 class HostDevice : public rt::Device {
  public:
@@ -54,4 +54,4 @@ class HostDevice : public rt::Device {
   std::vector<std::vector<uint32_t>> buffers_;
 };
 
-}  // namespace grove::detail
+}  // namespace grove::rt

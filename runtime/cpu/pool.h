@@ -1,23 +1,23 @@
-// src/program/cpu_pool.h — the CPU backend's threads: a oneTBB task arena of
+// runtime/cpu/pool.h — the CPU device's threads: a oneTBB task arena of
 // a fixed size, and a parallel loop over it. Kept in a translation unit of
 // its own so that no oneTBB header reaches the backend, and so that
 // ThreadSanitizer builds can leave oneTBB's inlined code uninstrumented
 // (Debian's libtbb is not instrumented either: ThreadSanitizer would see
-// half of its synchronisation and report races inside it). The backend
-// tells ThreadSanitizer the edges oneTBB guarantees (cpu_backend.cpp).
+// half of its synchronisation and report races inside it). The
+// device tells ThreadSanitizer the edges oneTBB guarantees (device.cpp).
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
-namespace grove::detail {
+namespace grove::rt::cpu {
 
-class CpuPool {
+class Pool {
  public:
-  explicit CpuPool(int threads);
-  ~CpuPool();
-  CpuPool(const CpuPool&) = delete;
-  CpuPool& operator=(const CpuPool&) = delete;
+  explicit Pool(int threads);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
   int threads() const { return threads_; }
 
   // Calls chunk(data, lo, hi) for chunks [lo, hi) that cover [0, count),
@@ -32,4 +32,4 @@ class CpuPool {
   std::unique_ptr<Arena> arena_;
 };
 
-}  // namespace grove::detail
+}  // namespace grove::rt::cpu

@@ -1,0 +1,50 @@
+// runtime/cpu/library.h — a kernel's CPU code, loaded from its plan alone
+// (KernelPlan::library: an ELF shared object) by the system's dynamic
+// loader, with no compiler in the process.
+//
+// The bytes go into an anonymous in-memory file (memfd_create; a private
+// temporary file where the kernel has none), which dlopen loads by its path
+// with a symbol scope of its own, so every kernel may name its tasks alike.
+// What the code calls outside itself (libm's sinf, pow, ...) resolves
+// against the process. The file stays open (or on disk) while the library
+// is loaded: glibc recognises loaded libraries by path, so a path must not
+// name another library while this one lives.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "runtime/core/plan.h"
+
+namespace grove::rt::cpu {
+
+class Library {
+ public:
+  // Raises grove::Error naming `kernel` when the bytes do not load (not a
+  // shared object, one for another machine, a symbol it needs is missing).
+  Library(std::span<const uint8_t> bytes, const std::string& kernel);
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  // The address of `name`; raises grove::Error naming the kernel when the
+  // library has no such symbol.
+  void* symbol(const std::string& name) const;
+
+ private:
+  void release();
+
+  std::string kernel_;
+  int fd_ = -1;
+  std::string temp_path_;  // the temporary file, where there is no memfd
+  void* handle_ = nullptr;
+};
+
+// Raises grove::Error naming the kernel when `plan.target` is for another
+// architecture, or `plan.target_features` names an instruction-set
+// extension this CPU lacks (code for it would stop on an illegal
+// instruction). Extensions the check does not know are trusted.
+void check_target(const KernelPlan& plan);
+
+}  // namespace grove::rt::cpu
