@@ -1,7 +1,7 @@
 // tests/cpu/tsan_race_probe.cpp — a kernel with a data race on purpose, for
 // ThreadSanitizer builds (make tsan): every iteration of a parallel loop
 // reads and writes the same cell without an atomic. The test passes when
-// ThreadSanitizer reports the race inside the JIT-compiled task function,
+// ThreadSanitizer reports the race inside the kernel's task function,
 // which shows that the CPU backend's generated code is instrumented (were
 // it not, the tsan job would check only Grove's own C++).
 #include <cstdio>
