@@ -12,7 +12,14 @@
 //                              holds the kernel (filled before timing): LLVM
 //                              is not called (checked); 2 ms budget
 //   cpu_memory_hit_<kernel>    the Jit asked again for a kernel it holds
-//                              (the key is built and looked up); 10 us budget
+//                              (the key is built and looked up): what a
+//                              kernel recorded again with the same IR pays
+//                              on top of its front end; 10 us budget
+//   cpu_memory_hit_launch      a compiled Kernel launched again, as a user
+//                              does: a trivial kernel (one increment of a
+//                              0-D field, checked), time per launch over 10,000 launches
+//                              (the Kernel holds its loaded code: no key,
+//                              no lookup, no compile); 10 us budget
 //
 // Each budget is a baseline ("baseline/budget_50ms" ...), so the ratio is
 // budget / time: at least 1 means within budget.
@@ -99,6 +106,31 @@ void memory_hit(benchmark::State& state, std::string kernel_name) {
   }
 }
 
+void launch_again(benchmark::State& state) {
+  try {
+    Config c;
+    c.arch = Arch::Cpu;
+    c.cache_dir = "off";
+    Program prog(c);
+    Field out = prog.field(i32, "out", {});
+    Kernel bump = prog.kernel("bump", [&] { out() = out() + 1; });
+    bump();
+    const int before = bump.compile_count();
+    constexpr int kLaunches = 10000;
+    int64_t launches = 1;
+    for (auto _ : state) {
+      const auto start = std::chrono::steady_clock::now();
+      for (int n = 0; n < kLaunches; ++n) bump();
+      state.SetIterationTime(since(start) / kLaunches);
+      launches += kLaunches;
+    }
+    if (bump.compile_count() != before) throw Error("a launch compiled the kernel again");
+    if (out.read<int>() != launches) throw Error("a launch did not run the kernel");
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 template <int kMicroseconds>
 void budget(benchmark::State& state) {
   for (auto _ : state) state.SetIterationTime(kMicroseconds * 1e-6);
@@ -107,6 +139,10 @@ void budget(benchmark::State& state) {
 }  // namespace
 
 void register_cpu_compile() {
+  benchmark::RegisterBenchmark(grove_name("cpu_memory_hit_launch", Arch::Cpu).c_str(), launch_again)
+      ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(20);
+  benchmark::RegisterBenchmark(baseline_name("cpu_memory_hit_launch", "budget_10us").c_str(), budget<10>)
+      ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
   for (const char* kernel : {"seed", "count", "update", "prune", "snapshot"}) {
     const std::string k(kernel);
     benchmark::RegisterBenchmark(grove_name("cpu_first_launch_" + k, Arch::Cpu).c_str(), jit, k)
