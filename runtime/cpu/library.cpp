@@ -31,34 +31,43 @@ bool write_all(int fd, std::span<const uint8_t> bytes) {
 
 }  // namespace
 
-Library::Library(std::span<const uint8_t> bytes, const std::string& kernel) : kernel_(kernel) {
+Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via via) : kernel_(kernel) {
   if (bytes.empty())
     throw Error("kernel '" + kernel + "': its plan carries no CPU code; compile it for the CPU backend");
-  std::string path;
-  fd_ = static_cast<int>(::memfd_create(("grove:" + kernel).substr(0, 240).c_str(), MFD_CLOEXEC));
-  if (fd_ >= 0) {
-    path = "/proc/self/fd/" + std::to_string(fd_);
-  } else {
-    std::string name = (std::filesystem::temp_directory_path() / "grove-kernel-XXXXXX").string();
-    fd_ = ::mkstemp(name.data());
-    if (fd_ < 0)
-      throw Error("kernel '" + kernel + "': no memory file and no temporary file for its code (" +
-                  std::strerror(errno) + "); set TMPDIR to a writable directory");
-    temp_path_ = path = name;
-  }
-  if (!write_all(fd_, bytes)) {
-    const std::string why = std::strerror(errno);
-    release();
-    throw Error("kernel '" + kernel + "': cannot write its code to " + path + " (" + why + ")");
-  }
-  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle_ == nullptr) {
+  // An anonymous memory file first; where the kernel has none, or where it
+  // cannot be opened by its /proc path (no /proc, memory files without
+  // execute permission), a private temporary file.
+  std::string reason;
+  for (bool memory : {true, false}) {
+    std::string path;
+    if (memory) {
+      if (via != Via::memory_file) continue;
+      fd_ = static_cast<int>(::memfd_create(("grove:" + kernel).substr(0, 240).c_str(), MFD_CLOEXEC));
+      if (fd_ < 0) continue;
+      path = "/proc/self/fd/" + std::to_string(fd_);
+    } else {
+      std::string name = (std::filesystem::temp_directory_path() / "grove-kernel-XXXXXX").string();
+      fd_ = ::mkstemp(name.data());
+      if (fd_ < 0) {
+        reason += (reason.empty() ? "" : "; ") + std::string("no temporary file: ") + std::strerror(errno) +
+                  " (set TMPDIR to a writable directory)";
+        break;
+      }
+      temp_path_ = path = name;
+    }
+    if (!write_all(fd_, bytes)) {
+      reason += (reason.empty() ? "" : "; ") + std::string("cannot write ") + path + ": " + std::strerror(errno);
+      release();
+      continue;
+    }
+    handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ != nullptr) return;
     const char* why = ::dlerror();
-    const std::string reason = why ? why : "unknown reason";
+    reason += (reason.empty() ? "" : "; ") + std::string(why ? why : "dlopen failed");
     release();
-    throw Error("kernel '" + kernel + "': its CPU code does not load (" + reason +
-                "); the plan is damaged or was made for another system: compile the kernel again here");
   }
+  throw Error("kernel '" + kernel + "': its CPU code does not load (" + reason +
+              "); the plan is damaged or was made for another system: compile the kernel again here");
 }
 
 Library::~Library() { release(); }

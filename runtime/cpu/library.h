@@ -21,9 +21,12 @@ namespace grove::rt::cpu {
 
 class Library {
  public:
+  // Where the bytes go: a memory file first (a temporary file where that
+  // fails), or straight to a temporary file.
+  enum class Via { memory_file, temporary_file };
   // Raises grove::Error naming `kernel` when the bytes do not load (not a
   // shared object, one for another machine, a symbol it needs is missing).
-  Library(std::span<const uint8_t> bytes, const std::string& kernel);
+  Library(std::span<const uint8_t> bytes, const std::string& kernel, Via via = Via::memory_file);
   ~Library();
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;

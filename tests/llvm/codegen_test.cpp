@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <string>
@@ -35,8 +36,9 @@ Jit& jit() {
 // A kernel's code and its task functions, loaded.
 struct JitKernel : CpuCode {
   JitKernel() = default;
-  explicit JitKernel(CpuCode c) : CpuCode(std::move(c)) {
-    lib = std::make_shared<rt::cpu::Library>(library, "test");
+  explicit JitKernel(CpuCode c, rt::cpu::Library::Via via = rt::cpu::Library::Via::memory_file)
+      : CpuCode(std::move(c)) {
+    lib = std::make_shared<rt::cpu::Library>(library, "test", via);
     for (const CpuTask& t : tasks) {
       functions.push_back(reinterpret_cast<rt::cpu::TaskFn>(lib->symbol(t.entry)));
       counts.push_back(t.parallel ? reinterpret_cast<rt::cpu::CountFn>(lib->symbol(t.count_entry)) : nullptr);
@@ -229,6 +231,42 @@ TEST(LlvmCodegen, FloatOperationsMatchTheCLibrary) {
       EXPECT_EQ(ops.at("cmp_ne")(f32(a), f32(b)) & 1, a != b ? 1u : 0u) << a << " != " << b;
       EXPECT_EQ(ops.at("cmp_lt")(f32(a), f32(b)) & 1, a < b ? 1u : 0u) << a << " < " << b;
     }
+  }
+}
+
+// The runtime loads a kernel's shared object from a memory file, or from a
+// temporary file where it has none; both run the same code, libm's pow
+// (resolved against the process) included, and the temporary file is gone
+// with the library.
+TEST(LlvmCodegen, KernelsLoadFromATemporaryFileToo) {
+  ir::ParsedModule m = ir::parse_module("kernel @p(a: f32, b: f32) stage lowered {\n"
+                                        "  task serial $-1 \"serial\" {\n"
+                                        "    %0 = arg f32 0\n"
+                                        "    %1 = arg f32 1\n"
+                                        "    %2 = binary pow f32 %0 %1\n"
+                                        "    %3 = const u32 0\n"
+                                        "    tree_store @t1[%3] %2 as f32\n"
+                                        "  }\n"
+                                        "}\n",
+                                        "test");
+  const CpuCode code = jit().add(*m.kernels.front());
+  auto temporary_files = [] {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+      n += e.path().filename().string().rfind("grove-kernel-", 0) == 0;
+    return n;
+  };
+  const int before = temporary_files();
+  for (auto via : {rt::cpu::Library::Via::memory_file, rt::cpu::Library::Via::temporary_file}) {
+    {
+      JitKernel k(code, via);
+      if (via == rt::cpu::Library::Via::temporary_file) EXPECT_EQ(temporary_files(), before + 1);
+      Buffers buf(1);
+      const uint64_t args[2] = {std::bit_cast<uint32_t>(2.5f), std::bit_cast<uint32_t>(1.5f)};
+      k.functions[0](buf.get(), args, 0, 1);
+      EXPECT_EQ(buf.tree[0], std::bit_cast<uint32_t>(std::pow(2.5f, 1.5f)));
+    }
+    EXPECT_EQ(temporary_files(), before);
   }
 }
 
