@@ -123,7 +123,7 @@ struct KernelPlan {
   int64_t scratch_words = 0;      // words of the scratch slot it uses
   // CPU: the whole kernel's code as one shared library (an ELF shared
   // object whose symbols are the tasks' entry points), and the machine it
-  // was compiled for: the target triple and CPU name ("x86_64-pc-linux-gnu
+  // was compiled for: the target triple and CPU name ("x86_64-pc-linux-gnu,
   // znver4"), and the instruction-set features its code may use, in LLVM's
   // spelling ("+avx2,+fma,-sse4a,..."). Empty on other backends.
   std::vector<uint8_t> library;

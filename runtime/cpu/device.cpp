@@ -11,15 +11,9 @@
 #include "runtime/core/host_device.h"
 #include "runtime/cpu/library.h"
 #include "runtime/cpu/pool.h"
+#include "runtime/core/sanitizers.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define GROVE_RT_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GROVE_RT_TSAN 1
-#endif
-#endif
-#ifdef GROVE_RT_TSAN
+#if GROVE_TSAN
 #include <sanitizer/tsan_interface.h>
 #endif
 
@@ -132,12 +126,12 @@ class CpuDevice : public HostDevice {
   }
 
   static void tsan_acquire([[maybe_unused]] void* token) {
-#ifdef GROVE_RT_TSAN
+#if GROVE_TSAN
     __tsan_acquire(token);
 #endif
   }
   static void tsan_release([[maybe_unused]] void* token) {
-#ifdef GROVE_RT_TSAN
+#if GROVE_TSAN
     __tsan_release(token);
 #endif
   }

@@ -1,7 +1,7 @@
 // src/llvm/codegen.cpp — lowered IR to LLVM IR, one function per task (and a
 // count function per parallel task), optimised and emitted as an object for
-// this CPU, then linked into a shared object (see codegen.h). Arithmetic follows docs/ir.md as the interpreter computes it
-// (src/ir/eval.cpp): integers wrap, x / 0 and x % 0 are 0, shift counts are
+// this CPU, then linked into a shared object (see codegen.h). Arithmetic
+// follows docs/ir.md as the interpreter computes it (src/ir/eval.cpp): integers wrap, x / 0 and x % 0 are 0, shift counts are
 // taken modulo the width, float-to-integer casts truncate and saturate with
 // NaN giving 0.
 #include "llvm/codegen.h"
@@ -26,7 +26,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <map>
 #include <mutex>
@@ -41,6 +40,7 @@
 #include "llvm/disk_cache.h"
 #include "llvm/linker.h"
 #include "runtime/core/context_layout.h"
+#include "runtime/cpu/device.h"
 
 namespace grove::llvm_backend {
 
@@ -989,20 +989,13 @@ Jit::~Jit() = default;
 int64_t Jit::compilations() { return g_compilations.load(); }
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
-std::string Jit::triple_and_cpu() const { return impl_->triple + " " + impl_->cpu; }
 std::string Jit::features() const { return impl_->features; }
 
 Jit::Host Jit::host() const {
   Host h;
   h.cpu = impl_->cpu;
-  h.model = impl_->cpu;
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      h.model = line.substr(line.find(':') + 1);
-      h.model.erase(0, h.model.find_first_not_of(' '));
-      break;
-    }
+  h.model = rt::cpu::cpu_model();
+  if (h.model.empty()) h.model = impl_->cpu;
   const std::string features = "," + impl_->machine->getTargetFeatureString().str() + ",";
   auto has = [&](const char* f) { return features.find(std::string(",+") + f + ",") != std::string::npos; };
   if (has("avx512f")) {
@@ -1041,14 +1034,9 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
       return out;
     }
     if (!options.cache_dir.empty()) {
-      if (std::optional<CachedKernel> hit = DiskCache(options.cache_dir).load(key)) {
-        CpuCode out;
-        out.tasks = std::move(hit->tasks);
-        out.messages = std::move(hit->messages);
-        out.library = std::move(hit->library);
-        impl_->memory[key] = out;
-        out.source = CpuCode::Source::disk;
-        return out;
+      if (std::optional<CpuCode> hit = DiskCache(options.cache_dir).load(key)) {
+        impl_->memory[key] = *hit;
+        return std::move(*hit);
       }
     }
   }
@@ -1102,7 +1090,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   out.tasks = std::move(tasks);
   out.messages = std::move(emitter.messages);
   out.library = link_shared_object(object, kernel.name());
-  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, CachedKernel{out.tasks, out.messages, out.library});
+  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, out);
   impl_->memory[key] = out;
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);

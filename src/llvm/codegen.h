@@ -60,17 +60,7 @@
 
 #include "ir/ir.h"
 #include "runtime/core/plan.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define GROVE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define GROVE_TSAN 1
-#endif
-#endif
-#ifndef GROVE_TSAN
-#define GROVE_TSAN 0
-#endif
+#include "runtime/core/sanitizers.h"
 
 namespace grove::llvm_backend {
 
@@ -130,8 +120,8 @@ class Jit {
   static int64_t compilations();
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
-  // What a plan records of the target (KernelPlan::target, target_features).
-  std::string triple_and_cpu() const;
+  // The features its code may use, in LLVM's spelling ("+avx2,-sse4a,..."):
+  // with target(), what a plan records (KernelPlan::target, target_features).
   std::string features() const;
 
   // This CPU as users know it: its model (/proc/cpuinfo's model name where

@@ -32,7 +32,7 @@ uint64_t fnv1a(const uint8_t* p, size_t n) {
   return h;
 }
 
-std::vector<uint8_t> encode(const std::string& key, const CachedKernel& e) {
+std::vector<uint8_t> encode(const std::string& key, const CpuCode& e) {
   rt::ByteWriter w;
   w.u32(kMagic);
   w.u32(kFormatVersion);
@@ -60,7 +60,7 @@ std::vector<uint8_t> encode(const std::string& key, const CachedKernel& e) {
 }
 
 // Throws grove::Error (caught by load) at the first thing that is wrong.
-CachedKernel decode(const std::vector<uint8_t>& bytes, const std::string& key, const std::string& path) {
+CpuCode decode(const std::vector<uint8_t>& bytes, const std::string& key, const std::string& path) {
   if (bytes.size() < 8) throw Error(path + ": shorter than its checksum");
   uint64_t sum = 0;
   std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
@@ -69,7 +69,8 @@ CachedKernel decode(const std::vector<uint8_t>& bytes, const std::string& key, c
   if (r.u32() != kMagic) r.fail("not a Grove cache file");
   if (r.u32() != kFormatVersion) r.fail("another format version");
   if (r.str() != key) r.fail("made for another kernel or build (stale)");
-  CachedKernel e;
+  CpuCode e;
+  e.source = CpuCode::Source::disk;
   r.part("tasks");
   const uint32_t tasks = r.count(16);
   for (uint32_t i = 0; i < tasks; ++i) {
@@ -134,7 +135,7 @@ std::string DiskCache::path_of(const std::string& key) const {
   return (std::filesystem::path(dir_) / name).string();
 }
 
-std::optional<CachedKernel> DiskCache::load(const std::string& key) const {
+std::optional<CpuCode> DiskCache::load(const std::string& key) const {
   const std::string path = path_of(key);
   const bool tell = std::getenv("GROVE_CACHE_LOG") != nullptr;
   std::ifstream in(path, std::ios::binary);
@@ -144,7 +145,7 @@ std::optional<CachedKernel> DiskCache::load(const std::string& key) const {
   }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
-    CachedKernel e = decode(bytes, key, path);
+    CpuCode e = decode(bytes, key, path);
     std::error_code ec;
     std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);  // used now
     if (tell) std::cerr << "[grove] cache: " << path << ": hit\n";
@@ -155,7 +156,7 @@ std::optional<CachedKernel> DiskCache::load(const std::string& key) const {
   }
 }
 
-void DiskCache::store(const std::string& key, const CachedKernel& entry) const {
+void DiskCache::store(const std::string& key, const CpuCode& entry) const {
   static std::atomic<bool> warned{false}, trimmed{false};
   static std::atomic<uint64_t> serial{0};
   const std::string path = path_of(key);

@@ -27,22 +27,19 @@
 
 namespace grove::llvm_backend {
 
-struct CachedKernel {
-  std::vector<CpuTask> tasks;
-  std::vector<rt::MessagePlan> messages;  // ids 0, 1, ... (codegen.h)
-  std::vector<uint8_t> library;           // the shared object (CpuCode::library)
-};
 
 class DiskCache {
  public:
   explicit DiskCache(std::string dir) : dir_(std::move(dir)) {}
   const std::string& dir() const { return dir_; }
 
-  // The entry for `key`, or nullopt (a miss: see above).
-  std::optional<CachedKernel> load(const std::string& key) const;
+  // The entry for `key` (its tasks, messages and shared object, with
+  // source disk), or nullopt (a miss: see above).
+  std::optional<CpuCode> load(const std::string& key) const;
   // Writes the entry; a directory that cannot be written is reported once on
   // stderr and then left alone (a cache is never a reason to fail a launch).
-  void store(const std::string& key, const CachedKernel& entry) const;
+  // (The texts of `code` are not kept.)
+  void store(const std::string& key, const CpuCode& code) const;
   // The file an entry for `key` lives in.
   std::string path_of(const std::string& key) const;
 

@@ -69,7 +69,7 @@ class CpuBackend : public Backend {
       plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
     }
     plan.library = std::move(code.library);
-    plan.target = jit_->triple_and_cpu();
+    plan.target = jit_->target();
     plan.target_features = jit_->features();
     for (size_t i = 0; i < plan.tasks.size(); ++i) {
       const llvm_backend::CpuTask& c = code.tasks[i];

@@ -11,6 +11,8 @@
 #include "backend_fixture.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include "grove/grove.h"
 #include "program/test_hooks.h"
 
@@ -30,6 +32,16 @@ class PlanTest : public grove::testing::BackendTest {
 };
 
 using Plans = std::vector<std::pair<std::string, std::vector<uint8_t>>>;  // in the order compiled
+
+Plans plans_of(Program& prog, std::initializer_list<const char*> kernels) {
+  Plans out;
+  for (const char* name : kernels) out.emplace_back(name, detail::kernel_plan_bytes(prog, name));
+  return out;
+}
+
+void load_plans(Program& prog, const Plans& plans) {
+  for (const auto& [name, bytes] : plans) detail::load_kernel_plan(prog, name, bytes);
+}
 
 // "" when equal, else both texts from a little before their first difference.
 std::string difference(const std::string& a, const std::string& b) {
@@ -57,16 +69,7 @@ struct SparseWorkload {
     });
     report = prog.kernel("report", [&] { print("total = ", total()); });
   }
-  static constexpr const char* kKernels[] = {"paint", "sum", "prune", "report"};
-
-  Plans plans() {
-    Plans out;
-    for (const char* name : kKernels) out.emplace_back(name, detail::kernel_plan_bytes(prog, name));
-    return out;
-  }
-  void load(const Plans& plans) {
-    for (const auto& [name, bytes] : plans) detail::load_kernel_plan(prog, name, bytes);
-  }
+  Plans plans() { return plans_of(prog, {"paint", "sum", "prune", "report"}); }
   // Everything the host can observe.
   std::string run() {
     paint(40, 1.5f);
@@ -93,7 +96,7 @@ TEST_P(PlanTest, KernelsRunFromTheirPlanAloneWithTheSameResults) {
   const std::string direct = SparseWorkload(config()).run();
   Plans plans = SparseWorkload(config()).plans();  // that Program is gone, and its code with it
   SparseWorkload planned(config());
-  planned.load(plans);
+  load_plans(planned.prog, plans);
   EXPECT_EQ(difference(planned.run(), direct), "");
   EXPECT_NE(direct.find("total = "), std::string::npos);
 }
@@ -109,7 +112,7 @@ TEST_P(PlanTest, PlansLoadedInAnotherOrderPrintTheirOwnMessages) {
   std::reverse(plans.begin(), plans.end());
   SparseWorkload planned(config());
   if (GetParam() == Arch::Cpu) {
-    planned.load(plans);
+    load_plans(planned.prog, plans);
     // The printed total, worked out here: cells (5i, 7i) mod 256 hold
     // 1.5 + i for i <= 120 (distinct cells), and the prune leaves those
     // whose 8x8 block (bi, bj) has (bi + bj) % 3 != 0; the sum halves them.
@@ -120,7 +123,7 @@ TEST_P(PlanTest, PlansLoadedInAnotherOrderPrintTheirOwnMessages) {
     want << "| total = " << static_cast<float>(total) << "\n";
     EXPECT_THAT(planned.run(), HasSubstr(want.str()));
   } else {
-    EXPECT_THAT(error_of([&] { planned.load(plans); }),
+    EXPECT_THAT(error_of([&] { load_plans(planned.prog, plans); }),
                 AllOf(HasSubstr("its plan gives id"), HasSubstr("in the order they were compiled")));
   }
 }
@@ -151,14 +154,7 @@ struct TreeTypeWorkload {
       for_each(cells, [&](Expr i, Expr j) { if_((i + j) % 3 == 0, [&] { deactivate(cells, {i, j}); }); });
     });
   }
-  Plans plans() {
-    Plans out;
-    for (const char* name : {"paint", "sum", "prune"}) out.emplace_back(name, detail::kernel_plan_bytes(prog, name));
-    return out;
-  }
-  void load(const Plans& plans) {
-    for (const auto& [name, bytes] : plans) detail::load_kernel_plan(prog, name, bytes);
-  }
+  Plans plans() { return plans_of(prog, {"paint", "sum", "prune"}); }
   std::string run() {
     std::ostringstream out;
     paint(a, 40, 1.5f);
@@ -192,7 +188,7 @@ TEST_P(PlanTest, KernelsWithTreeParametersRunFromTheirPlanOnAnyInstance) {
   const std::string direct = TreeTypeWorkload(config()).run();
   Plans plans = TreeTypeWorkload(config()).plans();
   TreeTypeWorkload planned(config());
-  planned.load(plans);
+  load_plans(planned.prog, plans);
   EXPECT_EQ(difference(planned.run(), direct), "");
   // The sums, known by hand: 40 values 1.5 + i, and 25 values -2 + i
   // (i * 5 % 64, i * 7 % 64 are distinct for i < 64).

@@ -260,7 +260,9 @@ TEST(LlvmCodegen, KernelsLoadFromATemporaryFileToo) {
   for (auto via : {rt::cpu::Library::Via::memory_file, rt::cpu::Library::Via::temporary_file}) {
     {
       JitKernel k(code, via);
-      if (via == rt::cpu::Library::Via::temporary_file) EXPECT_EQ(temporary_files(), before + 1);
+      if (via == rt::cpu::Library::Via::temporary_file) {
+        EXPECT_EQ(temporary_files(), before + 1);
+      }
       Buffers buf(1);
       const uint64_t args[2] = {std::bit_cast<uint32_t>(2.5f), std::bit_cast<uint32_t>(1.5f)};
       k.functions[0](buf.get(), args, 0, 1);

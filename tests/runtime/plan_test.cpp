@@ -77,7 +77,7 @@ KernelPlan sample() {
   p.may_allocate = true;
   p.scratch_words = 6;
   p.library = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
-  p.target = "x86_64-pc-linux-gnu znver4";
+  p.target = "x86_64-pc-linux-gnu, znver4";
   p.target_features = "+avx2,+fma,-sse4a";
   return p;
 }
@@ -97,7 +97,7 @@ TEST(PlanTest, BytesRoundTripExactly) {
   EXPECT_EQ(back.messages[1].format, "index {} out of bounds");
   EXPECT_TRUE(back.features.subgroup_arithmetic);
   EXPECT_EQ(back.library, p.library);
-  EXPECT_EQ(back.target, "x86_64-pc-linux-gnu znver4");
+  EXPECT_EQ(back.target, "x86_64-pc-linux-gnu, znver4");
   EXPECT_EQ(back.target_features, "+avx2,+fma,-sse4a");
   EXPECT_EQ(to_json(back), to_json(p));
 }
