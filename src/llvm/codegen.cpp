@@ -8,6 +8,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -24,6 +25,7 @@
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -38,6 +40,7 @@
 #include "ir/passes/reductions.h"
 #include "ir/printer.h"
 #include "llvm/disk_cache.h"
+#include "llvm/emit.h"
 #include "llvm/linker.h"
 #include "runtime/core/context_layout.h"
 #include "runtime/cpu/device.h"
@@ -50,26 +53,20 @@ using ir::BinaryOp;
 using ir::StmtKind;
 using ir::UnaryOp;
 
-std::string to_text(const llvm::Module& m) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  m.print(os, nullptr);
-  return out;
-}
-
-// Emits one kernel's tasks into a module.
+// Emits one kernel's tasks into a module, for the CPU's task ABI or as
+// NVPTX kernels (emit.h): the two differ only in how a function receives
+// its buffers and arguments, which iterations of a parallel loop it runs,
+// and where math functions come from.
 class Emitter {
  public:
-  // Symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object with
-  // a symbol scope of its own, so names may repeat across kernels).
-  Emitter(const ir::Kernel& kernel, const CodegenOptions& options, llvm::Module& module)
-      : kernel_(kernel), options_(options), m_(module), c_(module.getContext()), b_(c_) {}
+  Emitter(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module)
+      : kernel_(kernel), options_(options), target_(target), m_(module), c_(module.getContext()), b_(c_) {}
 
   // The print and assert messages, in the order of their ids.
   std::vector<rt::MessagePlan> messages;
 
-  std::vector<CpuTask> emit() {
-    std::vector<CpuTask> tasks;
+  std::vector<TaskCode> emit() {
+    std::vector<TaskCode> tasks;
     const ir::Block* body = kernel_.body();
     for (size_t i = 0; i < body->size(); ++i) {
       const ir::Stmt* task = body->at(i);
@@ -109,12 +106,25 @@ class Emitter {
   llvm::Value* u32(uint32_t v) { return b_.getInt32(v); }
 
   // ---- functions ----
-  CpuTask emit_task(const ir::Stmt* task, size_t index) {
-    CpuTask t;
+  // CPU symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object
+  // with a symbol scope of its own, so names may repeat across kernels).
+  // PTX names allow only letters, digits, '_' and '$': "<kernel>_t<i>_<kind>"
+  // with every other character of the kernel's name as '_'.
+  std::string entry_name(size_t index, ir::TaskKind kind) const {
+    if (target_ == Target::cpu) return kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(kind);
+    std::string name = kernel_.name();
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "_" + name;
+    return name + "_t" + std::to_string(index) + "_" + ir::op_name(kind);
+  }
+
+  TaskCode emit_task(const ir::Stmt* task, size_t index) {
+    TaskCode t;
     t.kind = task->task_kind();
     t.label = task->text();
     t.parallel = ir::is_parallel(t.kind);
-    t.entry = kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(t.kind);
+    t.entry = entry_name(index, t.kind);
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
@@ -134,14 +144,24 @@ class Emitter {
     }
     // The task function.
     llvm::Type* ptr = b_.getPtrTy();
-    llvm::FunctionType* fn_type =
-        llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), b_.getInt32Ty()}, false);
+    llvm::FunctionType* fn_type = nullptr;
+    if (target_ == Target::cpu) {
+      fn_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), b_.getInt32Ty()}, false);
+    } else {
+      // (context, trees..., arguments...)
+      std::vector<llvm::Type*> params(1 + t.trees.size(), ptr);
+      params.insert(params.end(), kernel_.args().size(), b_.getInt64Ty());
+      fn_type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    }
     begin_function(fn_type, t.entry);
+    if (target_ == Target::nvptx) mark_kernel(fn_);
     if (options_.debug) return_if_an_assertion_failed();
     emit_block(body);
     if (!b_.GetInsertBlock()->getTerminator()) b_.CreateRetVoid();
     end_function();
-    if (t.parallel) {
+    // On the CPU, a parallel task's count function (a GPU kernel finds the
+    // count itself and strides over it).
+    if (t.parallel && target_ == Target::cpu) {
       t.count_entry = t.entry + ".count";
       begin_function(llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false), t.count_entry);
       for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
@@ -151,11 +171,17 @@ class Emitter {
     return t;
   }
 
+  // An NVPTX kernel entry point (LLVM 19 reads it from nvvm.annotations).
+  void mark_kernel(llvm::Function* f) {
+    llvm::NamedMDNode* annotations = m_.getOrInsertNamedMetadata("nvvm.annotations");
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c_, "kernel"),
+                            llvm::ValueAsMetadata::get(b_.getInt32(1))};
+    annotations->addOperand(llvm::MDNode::get(c_, md));
+  }
+
   void begin_function(llvm::FunctionType* type, const std::string& name) {
     fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
-    buffers_arg_ = fn_->getArg(0);
-    args_arg_ = fn_->getArg(1);
     entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
     b_.SetInsertPoint(entry_);
     values_.clear();
@@ -164,6 +190,14 @@ class Emitter {
     loops_.clear();
     buffer_base_.clear();
     context_base_ = nullptr;
+    if (target_ == Target::cpu) {
+      buffers_arg_ = fn_->getArg(0);
+      args_arg_ = fn_->getArg(1);
+    } else {
+      buffers_arg_ = args_arg_ = nullptr;
+      context_base_ = fn_->getArg(0);
+      for (const auto& [key, index] : buffer_index_) buffer_base_[key] = fn_->getArg(index);
+    }
     accumulators_.clear();
     reductions_.clear();
   }
@@ -206,8 +240,13 @@ class Emitter {
         values_[s] = constant(s->type(), s->bits());
         return;
       case StmtKind::Arg: {
-        llvm::Value* slot = b_.CreateGEP(b_.getInt64Ty(), args_arg_, u32(static_cast<uint32_t>(s->index())));
-        llvm::Value* bits = b_.CreateLoad(b_.getInt64Ty(), slot);
+        llvm::Value* bits = nullptr;
+        if (target_ == Target::cpu) {
+          llvm::Value* slot = b_.CreateGEP(b_.getInt64Ty(), args_arg_, u32(static_cast<uint32_t>(s->index())));
+          bits = b_.CreateLoad(b_.getInt64Ty(), slot);
+        } else {
+          bits = fn_->getArg(1 + static_cast<unsigned>(buffer_index_.size() + s->index()));
+        }
         values_[s] = from_u64(bits, s->type());
         return;
       }
@@ -335,16 +374,33 @@ class Emitter {
     b_.SetInsertPoint(exit);
   }
 
-  // A serial range_for over [begin, end), or the task's parallel loop over
-  // iterations [lo, hi) of it (index begin + k).
+  // A serial range_for over [begin, end), or the task's parallel loop: on
+  // the CPU iterations [lo, hi) of it, on a GPU every iteration k with
+  // k = this thread's index modulo the grid's threads (a grid-stride loop,
+  // counted in 64 bits so that k + stride cannot wrap). Iteration k has
+  // index begin + k.
   void emit_range_for(const ir::Stmt* s) {
     const bool parallel = s == parallel_loop_;
+    const bool strided = parallel && target_ == Target::nvptx;
     llvm::Value* begin = value(s->begin());
-    llvm::Value* first = parallel ? fn_->getArg(2) : begin;
+    llvm::Value* first = begin;
     llvm::Value* last = value(s->end());
-    if (parallel) {
+    llvm::Value* stride = u32(1);
+    if (parallel && target_ == Target::cpu) {
+      first = fn_->getArg(2);
       llvm::Value* count = count_of(s);
       last = b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count), fn_->getArg(3), count);
+    } else if (strided) {
+      auto sreg = [&](llvm::Intrinsic::ID id) {
+        return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty());
+      };
+      llvm::Value* threads = b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x),
+                                          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
+      first = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                           sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+      stride = threads;
+      last = b_.CreateZExt(count_of(s), b_.getInt64Ty());
     }
     if (parallel) find_accumulators(s);
     llvm::BasicBlock* before = b_.GetInsertBlock();
@@ -354,17 +410,21 @@ class Emitter {
     auto* exit = llvm::BasicBlock::Create(c_, "endfor", fn_);
     b_.CreateBr(header);
     b_.SetInsertPoint(header);
-    llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2);
+    llvm::PHINode* i = b_.CreatePHI(first->getType(), 2);
     i->addIncoming(first, before);
     b_.CreateCondBr(b_.CreateICmpSLT(i, last), body, exit);
     b_.SetInsertPoint(body);
-    loop_index_[s] = parallel ? b_.CreateAdd(begin, i) : static_cast<llvm::Value*>(i);
+    if (strided) {
+      loop_index_[s] = b_.CreateAdd(begin, b_.CreateTrunc(i, b_.getInt32Ty()));
+    } else {
+      loop_index_[s] = parallel ? b_.CreateAdd(begin, i) : static_cast<llvm::Value*>(i);
+    }
     loops_.push_back({exit, latch});
     emit_block(s->body());
     loops_.pop_back();
     branch_if_open(latch);
     b_.SetInsertPoint(latch);
-    i->addIncoming(b_.CreateAdd(i, u32(1), "", /*HasNUW=*/false, /*HasNSW=*/true), latch);
+    i->addIncoming(b_.CreateAdd(i, stride, "", /*HasNUW=*/false, /*HasNSW=*/true), latch);
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
     if (parallel) flush_accumulators();
@@ -454,11 +514,14 @@ class Emitter {
     return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantInt::get(target, 0), t);
   }
 
+  // A C math function: libm's on the CPU, libdevice's (__nv_sinf, ...) on
+  // NVPTX, linked into the module before it is optimised (emit.h).
   llvm::Value* libm(const char* f32_name, const char* f64_name, DataType t, std::vector<llvm::Value*> args) {
     llvm::Type* ty = type_of(t);
     std::vector<llvm::Type*> params(args.size(), ty);
-    llvm::FunctionCallee f =
-        m_.getOrInsertFunction(t == DataType::f64 ? f64_name : f32_name, llvm::FunctionType::get(ty, params, false));
+    std::string name = t == DataType::f64 ? f64_name : f32_name;
+    if (target_ == Target::nvptx) name = "__nv_" + name;
+    llvm::FunctionCallee f = m_.getOrInsertFunction(name, llvm::FunctionType::get(ty, params, false));
     return b_.CreateCall(f, args);
   }
 
@@ -540,7 +603,8 @@ class Emitter {
         case BinaryOp::sub: return b_.CreateFSub(a, b);
         case BinaryOp::mul: return b_.CreateFMul(a, b);
         case BinaryOp::div: return b_.CreateFDiv(a, b);
-        case BinaryOp::mod: return b_.CreateFRem(a, b);  // fmod
+        case BinaryOp::mod:  // C's fmod (NVPTX lowers frem inexactly: libdevice's)
+          return target_ == Target::cpu ? b_.CreateFRem(a, b) : libm("fmodf", "fmod", t, {a, b});
         case BinaryOp::pow: return libm("powf", "pow", t, {a, b});
         case BinaryOp::atan2: return libm("atan2f", "atan2", t, {a, b});
         default: break;
@@ -894,15 +958,16 @@ class Emitter {
 
   const ir::Kernel& kernel_;
   CodegenOptions options_;
+  Target target_;
   llvm::Module& m_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
   std::string what_;
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* entry_ = nullptr;
-  llvm::Value* buffers_arg_ = nullptr;
+  llvm::Value* buffers_arg_ = nullptr;   // CPU: the task ABI's buffers and args
   llvm::Value* args_arg_ = nullptr;
-  llvm::Value* context_base_ = nullptr;  // buffers[0], loaded in the entry block
+  llvm::Value* context_base_ = nullptr;  // buffers[0], loaded in the entry block (NVPTX: a parameter)
   const ir::Stmt* parallel_loop_ = nullptr;
   std::map<TreeKey, uint32_t> buffer_index_;
   std::map<TreeKey, llvm::Value*> buffer_base_;
@@ -944,6 +1009,55 @@ void define_tsan_memory_functions(llvm::Module& m) {
 }
 
 }  // namespace
+
+std::string to_text(const llvm::Module& m) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  m.print(os, nullptr);
+  return out;
+}
+
+Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module) {
+  Emitter emitter(kernel, options, target, module);
+  Emitted out;
+  out.tasks = emitter.emit();
+  out.messages = std::move(emitter.messages);
+  std::string broken;
+  llvm::raw_string_ostream why(broken);
+  if (llvm::verifyModule(module, &why))
+    throw InternalError("LLVM codegen: the module of kernel '" + kernel.name() + "' is invalid: " + broken);
+  return out;
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+  // ThreadSanitizer instruments CPU code only.
+  const bool tsan = GROVE_TSAN && !machine.getTargetTriple().isNVPTX();
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&machine);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  const std::string cpu = machine.getTargetCPU().str(), features = machine.getTargetFeatureString().str();
+  for (llvm::Function& f : module)
+    if (!f.isDeclaration()) {
+      f.addFnAttr("target-cpu", cpu);
+      if (!features.empty()) f.addFnAttr("target-features", features);
+      if (tsan) f.addFnAttr(llvm::Attribute::SanitizeThread);
+    }
+  if (tsan) define_tsan_memory_functions(module);
+  // As clang places it: after the optimisations, so that what is checked
+  // is the code that runs (vector loads and stores included).
+  if (tsan)
+    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
+      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
+    });
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
+}
 
 // Kernels LLVM compiled in this process (Jit::compilations()).
 std::atomic<int64_t> g_compilations{0};
@@ -1045,41 +1159,10 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->machine->createDataLayout());
-  Emitter emitter(kernel, options, *module);
-  std::vector<CpuTask> tasks = emitter.emit();
-  std::string broken;
-  llvm::raw_string_ostream why(broken);
-  if (llvm::verifyModule(*module, &why))
-    throw InternalError("LLVM codegen: the module of kernel '" + kernel.name() + "' is invalid: " + broken);
+  Emitted emitted = emit_kernel(kernel, options, Target::cpu, *module);
   std::string ir_before, ir_after, assembly;  // with keep_text
   if (options.keep_text) ir_before = to_text(*module);
-  {
-    // -O3 for the host CPU (its vector width included).
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(impl_->machine.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    for (llvm::Function& f : *module)
-      if (!f.isDeclaration()) {
-        f.addFnAttr("target-cpu", impl_->cpu);
-        f.addFnAttr("target-features", impl_->features);
-        if (GROVE_TSAN) f.addFnAttr(llvm::Attribute::SanitizeThread);
-      }
-    if (GROVE_TSAN) define_tsan_memory_functions(*module);
-    // As clang places it: after the optimisations, so that what is checked
-    // is the code that runs (vector loads and stores included).
-    if (GROVE_TSAN)
-      pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
-        mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
-      });
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
-  }
+  optimize(*module, *impl_->machine);  // -O3 for the host CPU (its vector width included)
   if (options.keep_text) {
     ir_after = to_text(*module);
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
@@ -1087,8 +1170,8 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   }
   const std::string object = impl_->emit(*module, llvm::CodeGenFileType::ObjectFile, kernel.name());
   CpuCode out;
-  out.tasks = std::move(tasks);
-  out.messages = std::move(emitter.messages);
+  out.tasks = std::move(emitted.tasks);
+  out.messages = std::move(emitted.messages);
   out.library = link_shared_object(object, kernel.name());
   if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, out);
   impl_->memory[key] = out;

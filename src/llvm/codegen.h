@@ -16,7 +16,7 @@
 // buffers[0] is the context buffer (runtime/core/context_layout.h: the
 // first failed assertion and the print ring, written as on Vulkan),
 // buffers[1..] the trees the task touches, in the order of
-// CpuTask::trees; a tree is an array of u32 words, 64-bit values at even
+// TaskCode::trees; a tree is an array of u32 words, 64-bit values at even
 // words. args[n] is argument n's bit pattern in its compute type. A serial
 // task ignores lo and hi. A parallel task runs the statements before its
 // range_for, then iterations k in [lo, hi) of it (index begin + k); its
@@ -67,7 +67,7 @@ namespace grove::llvm_backend {
 // (tree, tree parameter) as in the IR's `@t<tree>` or `@t<tree>.p<param>`.
 using TreeKey = std::pair<int, int>;
 
-struct CpuTask {
+struct TaskCode {
   ir::TaskKind kind = ir::TaskKind::serial;
   std::string label;
   bool parallel = false;
@@ -79,7 +79,7 @@ struct CpuTask {
 // A kernel compiled: its tasks with their entry points and the shared
 // object that holds them.
 struct CpuCode {
-  std::vector<CpuTask> tasks;
+  std::vector<TaskCode> tasks;
   // Its print and assert messages, ids 0, 1, ... (see above).
   std::vector<rt::MessagePlan> messages;
   std::vector<uint8_t> library;  // an ELF shared object (KernelPlan::library)

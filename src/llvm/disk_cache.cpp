@@ -38,7 +38,7 @@ std::vector<uint8_t> encode(const std::string& key, const CpuCode& e) {
   w.u32(kFormatVersion);
   w.str(key);
   w.u32(static_cast<uint32_t>(e.tasks.size()));
-  for (const CpuTask& t : e.tasks) {
+  for (const TaskCode& t : e.tasks) {
     w.u8(static_cast<uint8_t>(t.kind));
     w.str(t.label);
     w.boolean(t.parallel);
@@ -74,7 +74,7 @@ CpuCode decode(const std::vector<uint8_t>& bytes, const std::string& key, const 
   r.part("tasks");
   const uint32_t tasks = r.count(16);
   for (uint32_t i = 0; i < tasks; ++i) {
-    CpuTask t;
+    TaskCode t;
     const uint8_t kind = r.u8();
     if (kind > kMaxTaskKind) r.fail("an unknown task kind");
     t.kind = static_cast<ir::TaskKind>(kind);

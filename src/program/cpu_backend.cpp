@@ -72,7 +72,7 @@ class CpuBackend : public Backend {
     plan.target = jit_->target();
     plan.target_features = jit_->features();
     for (size_t i = 0; i < plan.tasks.size(); ++i) {
-      const llvm_backend::CpuTask& c = code.tasks[i];
+      const llvm_backend::TaskCode& c = code.tasks[i];
       rt::TaskPlan& t = plan.tasks[i];
       t.entry_point = c.entry;
       t.count_entry_point = c.count_entry;

@@ -14,6 +14,7 @@
 #include "ir/plan_builder.h"
 #include "ir/printer.h"
 #include "program/program_impl.h"
+#include "program/test_hooks.h"
 
 namespace grove {
 
@@ -124,6 +125,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   options.lower.debug = config.debug;
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = backend->cells_per_iteration();
   ir::run_pipeline(*kernel, options);
+  observe_lowered_kernel(*kernel, config.debug);
   ir::PlanOptions plan_options;
   plan_options.scratch_tree = scratch_tree;
   plan_options.scratch_words = offloaded.scratch_words_used;

@@ -13,7 +13,27 @@ namespace {
 std::mutex g_mutex;
 VulkanTestProfile g_profile;
 std::vector<std::string> g_messages;
+// A function's static: set_lowered_kernel_observer may run in another
+// translation unit's static initialisation, before this one's.
+LoweredKernelObserver& observer_slot() {
+  static LoweredKernelObserver observer;
+  return observer;
+}
 }  // namespace
+
+void set_lowered_kernel_observer(LoweredKernelObserver observer) {
+  std::lock_guard lock(g_mutex);
+  observer_slot() = std::move(observer);
+}
+
+void observe_lowered_kernel(const ir::Kernel& kernel, bool debug) {
+  LoweredKernelObserver observer;
+  {
+    std::lock_guard lock(g_mutex);
+    observer = observer_slot();
+  }
+  if (observer) observer(kernel, debug);
+}
 
 void set_vulkan_test_profile(const VulkanTestProfile& profile) {
   std::lock_guard lock(g_mutex);

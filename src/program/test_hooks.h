@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -10,6 +11,9 @@
 
 namespace grove {
 class Program;
+namespace ir {
+class Kernel;
+}
 namespace vk {
 class Device;
 }
@@ -48,5 +52,14 @@ std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);
 // `bytes` alone (the plan's own code, nothing from the IR), as an AOT module
 // would; raises grove::Error for a plan the reader or the backend refuses.
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes);
+
+// Calls `observer` with every kernel any Program compiles from now on,
+// lowered, just before its backend gets it, and whether the Program is in
+// debug mode (process-wide; {} removes it). The CUDA tests use it to
+// translate every kernel of the API suite to PTX for ptxas.
+using LoweredKernelObserver = std::function<void(const ir::Kernel& kernel, bool debug)>;
+void set_lowered_kernel_observer(LoweredKernelObserver observer);
+// Runs the observer, if any (ProgramImpl::compile).
+void observe_lowered_kernel(const ir::Kernel& kernel, bool debug);
 
 }  // namespace grove::detail

@@ -39,7 +39,7 @@ struct JitKernel : CpuCode {
   explicit JitKernel(CpuCode c, rt::cpu::Library::Via via = rt::cpu::Library::Via::memory_file)
       : CpuCode(std::move(c)) {
     lib = std::make_shared<rt::cpu::Library>(library, "test", via);
-    for (const CpuTask& t : tasks) {
+    for (const TaskCode& t : tasks) {
       functions.push_back(reinterpret_cast<rt::cpu::TaskFn>(lib->symbol(t.entry)));
       counts.push_back(t.parallel ? reinterpret_cast<rt::cpu::CountFn>(lib->symbol(t.count_entry)) : nullptr);
     }

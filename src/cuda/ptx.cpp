@@ -1,0 +1,181 @@
+// src/cuda/ptx.cpp — PTX from the shared LLVM code generator (see ptx.h).
+#include "cuda/ptx.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <sstream>
+
+#include "grove/error.h"
+#include "ir/assert.h"
+#include "llvm/emit.h"
+
+// LLVM's NVPTX target, registered by hand: the native-target helpers only
+// set up the host's.
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace grove::cuda {
+
+namespace fs = std::filesystem;
+
+std::string find_cuda_toolkit() {
+  std::error_code ec;
+  for (const char* var : {"CUDA_PATH", "CUDA_HOME"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0' && fs::is_directory(v, ec)) return v;
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (dir.empty()) continue;
+      for (const char* tool : {"nvcc", "ptxas"})
+        if (fs::exists(fs::path(dir) / tool, ec)) return fs::path(dir).parent_path().string();
+    }
+  }
+  if (fs::is_directory("/usr/local/cuda", ec)) return "/usr/local/cuda";
+  return "";
+}
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+// The oldest PTX ISA version that knows `sm` (the newer the version, the
+// newer the driver it needs).
+int ptx_version_for(int sm) {
+  if (sm >= 89) return 78;
+  if (sm >= 87) return 74;
+  if (sm >= 86) return 71;
+  if (sm >= 80) return 70;
+  return 63;
+}
+
+// Functions a module declares from libdevice (`__nv_sinf`, ...).
+bool needs_libdevice(const llvm::Module& m) {
+  for (const llvm::Function& f : m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) return true;
+  return false;
+}
+
+}  // namespace
+
+struct PtxCompiler::Impl {
+  int sm = 0;
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::mutex mutex;  // the target machine is not thread-safe
+  std::unique_ptr<llvm::MemoryBuffer> libdevice;  // read on first use
+  std::string libdevice_path;
+
+  // Links what `module` calls of libdevice into it, internal, so that the
+  // optimiser inlines it and drops the rest.
+  void link_libdevice(llvm::Module& module, const std::string& kernel) {
+    if (!libdevice) {
+      const std::string root = find_cuda_toolkit();
+      if (root.empty())
+        throw Error("kernel '" + kernel + "' calls a math function, which on CUDA comes from the CUDA toolkit's "
+                    "libdevice, and no toolkit was found: set CUDA_PATH to it (it holds nvvm/libdevice)");
+      libdevice_path = (fs::path(root) / "nvvm" / "libdevice" / "libdevice.10.bc").string();
+      auto buffer = llvm::MemoryBuffer::getFile(libdevice_path);
+      if (!buffer)
+        throw Error("kernel '" + kernel + "' calls a math function, which on CUDA comes from libdevice, and " +
+                    libdevice_path + " cannot be read (" + buffer.getError().message() +
+                    "): set CUDA_PATH to a CUDA toolkit that has it");
+      libdevice = std::move(*buffer);
+    }
+    // Read lazily: the linker materialises only the functions it takes.
+    auto parsed = llvm::getLazyBitcodeModule(libdevice->getMemBufferRef(), module.getContext());
+    if (!parsed) {
+      std::string why = llvm::toString(parsed.takeError());
+      throw Error("libdevice at " + libdevice_path + " is not LLVM bitcode this LLVM reads (" + why + ")");
+    }
+    std::unique_ptr<llvm::Module> lib = std::move(*parsed);
+    lib->setTargetTriple(module.getTargetTriple());
+    lib->setDataLayout(module.getDataLayout());
+    if (llvm::Linker::linkModules(module, std::move(lib), llvm::Linker::LinkOnlyNeeded,
+                                  [](llvm::Module& m, const llvm::StringSet<>& linked) {
+                                    for (llvm::Function& f : m)
+                                      if (!f.isDeclaration() && linked.contains(f.getName()))
+                                        f.setLinkage(llvm::GlobalValue::InternalLinkage);
+                                  }))
+      throw InternalError("LLVM could not link libdevice into kernel '" + kernel + "'");
+    // libdevice asks __nvvm_reflect whether to flush denormals: no, as on
+    // every other backend.
+    module.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  }
+};
+
+PtxCompiler::PtxCompiler(int sm) : impl_(std::make_unique<Impl>()) {
+  if (sm < kMinSm || sm > kMaxSm)
+    throw Error("CUDA target sm_" + std::to_string(sm) + " is not supported: Grove's code generator (LLVM 19) emits "
+                "sm_" + std::to_string(kMinSm) + " to sm_" + std::to_string(kMaxSm) +
+                " (newer GPUs run sm_" + std::to_string(kMaxSm) + " code)");
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  impl_->sm = sm;
+  std::string error;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+  if (target == nullptr) throw Error("this LLVM has no NVPTX target (" + error + ")");
+  const std::string cpu = "sm_" + std::to_string(sm);
+  const std::string features = "+ptx" + std::to_string(ptx_version_for(sm));
+  impl_->machine.reset(target->createTargetMachine(kTriple, cpu, features, llvm::TargetOptions(), std::nullopt,
+                                                   std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!impl_->machine) throw Error("LLVM cannot target " + cpu);
+}
+
+PtxCompiler::~PtxCompiler() = default;
+
+int PtxCompiler::sm() const { return impl_->sm; }
+
+std::string PtxCompiler::target() const { return std::string(kTriple) + ", sm_" + std::to_string(impl_->sm); }
+
+PtxCode PtxCompiler::compile(const ir::Kernel& kernel, bool debug, bool keep_text) {
+  if (kernel.stage != ir::Stage::lowered)
+    throw InternalError("PTX codegen: kernel '" + kernel.name() + "' is not lowered");
+  llvm_backend::CodegenOptions options;
+  options.debug = debug;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  llvm::LLVMContext context;
+  llvm::Module module(kernel.name(), context);
+  module.setTargetTriple(kTriple);
+  module.setDataLayout(impl_->machine->createDataLayout());
+  llvm_backend::Emitted emitted = llvm_backend::emit_kernel(kernel, options, llvm_backend::Target::nvptx, module);
+  PtxCode out;
+  if (keep_text) out.ir_before = llvm_backend::to_text(module);
+  if (needs_libdevice(module)) impl_->link_libdevice(module, kernel.name());
+  llvm_backend::optimize(module, *impl_->machine);
+  if (keep_text) out.ir_after = llvm_backend::to_text(module);
+  llvm::SmallVector<char, 0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if (impl_->machine->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    throw InternalError("LLVM cannot emit PTX (kernel '" + kernel.name() + "')");
+  pm.run(module);
+  out.ptx.assign(text.data(), text.size());
+  out.tasks = std::move(emitted.tasks);
+  out.messages = std::move(emitted.messages);
+  return out;
+}
+
+}  // namespace grove::cuda

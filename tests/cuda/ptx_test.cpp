@@ -1,0 +1,252 @@
+// tests/cuda/ptx_test.cpp — the CUDA backend's compile side on every
+// machine: kernels written as IR text translated to PTX by the shared LLVM
+// code generator (src/cuda/ptx.h), their entry points and parameters
+// checked, and every module — these and those of the whole API suite —
+// assembled by the CUDA toolkit's ptxas for sm_75, sm_80 and sm_90 with
+// warnings as errors. Without a toolkit the ptxas tests skip, saying so.
+#include "cuda/ptx.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "grove/error.h"
+#include "ir/parser.h"
+
+namespace grove::cuda {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kSms[] = {75, 80, 90};
+
+// Two tasks: a serial one that prints and asserts, and a parallel loop with
+// a bound read from the tree, tree atomics (integer, float, min, max,
+// compare-and-swap, 64-bit), a float remainder and math functions.
+const char* kTwoTasks = R"(
+kernel @two_tasks(x: f32, n: i64) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg f32 0
+    %1 = arg i64 1
+    print "{} {}\n" %0 %1
+    %2 = const i64 7
+    %3 = binary cmp_lt u1 %1 %2
+    assert %3 "n is {}\n" %1
+  }
+  task range_for $-1 "range_for" {
+    %4 = const i32 10
+    %5 = const u32 1
+    %6 = tree_load atomic i32 @t1[%5]
+    %7 = range_for %4 %6 {
+      %8 = loop_index i32 %7 0
+      %9 = binary mul i32 %8 %8
+      %10 = cast u32 %8
+      tree_store @t1[%10] %9 as i32
+      %11 = const u32 0
+      %12 = const i32 1
+      %13 = tree_atomic add i32 @t1[%11] %12
+      %14 = const u32 2
+      %15 = tree_atomic max i32 @t1[%14] %8
+      %16 = arg f32 0
+      %17 = unary sin f32 %16
+      %18 = binary mod f32 %17 %16
+      %19 = binary pow f32 %18 %16
+      %20 = const u32 4
+      %21 = tree_atomic add f32 @t2[%20] %19
+      %22 = tree_atomic min f32 @t2[%20] %19
+      %23 = arg i64 1
+      %24 = const u32 6
+      %25 = tree_atomic add i64 @t2[%24] %23
+      %26 = cast f64 %19
+      %27 = unary exp f64 %26
+      %28 = const u32 8
+      %29 = tree_atomic add f64 @t2[%28] %27
+      %30 = const u32 10
+      %31 = const u32 0
+      %32 = const u32 5
+      %33 = tree_cas u32 @t2[%30] %31 %32
+    }
+  }
+}
+)";
+
+PtxCode compile(const std::string& text, int sm, bool debug = false) {
+  ir::ParsedModule m = ir::parse_module(text, "test");
+  EXPECT_EQ(m.kernels.size(), 1u);
+  PtxCompiler compiler(sm);
+  return compiler.compile(*m.kernels.front(), debug);
+}
+
+// The number of `.param` lines of entry `name` in `ptx`.
+int params_of(const std::string& ptx, const std::string& name) {
+  const size_t at = ptx.find(".entry " + name + "(");
+  if (at == std::string::npos) return -1;
+  const size_t end = ptx.find(')', at);
+  int n = 0;
+  for (size_t p = ptx.find(".param", at); p != std::string::npos && p < end; p = ptx.find(".param", p + 1)) ++n;
+  return n;
+}
+
+// The body of entry `name` (to the next entry).
+std::string body_of(const std::string& ptx, const std::string& name) {
+  const size_t at = ptx.find(".entry " + name + "(");
+  if (at == std::string::npos) return "";
+  const size_t next = ptx.find(".entry ", at + 1);
+  return ptx.substr(at, next == std::string::npos ? std::string::npos : next - at);
+}
+
+TEST(Ptx, EachTaskIsAKernelEntryTakingContextTreesAndArguments) {
+  PtxCode code = compile(kTwoTasks, 90);
+  ASSERT_EQ(code.tasks.size(), 2u);
+  EXPECT_EQ(code.tasks[0].entry, "two_tasks_t0_serial");
+  EXPECT_EQ(code.tasks[1].entry, "two_tasks_t1_range_for");
+  EXPECT_TRUE(code.tasks[1].count_entry.empty()) << "a GPU kernel finds its own count";
+  EXPECT_NE(code.ptx.find(".target sm_90"), std::string::npos);
+  // The serial task touches no tree: context + 2 arguments. The loop
+  // touches trees 1 and 2: context + 2 trees + 2 arguments.
+  EXPECT_TRUE(code.tasks[0].trees.empty());
+  EXPECT_EQ(code.tasks[1].trees.size(), 2u);
+  EXPECT_EQ(params_of(code.ptx, "two_tasks_t0_serial"), 3) << code.ptx;
+  EXPECT_EQ(params_of(code.ptx, "two_tasks_t1_range_for"), 5) << code.ptx;
+  // The loop strides over the grid; the serial task runs in one thread.
+  const std::string loop = body_of(code.ptx, "two_tasks_t1_range_for");
+  for (const char* reg : {"%tid.x", "%ctaid.x", "%ntid.x", "%nctaid.x"})
+    EXPECT_NE(loop.find(reg), std::string::npos) << reg;
+  EXPECT_EQ(body_of(code.ptx, "two_tasks_t0_serial").find("%tid.x"), std::string::npos);
+  // Tree atomics are global-memory atomics (the float min a compare-and-swap loop).
+  for (const char* op : {"atom.global.add.u32", "atom.global.max.s32", "atom.global.add.f32", "atom.global.add.u64",
+                         "atom.global.add.f64", "atom.global.cas.b32"})
+    EXPECT_NE(loop.find(op), std::string::npos) << op;
+  // Math comes from libdevice, inlined: nothing is left to call.
+  EXPECT_EQ(code.ptx.find("__nv_"), std::string::npos);
+  EXPECT_EQ(code.ptx.find(".extern"), std::string::npos);
+  // Print and assert records go to the context buffer, as on every backend.
+  ASSERT_EQ(code.messages.size(), 2u);
+  EXPECT_FALSE(code.messages[0].is_assert);
+  EXPECT_TRUE(code.messages[1].is_assert);
+}
+
+TEST(Ptx, KernelNamesBecomePtxIdentifiers) {
+  for (const auto& [name, entry] : std::vector<std::pair<std::string, std::string>>{
+           {"my-kernel.v2", "my_kernel_v2_t0_serial"}, {"3d", "_3d_t0_serial"}}) {
+    ir::ParsedModule m = ir::parse_module("kernel @k() stage lowered {\n  task serial $-1 \"serial\" {\n  }\n}\n", "test");
+    ir::Kernel renamed(name, {}, nullptr);
+    renamed.stage = ir::Stage::lowered;
+    renamed.body()->append(m.kernels.front()->body()->take(0));
+    PtxCode code = PtxCompiler(75).compile(renamed, false);
+    ASSERT_EQ(code.tasks.size(), 1u);
+    EXPECT_EQ(code.tasks[0].entry, entry);
+    EXPECT_NE(code.ptx.find(".entry " + entry + "("), std::string::npos) << code.ptx;
+  }
+}
+
+TEST(Ptx, TargetsLlvmCannotEmitAreRefused) {
+  for (int sm : {70, 100}) {
+    try {
+      PtxCompiler c(sm);
+      ADD_FAILURE() << "sm_" << sm << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("sm_75 to sm_90"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Ptx, MathWithoutLibdeviceIsAClearError) {
+  const fs::path empty = fs::temp_directory_path() / ("grove-no-toolkit-" + std::to_string(::getpid()));
+  fs::create_directories(empty);
+  const char* saved = std::getenv("CUDA_PATH");
+  const std::string saved_value = saved ? saved : "";
+  setenv("CUDA_PATH", empty.c_str(), 1);
+  try {
+    compile(kTwoTasks, 80);
+    ADD_FAILURE() << "compiled without libdevice";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("two_tasks"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("libdevice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("CUDA_PATH"), std::string::npos) << e.what();
+  }
+  if (saved) setenv("CUDA_PATH", saved_value.c_str(), 1); else unsetenv("CUDA_PATH");
+  fs::remove_all(empty);
+}
+
+// ---- ptxas ----
+
+std::string ptxas() {
+  const std::string root = find_cuda_toolkit();
+  if (root.empty()) return "";
+  const fs::path p = fs::path(root) / "bin" / "ptxas";
+  return fs::exists(p) ? p.string() : "";
+}
+
+#define SKIP_WITHOUT_PTXAS()                                                                                    \
+  if (ptxas().empty())                                                                                          \
+  GTEST_SKIP() << "no CUDA toolkit with ptxas (looked at CUDA_PATH, CUDA_HOME, PATH and /usr/local/cuda)"
+
+// ptxas's output for `file` assembled for `sm` (warnings are errors); ""
+// when it says nothing and succeeds.
+std::string assemble(const fs::path& file, int sm) {
+  const fs::path out = fs::temp_directory_path() / ("grove-ptxas-" + std::to_string(::getpid()) + ".cubin");
+  const std::string command = "'" + ptxas() + "' --warning-as-error -arch=sm_" + std::to_string(sm) + " -o '" +
+                              out.string() + "' '" + file.string() + "' 2>&1";
+  std::string said;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return "cannot run " + command;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) said.append(buf.data(), n);
+  const int status = pclose(pipe);
+  std::error_code ec;
+  fs::remove(out, ec);
+  if (status != 0 && said.empty()) said = "ptxas exited with status " + std::to_string(status);
+  return said;
+}
+
+TEST(Ptxas, AssemblesTheseKernelsForEveryTarget) {
+  SKIP_WITHOUT_PTXAS();
+  const fs::path dir = fs::temp_directory_path() / ("grove-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (int sm : kSms)
+    for (bool debug : {false, true}) {
+      const fs::path file = dir / ("two_tasks_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
+      std::ofstream(file) << compile(kTwoTasks, sm, debug).ptx;
+      EXPECT_EQ(assemble(file, sm), "") << file;
+    }
+  fs::remove_all(dir);
+}
+
+// Every kernel of the API suite (tests/api/suite_ptx.cpp wrote them, in
+// the ctest fixture before this test), for one target.
+class PtxasOfTheSuite : public ::testing::TestWithParam<int> {};
+
+TEST_P(PtxasOfTheSuite, AssemblesEveryKernel) {
+  SKIP_WITHOUT_PTXAS();
+  const char* dir = std::getenv("GROVE_TEST_PTX_DIR");
+  if (dir == nullptr || *dir == '\0')
+    GTEST_SKIP() << "GROVE_TEST_PTX_DIR is unset: run through ctest in a build without sanitizers, which "
+                    "writes the suite's PTX first";
+  const int sm = GetParam();
+  const fs::path sub = fs::path(dir) / ("sm_" + std::to_string(sm));
+  ASSERT_TRUE(fs::is_directory(sub)) << sub;
+  int files = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(sub)) {
+    if (e.path().extension() != ".ptx") continue;
+    ++files;
+    EXPECT_EQ(assemble(e.path(), sm), "") << e.path();
+  }
+  // The suite compiles hundreds of distinct kernels; a handful means it
+  // did not run.
+  EXPECT_GT(files, 300) << sub;
+  std::printf("sm_%d: ptxas assembled %d modules of the suite\n", sm, files);
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, PtxasOfTheSuite, ::testing::ValuesIn(kSms),
+                         [](const ::testing::TestParamInfo<int>& info) { return "sm_" + std::to_string(info.param); });
+
+}  // namespace
+}  // namespace grove::cuda
