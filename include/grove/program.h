@@ -68,6 +68,12 @@ struct Config {
   // an entry that is corrupt or was made by another build is ignored and
   // rewritten.
   std::string cache_dir;
+  // CUDA (Arch::Cuda): the device to run on, as an index or a
+  // case-insensitive part of its name. Empty: the environment variable
+  // GROVE_CUDA_DEVICE if set, else device 0. Needs NVIDIA's driver, opened
+  // at run time; without it Arch::Cuda raises an Error and Arch::Auto moves
+  // on.
+  std::string cuda_device;
 };
 
 // Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...

@@ -28,6 +28,8 @@ struct BackendOptions {
   // directory (Config::cache_dir).
   int cpu_threads = 0;
   std::string cache_dir;
+  // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0).
+  std::string cuda_device;
 };
 
 class Backend {
@@ -44,6 +46,16 @@ class Backend {
                                                     rt::KernelPlan plan) = 0;
 };
 
+// The LLVM backends' argument ABI (CPU task ABI, CUDA kernel parameters):
+// argument n in a 64-bit slot of its own, words 2n and 2n + 1.
+inline void use_64bit_argument_slots(rt::KernelPlan& plan) {
+  plan.arg_words = 2 * static_cast<uint32_t>(plan.args.size());
+  for (size_t n = 0; n < plan.args.size(); ++n) {
+    plan.args[n].word = 2 * static_cast<uint32_t>(n);
+    plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
+  }
+}
+
 // GROVE_DUMP_DIR, created, or "" when it is unset: where each kernel's IR
 // stages, plan and code go, in files named `dump_name(kernel) + suffix`.
 std::string dump_dir();
@@ -59,6 +71,11 @@ BackendAndDevice make_interp_backend(const BackendOptions& options);
 #ifdef GROVE_WITH_LLVM
 // The LLVM CPU backend on this machine's cores.
 BackendAndDevice make_cpu_backend(const BackendOptions& options);
+#endif
+#ifdef GROVE_WITH_CUDA
+// Opens the CUDA device; raises grove::Error saying no CUDA driver was
+// found (or no device) when there is none.
+BackendAndDevice make_cuda_backend(const BackendOptions& options);
 #endif
 #ifdef GROVE_WITH_VULKAN
 // Opens the Vulkan device; raises grove::Error naming what is missing (no

@@ -62,12 +62,7 @@ class CpuBackend : public Backend {
     }
     GROVE_ASSERT(code.tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
     plan.backend = "cpu";
-    // The task ABI passes argument n in a 64-bit slot of its own.
-    plan.arg_words = 2 * static_cast<uint32_t>(plan.args.size());
-    for (size_t n = 0; n < plan.args.size(); ++n) {
-      plan.args[n].word = 2 * static_cast<uint32_t>(n);
-      plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
-    }
+    use_64bit_argument_slots(plan);
     plan.library = std::move(code.library);
     plan.target = jit_->target();
     plan.target_features = jit_->features();

@@ -43,11 +43,15 @@ std::vector<Arch> compiled_backends() {
 #ifdef GROVE_WITH_LLVM
   out.push_back(Arch::Cpu);
 #endif
+#ifdef GROVE_WITH_CUDA
+  out.push_back(Arch::Cuda);
+#endif
   return out;
 }
 
 std::string_view auto_order() {
-  return "a Vulkan GPU, then cpu (LLVM), then a CPU Vulkan driver (lavapipe), then interp";
+  return "a Vulkan GPU, then cuda (an NVIDIA driver and GPU), then cpu (LLVM), then a CPU Vulkan driver "
+         "(lavapipe), then interp";
 }
 
 std::string_view snode_kind_name(SNodeKind k) {
@@ -117,15 +121,16 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.validation = config.vulkan_validation;
   bo.cpu_threads = config.cpu_threads;
   bo.cache_dir = config.cache_dir;
+  bo.cuda_device = config.cuda_device;
   std::string built;
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
   BackendAndDevice made;
   switch (config.arch) {
     case Arch::Auto: {
-      // A Vulkan GPU, then the LLVM CPU backend, then a CPU Vulkan driver
-      // (lavapipe runs kernels in parallel too, but through a shader
-      // compiler's generic code), then the interpreter. A backend that does
-      // not start is passed over.
+      // A Vulkan GPU, then CUDA, then the LLVM CPU backend, then a CPU
+      // Vulkan driver (lavapipe runs kernels in parallel too, but through a
+      // shader compiler's generic code), then the interpreter. A backend
+      // that does not start (no driver, no device) is passed over.
       auto attempt = [&](auto make) {
         if (made.backend) return;
         try {
@@ -137,6 +142,9 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
 #ifdef GROVE_WITH_VULKAN
       const bool vulkan_first = vulkan_first_for_auto(bo);
       if (vulkan_first) attempt(make_vulkan_backend);
+#endif
+#ifdef GROVE_WITH_CUDA
+      attempt(make_cuda_backend);
 #endif
 #ifdef GROVE_WITH_LLVM
       attempt(make_cpu_backend);
@@ -161,6 +169,9 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
 #endif
       break;
     case Arch::Cuda:
+#ifdef GROVE_WITH_CUDA
+      made = make_cuda_backend(bo);
+#endif
       break;
   }
   if (!made.backend)

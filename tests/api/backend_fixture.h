@@ -1,5 +1,6 @@
 // tests/api/backend_fixture.h — runs an API test once per backend compiled in.
-// On Vulkan it skips (with the reason) when no device can be opened, checks
+// On CUDA it skips (with the reason) where there is no driver or GPU. On
+// Vulkan it skips (with the reason) when no device can be opened, checks
 // every SPIR-V module with the validator (GROVE_VALIDATE_SPIRV=1), runs with
 // the Khronos validation layer on, and fails the test if the layer said
 // anything.
@@ -35,11 +36,28 @@ inline const std::string& vulkan_unavailable_reason() {
   return reason;
 }
 
+// Empty if a CUDA program can be created, else why not (probed once).
+inline const std::string& cuda_unavailable_reason() {
+  static const std::string reason = []() -> std::string {
+    try {
+      Config c;
+      c.arch = Arch::Cuda;
+      Program probe(c);
+      return "";
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }();
+  return reason;
+}
+
 // Parameterised over every backend of compiled_backends(); later backends
 // run the same tests and must give identical results.
 class BackendTest : public ::testing::TestWithParam<Arch> {
  protected:
   void SetUp() override {
+    if (GetParam() == Arch::Cuda && !cuda_unavailable_reason().empty())
+      GTEST_SKIP() << "no CUDA: " << cuda_unavailable_reason();
     if (GetParam() != Arch::Vulkan) return;
     if (!vulkan_unavailable_reason().empty()) GTEST_SKIP() << "no Vulkan: " << vulkan_unavailable_reason();
     setenv("GROVE_VALIDATE_SPIRV", "1", 1);

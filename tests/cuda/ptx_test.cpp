@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "grove/error.h"
+#include "grove/grove.h"
 #include "ir/parser.h"
+#include "runtime/cuda/device.h"
 
 namespace grove::cuda {
 namespace {
@@ -247,6 +249,47 @@ TEST_P(PtxasOfTheSuite, AssemblesEveryKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, PtxasOfTheSuite, ::testing::ValuesIn(kSms),
                          [](const ::testing::TestParamInfo<int>& info) { return "sm_" + std::to_string(info.param); });
+
+// ---- the run side ----
+
+// Without a driver, Arch::Cuda says so and Arch::Auto takes another
+// backend; with one, a CUDA Program opens the device the runtime lists.
+TEST(CudaRuntime, ArchCudaRunsWhereThereIsADriverAndSaysWhyNotElsewhere) {
+  std::string missing;
+  std::vector<rt::cuda::DeviceInfo> devices;
+  try {
+    devices = rt::cuda::enumerate_devices();
+  } catch (const Error& e) {
+    missing = e.what();
+  }
+  Config c;
+  c.arch = Arch::Cuda;
+  if (!missing.empty()) {
+    EXPECT_TRUE(missing.find("no CUDA driver was found") != std::string::npos ||
+                missing.find("no CUDA device") != std::string::npos)
+        << missing;
+    try {
+      Program p(c);
+      ADD_FAILURE() << "Arch::Cuda started without a driver";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), missing);
+    }
+    Program automatic;
+    EXPECT_NE(automatic.arch(), Arch::Cuda);
+    return;
+  }
+  ASSERT_FALSE(devices.empty());
+  Program p(c);
+  EXPECT_EQ(p.arch(), Arch::Cuda);
+  EXPECT_NE(p.device_name().find(devices.front().name), std::string::npos) << p.device_name();
+  c.cuda_device = "no such gpu";
+  try {
+    Program named(c);
+    ADD_FAILURE() << "a device that does not exist was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Config::cuda_device"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace grove::cuda

@@ -1,0 +1,50 @@
+// runtime/cuda/device.h — the runtime's CUDA device: tree buffers in GPU
+// memory, kernels loaded from the PTX their plans carry (the driver
+// compiles it for the GPU, and keeps what it compiled in its own cache
+// between processes), launches queued on one stream, and the context
+// buffer's print and assert records reported as on every device. It needs
+// the NVIDIA driver at run time only (runtime/cuda/driver.h), and nothing
+// of LLVM or the CUDA toolkit.
+//
+// Launching a task (src/cuda/ptx.h's entry ABI): the context buffer and the
+// task's trees, then each argument as 64 bits, as kernel parameters. A
+// serial task runs in one thread; a parallel task in blocks of
+// kBlockThreads, as many as its count needs where the plan computes the
+// count on the host (at most kBlocksPerMultiprocessor per multiprocessor),
+// else kBlocksPerMultiprocessor per multiprocessor, its grid-stride loop
+// covering any count.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/device.h"
+
+namespace grove::rt::cuda {
+
+inline constexpr unsigned kBlockThreads = 256;
+inline constexpr unsigned kBlocksPerMultiprocessor = 32;
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;           // "NVIDIA H100 80GB HBM3"
+  int sm = 0;                 // compute capability as major * 10 + minor: 90
+  int multiprocessors = 0;
+  int64_t memory_bytes = 0;
+  int driver_version = 0;     // 12040 for CUDA 12.4
+};
+
+// The CUDA devices of this machine; raises grove::Error saying why when
+// there is no driver or no device.
+std::vector<DeviceInfo> enumerate_devices();
+
+// Opens device `selection` (an index, or a case-insensitive part of its
+// name; "" means $GROVE_CUDA_DEVICE if set, else device 0). `debug`: every
+// launch waits, so that an error names its kernel.
+std::unique_ptr<Device> make_device(const std::string& selection, bool debug, PrintSink print);
+
+// What a device made by make_device runs on (nullptr for other devices).
+const DeviceInfo* info_of(const Device& device);
+
+}  // namespace grove::rt::cuda
