@@ -1,11 +1,23 @@
-// grove — the command-line tool: version, backends compiled in, devices found.
+// grove — the command-line tool: version, backends compiled in, devices
+// found, and PTX from kernels' lowered IR.
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <grove/grove.h>
+
+#ifdef GROVE_WITH_CUDA
+#include "cuda/ptx.h"
+#include "ir/parser.h"
+#endif
 
 #ifdef GROVE_WITH_VULKAN
 #include "runtime/vulkan/device.h"
@@ -22,6 +34,9 @@ void print_usage(std::FILE* to) {
                "\n"
                "commands:\n"
                "  info      version, backends compiled in, and the devices found\n"
+               "  ptx       PTX for kernels in lowered IR: grove ptx <file.ir | dump dir>... [--sm 90] [-o DIR]\n"
+               "            (a dump dir is what GROVE_DUMP_DIR=DIR made while a program ran: the last\n"
+               "            stage of each kernel is taken)\n"
                "  version   the version only\n"
                "  help      this message (also: grove --help)\n");
 }
@@ -116,6 +131,81 @@ int cmd_info() {
   return 0;
 }
 
+#ifdef GROVE_WITH_CUDA
+namespace fs = std::filesystem;
+
+// The IR files `arg` names: the file itself, or in a GROVE_DUMP_DIR
+// directory the last stage of each kernel ("<kernel>.NN_<stage>.ir" with
+// the highest NN).
+std::vector<fs::path> ir_files(const std::string& arg) {
+  if (!fs::is_directory(arg)) {
+    if (!fs::exists(arg)) throw grove::Error("grove ptx: '" + arg + "' does not exist");
+    return {arg};
+  }
+  std::map<std::string, std::pair<std::string, fs::path>> last;  // kernel -> (NN, file)
+  for (const fs::directory_entry& e : fs::directory_iterator(arg)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".ir") continue;
+    const size_t dot = name.rfind('.', name.size() - 4);
+    if (dot == std::string::npos || dot + 3 >= name.size()) continue;
+    const std::string kernel = name.substr(0, dot), stage = name.substr(dot + 1, 2);
+    auto& best = last[kernel];
+    if (best.first.empty() || stage > best.first) best = {stage, e.path()};
+  }
+  if (last.empty())
+    throw grove::Error("grove ptx: directory '" + arg + "' holds no kernel IR (<kernel>.NN_<stage>.ir); run a "
+                       "program with GROVE_DUMP_DIR=" + arg + " first");
+  std::vector<fs::path> out;
+  for (const auto& [kernel, best] : last) out.push_back(best.second);
+  return out;
+}
+
+int cmd_ptx(int argc, char** argv) {
+  int sm = grove::cuda::kMaxSm;
+  fs::path out_dir = ".";
+  std::vector<std::string> inputs;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--sm" || a == "-o") && i + 1 >= argc) throw grove::Error("grove ptx: " + a + " needs a value");
+    if (a == "--sm") {
+      std::string v = argv[++i];
+      if (v.rfind("sm_", 0) == 0) v = v.substr(3);
+      char* end = nullptr;
+      sm = static_cast<int>(std::strtol(v.c_str(), &end, 10));
+      if (v.empty() || *end != '\0') throw grove::Error("grove ptx: --sm takes a number such as 90, got '" + v + "'");
+    } else if (a == "-o") {
+      out_dir = argv[++i];
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (inputs.empty()) throw grove::Error("grove ptx: give IR files or a GROVE_DUMP_DIR directory (grove help)");
+  grove::cuda::PtxCompiler compiler(sm);
+  fs::create_directories(out_dir);
+  for (const std::string& input : inputs)
+    for (const fs::path& file : ir_files(input)) {
+      std::ifstream in(file);
+      std::stringstream text;
+      text << in.rdbuf();
+      grove::ir::ParsedModule m = grove::ir::parse_module(text.str(), file.string());
+      for (const auto& kernel : m.kernels) {
+        if (kernel->stage != grove::ir::Stage::lowered)
+          throw grove::Error("grove ptx: kernel '" + kernel->name() + "' in " + file.string() +
+                             " is not lowered; give the last stage of its pipeline (the highest-numbered dump)");
+        const grove::cuda::PtxCode code = compiler.compile(*kernel, /*debug=*/false);
+        std::string name = kernel->name();
+        for (char& c : name)
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+        const fs::path path = out_dir / (name + ".sm_" + std::to_string(sm) + ".ptx");
+        std::ofstream(path) << code.ptx;
+        std::printf("%s: %zu kernel entr%s\n", path.string().c_str(), code.tasks.size(),
+                    code.tasks.size() == 1 ? "y" : "ies");
+      }
+    }
+  return 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +224,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "info") return cmd_info();
+    if (command == "ptx") {
+#ifdef GROVE_WITH_CUDA
+      return cmd_ptx(argc, argv);
+#else
+      throw grove::Error("grove ptx: this Grove was built without the CUDA backend (GROVE_WITH_CUDA)");
+#endif
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
