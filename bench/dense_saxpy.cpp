@@ -66,7 +66,7 @@ void saxpy_cpp(benchmark::State& state) {
 }  // namespace
 
 void register_dense_saxpy() {
-  for (const grove::Arch arch : grove::compiled_backends()) {
+  for (const grove::Arch arch : runnable_backends()) {
     benchmark::RegisterBenchmark(grove_name(kWorkload, arch).c_str(), saxpy_grove, arch)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();

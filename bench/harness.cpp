@@ -73,6 +73,25 @@ std::string baseline_name(std::string_view workload, std::string_view baseline) 
   return std::string(workload) + "/" + std::string(kBaselineRole) + "/" + std::string(baseline);
 }
 
+const std::vector<grove::Arch>& runnable_backends() {
+  static const std::vector<grove::Arch> runnable = [] {
+    std::vector<grove::Arch> out;
+    for (grove::Arch arch : grove::compiled_backends()) {
+      try {
+        grove::Config c;
+        c.arch = arch;
+        grove::Program probe(c);
+        out.push_back(arch);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "grove_bench: skipping the %s rows: %s\n", std::string(grove::arch_name(arch)).c_str(),
+                     e.what());
+      }
+    }
+    return out;
+  }();
+  return runnable;
+}
+
 std::vector<float> mod7_values(int n) {
   std::vector<float> x(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);

@@ -54,6 +54,12 @@ struct Pair {
 // exact in any order. The input of the saxpy and reduction workloads.
 std::vector<float> mod7_values(int n);
 
+// The backends compiled in that can start here (a Program of each is
+// created once); each one that cannot is reported on stderr with its
+// reason ("no CUDA driver was found") and left out, so its rows are not
+// registered rather than failing.
+const std::vector<grove::Arch>& runnable_backends();
+
 std::string pair_name(std::string_view workload, grove::Arch arch, std::string_view baseline);
 // Registers the pair. `setup` throws on any failure, a wrong result
 // included; the benchmark is then skipped with the exception's message.

@@ -84,7 +84,7 @@ void budget(benchmark::State& state) {
 void register_many_kernels() {
   for (bool sparse : {false, true}) {
     const std::string workload = sparse ? "many_kernels_sparse" : "many_kernels_dense";
-    for (Arch arch : compiled_backends()) {
+    for (Arch arch : runnable_backends()) {
       benchmark::RegisterBenchmark(grove_name(workload, arch).c_str(), many, arch, sparse)
           ->Unit(benchmark::kMillisecond)
           ->UseManualTime()

@@ -54,7 +54,7 @@ void struct_for(benchmark::State& state, grove::Arch arch, int percent) {
 }  // namespace
 
 void register_sparse_struct_for() {
-  for (const grove::Arch arch : grove::compiled_backends()) {
+  for (const grove::Arch arch : runnable_backends()) {
     const std::string workload = "struct_for_per_active_cell_" + std::string(grove::arch_name(arch));
     benchmark::RegisterBenchmark(grove_name(workload, arch).c_str(), struct_for, arch, 1)
         ->UseManualTime()
