@@ -67,13 +67,14 @@ namespace grove::llvm_backend {
 // (tree, tree parameter) as in the IR's `@t<tree>` or `@t<tree>.p<param>`.
 using TreeKey = std::pair<int, int>;
 
+// One task as the generator emitted it, for either target (emit.h).
 struct TaskCode {
   ir::TaskKind kind = ir::TaskKind::serial;
   std::string label;
   bool parallel = false;
-  std::vector<TreeKey> trees;  // buffers[1], buffers[2], ...
-  std::string entry;           // the task function's symbol
-  std::string count_entry;     // parallel tasks: the count function's symbol
+  std::vector<TreeKey> trees;  // buffers[1], buffers[2], ... (NVPTX: the parameters after the context)
+  std::string entry;           // the task function's symbol (NVPTX: the kernel entry's name)
+  std::string count_entry;     // parallel tasks on the CPU: the count function's symbol
 };
 
 // A kernel compiled: its tasks with their entry points and the shared
