@@ -1,11 +1,20 @@
 // runtime/core/host_device.h — the part of a device whose buffers are host
-// memory (the interpreter's and the CPU backend's): vectors of words,
-// zeroed past their head, reads and writes checked against their size (an
-// address outside is a bug in Grove: it must not corrupt the heap).
+// memory (the interpreter's and the CPU backend's): arrays of words, zeroed
+// past their head, reads and writes checked against their size (an address
+// outside is a bug in Grove: it must not corrupt the heap).
+//
+// Buffers come from calloc, not from a vector that writes its zeros: a
+// large one is fresh pages from the kernel, zero until touched, so a tree
+// whose pools are mostly unused (or a scratch buffer sized for the longest
+// lists) costs neither the time to clear it nor resident memory for the
+// parts no kernel reaches.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +24,31 @@
 
 namespace grove::rt {
 
+// `count` zeroed words from calloc.
+class Words {
+ public:
+  Words() = default;
+  explicit Words(size_t count)
+      : data_(static_cast<uint32_t*>(std::calloc(std::max<size_t>(count, 1), sizeof(uint32_t)))), size_(count) {
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+  uint32_t* data() { return data_.get(); }
+  const uint32_t* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  uint32_t* begin() { return data(); }
+  uint32_t* end() { return data() + size_; }
+  const uint32_t* begin() const { return data(); }
+  const uint32_t* end() const { return data() + size_; }
+  operator std::span<uint32_t>() { return {data(), size_}; }
+
+ private:
+  struct Free {
+    void operator()(uint32_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint32_t[], Free> data_;
+  size_t size_ = 0;
+};
+
 class HostDevice : public rt::Device {
  public:
   // `who` names the device in internal errors ("interpreter", "CPU backend").
@@ -22,11 +56,12 @@ class HostDevice : public rt::Device {
 
   void create_buffer(int id, int64_t words, std::span<const uint32_t> head) override {
     if (buffers_.size() <= static_cast<size_t>(id)) buffers_.resize(static_cast<size_t>(id) + 1);
-    std::vector<uint32_t>& b = buffers_[static_cast<size_t>(id)];
-    b.assign(static_cast<size_t>(words), 0u);
+    Words& b = buffers_[static_cast<size_t>(id)];
+    b = Words();  // the old one is freed first
+    b = Words(static_cast<size_t>(words));
     std::copy(head.begin(), head.end(), b.begin());
   }
-  void destroy_buffer(int id) override { std::vector<uint32_t>().swap(buffer(id, 0, 0, "destroy")); }
+  void destroy_buffer(int id) override { buffer(id, 0, 0, "destroy") = Words(); }
   void read_words(int id, int64_t offset, int64_t count, uint32_t* out) override {
     const auto& b = buffer(id, offset, count, "read");
     std::copy(b.begin() + offset, b.begin() + offset + count, out);
@@ -38,7 +73,7 @@ class HostDevice : public rt::Device {
 
  protected:
   // The buffer `id`, once [offset, offset + count) is checked to lie inside it.
-  std::vector<uint32_t>& buffer(int id, int64_t offset, int64_t count, const char* what) {
+  Words& buffer(int id, int64_t offset, int64_t count, const char* what) {
     if (id < 0 || static_cast<size_t>(id) >= buffers_.size())
       throw InternalError(who_ + ": host " + std::string(what) + " of buffer " + std::to_string(id) +
                           ", which does not exist");
@@ -51,7 +86,7 @@ class HostDevice : public rt::Device {
   }
 
   std::string who_;
-  std::vector<std::vector<uint32_t>> buffers_;
+  std::vector<Words> buffers_;
 };
 
 }  // namespace grove::rt

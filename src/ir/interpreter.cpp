@@ -186,7 +186,7 @@ struct Frame {
   }
 
   // Word address of a field element; checks bounds in debug mode.
-  int64_t address(const Instr& in, std::vector<uint32_t>*& words) {
+  int64_t address(const Instr& in, std::span<uint32_t>& words) {
     int64_t index[kMaxAxes] = {};
     bool bad = false;  // checked only in debug mode
     for (int a = 0; a < in.ndim; ++a) {
@@ -203,7 +203,7 @@ struct Frame {
     const std::vector<int> axes = leaf.axes();
     for (int a = 0; a < in.ndim; ++a)
       physical[axes[static_cast<size_t>(a)]] = index[a] - in.field->offset_of(a);
-    words = &env->buffer(leaf.tree, in.s->tree_param());
+    words = env->buffer(leaf.tree, in.s->tree_param());
     // Without debug mode an out-of-bounds index wraps inside the field's
     // outermost node (dense_address reduces every local index modulo its
     // extent), so it never leaves the tree's buffer.
@@ -228,12 +228,12 @@ struct Frame {
         }
       fail(os.str() + " (debug mode)");
     }
-    const std::vector<uint32_t>& w = *words;
+    const std::span<uint32_t> w = words;
     return env->snodes->find_element(in.field->id, physical, [&w](int64_t a) { return w[static_cast<size_t>(a)]; });
   }
 
-  std::vector<uint32_t>& tree(const Stmt* s, int64_t address, int words) {
-    auto& w = env->buffer(s->tree(), s->tree_param());
+  std::span<uint32_t> tree(const Stmt* s, int64_t address, int words) {
+    std::span<uint32_t> w = env->buffer(s->tree(), s->tree_param());
     if (address < 0 || static_cast<size_t>(address + words) > w.size())
       throw InternalError("kernel '" + impl->kernel.name() + "' accessed word " + std::to_string(address) +
                           " of tree " + std::to_string(s->tree()) + ", which has " +
@@ -275,24 +275,24 @@ struct Frame {
       case K::LocalStore: slots[static_cast<size_t>(in.ops[0].slot)] = get(in.ops[1]); break;
       case K::FieldLoad: {
         // The frontend stage reads through the host reader (inactive: 0).
-        std::vector<uint32_t>* words;
+        std::span<uint32_t> words;
         int64_t a = address(in, words);
-        set(a < 0 ? 0 : load_element(*words, a, in.field->dtype));
+        set(a < 0 ? 0 : load_element(words, a, in.field->dtype));
         break;
       }
       case K::FieldStore: {
-        std::vector<uint32_t>* words;
+        std::span<uint32_t> words;
         int64_t a = address(in, words);
         if (a < 0) fail("writing an inactive sparse cell needs the lowered IR (the frontend-stage interpreter cannot activate)");
-        store_element(*words, a, in.field->dtype, get(in.ops.back()));
+        store_element(words, a, in.field->dtype, get(in.ops.back()));
         break;
       }
       case K::FieldAtomic: {
-        std::vector<uint32_t>* words;
+        std::span<uint32_t> words;
         int64_t a = address(in, words);
         if (a < 0) fail("an atomic on an inactive sparse cell needs the lowered IR");
-        uint64_t old = load_element(*words, a, in.field->dtype);
-        store_element(*words, a, in.field->dtype,
+        uint64_t old = load_element(words, a, in.field->dtype);
+        store_element(words, a, in.field->dtype,
                       eval_atomic(s->atomic_op(), in.compute, old, get(in.ops.back())));
         set(old);
         break;
@@ -351,7 +351,7 @@ struct Frame {
       }
       case K::TreeAtomic: {
         int64_t a = static_cast<int64_t>(get(in.ops[0]));
-        auto& w = tree(s, a, storage_words(s->type()));
+        std::span<uint32_t> w = tree(s, a, storage_words(s->type()));
         uint64_t old = load_element(w, a, s->type());
         store_element(w, a, s->type(), eval_atomic(s->atomic_op(), s->type(), old, get(in.ops[1])));
         set(old);
@@ -359,7 +359,7 @@ struct Frame {
       }
       case K::TreeCas: {
         int64_t a = static_cast<int64_t>(get(in.ops[0]));
-        auto& w = tree(s, a, storage_words(s->type()));
+        std::span<uint32_t> w = tree(s, a, storage_words(s->type()));
         uint64_t old = load_element(w, a, s->type());
         if (old == get(in.ops[1])) store_element(w, a, s->type(), get(in.ops[2]));
         set(old);

@@ -21,7 +21,7 @@ struct InterpreterEnv {
   // The words of the instance a statement works on: of tree `tree` (its
   // type), through the kernel's tree parameter `tree_param` (-1: the tree's
   // own instance, or the scratch buffer).
-  std::function<std::vector<uint32_t>&(int tree, int tree_param)> buffer;
+  std::function<std::span<uint32_t>(int tree, int tree_param)> buffer;
   bool debug = false;  // bounds-check every field access
   std::function<void(std::string_view)> print;
   // Offloaded kernels: asked before each task with its index; a task is

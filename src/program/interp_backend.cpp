@@ -43,7 +43,7 @@ class InterpDevice : public rt::HostDevice {
       bound[{k.plan.slots[s].tree_type, k.plan.slots[s].param}] = slot_buffers[s];
     ir::InterpreterEnv env;
     env.snodes = &k.forest;
-    env.buffer = [&](int tree, int param) -> std::vector<uint32_t>& {
+    env.buffer = [&](int tree, int param) -> std::span<uint32_t> {
       auto it = bound.find({tree, param});
       if (it == bound.end())
         throw InternalError("interpreter: kernel '" + k.plan.name + "' names tree " + std::to_string(tree) +

@@ -64,7 +64,7 @@ std::vector<std::vector<double>> run(const std::string& module, const std::vecto
   Interpreter interp(k);
   InterpreterEnv env;
   env.snodes = &forest;
-  env.buffer = [&trees](int tree, int) -> std::vector<uint32_t>& { return trees.at(static_cast<size_t>(tree)); };
+  env.buffer = [&trees](int tree, int) -> std::span<uint32_t> { return trees.at(static_cast<size_t>(tree)); };
   env.print = [&](std::string_view s) {
     if (output) *output += s;
   };
