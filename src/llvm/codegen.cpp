@@ -6,6 +6,8 @@
 // NaN giving 0.
 #include "llvm/codegen.h"
 
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -24,6 +26,7 @@
 #include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -32,6 +35,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "grove/error.h"
@@ -999,7 +1003,9 @@ void define_tsan_memory_functions(llvm::Module& m) {
   auto define = [&](const char* name, const char* plain, llvm::Type* second) {
     auto* type = llvm::FunctionType::get(ptr, {ptr, second, size}, false);
     llvm::FunctionCallee callee = m.getOrInsertFunction(plain, type);
-    auto* f = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m);
+    // weak_odr: kept until the sanitizer pass calls them, and the same in
+    // each object a kernel is compiled into.
+    auto* f = llvm::Function::Create(type, llvm::Function::WeakODRLinkage, name, m);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
     b.CreateRet(b.CreateCall(callee, {f->getArg(0), f->getArg(1), f->getArg(2)}));
   };
@@ -1063,20 +1069,84 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
 std::atomic<int64_t> g_compilations{0};
 
 struct Jit::Impl {
-  std::unique_ptr<llvm::TargetMachine> machine;  // the host CPU's features; emits the objects
+  // The host CPU's features; emit the objects. One per compile thread
+  // (a target machine is not thread-safe); machines[0] also for dumps.
+  std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
   std::string triple, cpu, features;
-  std::mutex mutex;                                 // the target machine and the table are not thread-safe
+  std::mutex mutex;                                 // the machines and the table are not thread-safe
   std::unordered_map<std::string, CpuCode> memory;  // by key (without the texts)
 
   // A relocatable object (or assembly text) for `module`.
-  std::string emit(llvm::Module& module, llvm::CodeGenFileType type, const std::string& kernel) {
+  static std::string emit(llvm::TargetMachine& machine, llvm::Module& module, llvm::CodeGenFileType type,
+                          const std::string& kernel) {
     llvm::SmallVector<char, 0> out;
     llvm::raw_svector_ostream os(out);
     llvm::legacy::PassManager pm;
-    if (machine->addPassesToEmitFile(pm, os, nullptr, type))
+    if (machine.addPassesToEmitFile(pm, os, nullptr, type))
       throw InternalError("LLVM cannot emit code for this CPU (kernel '" + kernel + "')");
     pm.run(module);
     return std::string(out.data(), out.size());
+  }
+
+  // The objects of a kernel's module whose tasks are `tasks`. With more
+  // than one task and more than one core, the tasks are dealt into groups
+  // of about equal size (instructions before optimisation), and each group
+  // is optimised and emitted on a thread of its own, in an LLVM context of
+  // its own (read back from the module's bitcode, other groups' functions
+  // left as declarations); lld links the objects into one shared object.
+  std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
+                                   const std::string& kernel) {
+    const size_t groups = std::min(tasks.size(), machines.size());
+    if (groups <= 1) {
+      optimize(module, *machines[0]);
+      return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
+    }
+    std::vector<std::set<std::string>> names(groups);
+    std::vector<size_t> load(groups, 0);
+    std::vector<size_t> order(tasks.size());
+    std::vector<size_t> size(tasks.size(), 0);
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      order[i] = i;
+      for (const std::string* n : {&tasks[i].entry, &tasks[i].count_entry})
+        if (llvm::Function* f = module.getFunction(*n)) size[i] += f->getInstructionCount();
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
+    for (size_t i : order) {
+      const size_t g = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      load[g] += size[i];
+      names[g].insert(tasks[i].entry);
+      if (!tasks[i].count_entry.empty()) names[g].insert(tasks[i].count_entry);
+    }
+    llvm::SmallVector<char, 0> bitcode;
+    {
+      llvm::raw_svector_ostream os(bitcode);
+      llvm::WriteBitcodeToFile(module, os);
+    }
+    std::vector<std::string> out(groups);
+    std::vector<std::exception_ptr> failed(groups);
+    auto compile = [&](size_t g) {
+      try {
+        llvm::LLVMContext context;
+        auto parsed = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), kernel), context);
+        if (!parsed)
+          throw InternalError("LLVM cannot read back kernel '" + kernel + "': " + llvm::toString(parsed.takeError()));
+        llvm::Module& part = **parsed;
+        for (llvm::Function& f : part)
+          if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
+        optimize(part, *machines[g]);
+        out[g] = emit(*machines[g], part, llvm::CodeGenFileType::ObjectFile, kernel);
+      } catch (...) {
+        failed[g] = std::current_exception();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t g = 1; g < groups; ++g) threads.emplace_back(compile, g);
+    compile(0);
+    for (std::thread& t : threads) t.join();
+    for (const std::exception_ptr& e : failed)
+      if (e) std::rethrow_exception(e);
+    return out;
   }
 };
 
@@ -1092,10 +1162,14 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   if (target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
   // Position-independent code: each kernel becomes a shared object
   // (linker.h) that the runtime opens with dlopen.
-  impl_->machine.reset(target->createTargetMachine(impl_->triple, impl_->cpu, impl_->features, llvm::TargetOptions(),
-                                                   llvm::Reloc::PIC_, std::nullopt,
-                                                   llvm::CodeGenOptLevel::Aggressive));
-  if (!impl_->machine) throw Error("LLVM cannot target this CPU (" + impl_->triple + ", " + impl_->cpu + ")");
+  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  for (unsigned i = 0; i < threads; ++i) {
+    impl_->machines.emplace_back(target->createTargetMachine(impl_->triple, impl_->cpu, impl_->features,
+                                                             llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
+                                                             llvm::CodeGenOptLevel::Aggressive));
+    if (!impl_->machines.back())
+      throw Error("LLVM cannot target this CPU (" + impl_->triple + ", " + impl_->cpu + ")");
+  }
 }
 
 Jit::~Jit() = default;
@@ -1110,7 +1184,7 @@ Jit::Host Jit::host() const {
   h.cpu = impl_->cpu;
   h.model = rt::cpu::cpu_model();
   if (h.model.empty()) h.model = impl_->cpu;
-  const std::string features = "," + impl_->machine->getTargetFeatureString().str() + ",";
+  const std::string features = "," + impl_->machines[0]->getTargetFeatureString().str() + ",";
   auto has = [&](const char* f) { return features.find(std::string(",+") + f + ",") != std::string::npos; };
   if (has("avx512f")) {
     h.vector_isa = "AVX-512", h.vector_bits = 512;
@@ -1158,21 +1232,26 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
-  module->setDataLayout(impl_->machine->createDataLayout());
+  module->setDataLayout(impl_->machines[0]->createDataLayout());
   Emitted emitted = emit_kernel(kernel, options, Target::cpu, *module);
   std::string ir_before, ir_after, assembly;  // with keep_text
-  if (options.keep_text) ir_before = to_text(*module);
-  optimize(*module, *impl_->machine);  // -O3 for the host CPU (its vector width included)
+  std::vector<std::string> objects;
   if (options.keep_text) {
+    // Dumps: one module, optimised and emitted whole, so that its texts
+    // show every task.
+    ir_before = to_text(*module);
+    optimize(*module, *impl_->machines[0]);  // -O3 for the host CPU (its vector width included)
     ir_after = to_text(*module);
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
-    assembly = impl_->emit(*copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
+    assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
+    objects.push_back(Impl::emit(*impl_->machines[0], *module, llvm::CodeGenFileType::ObjectFile, kernel.name()));
+  } else {
+    objects = impl_->objects(*module, emitted.tasks, kernel.name());
   }
-  const std::string object = impl_->emit(*module, llvm::CodeGenFileType::ObjectFile, kernel.name());
   CpuCode out;
   out.tasks = std::move(emitted.tasks);
   out.messages = std::move(emitted.messages);
-  out.library = link_shared_object(object, kernel.name());
+  out.library = link_shared_object(objects, kernel.name());
   if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, out);
   impl_->memory[key] = out;
   out.ir_before = std::move(ir_before);

@@ -50,27 +50,31 @@ uint64_t g_links = 0;
 
 }  // namespace
 
-std::vector<uint8_t> link_shared_object(std::string_view object, const std::string& kernel) {
+std::vector<uint8_t> link_shared_object(const std::vector<std::string>& objects, const std::string& kernel) {
   std::lock_guard<std::mutex> lock(g_mutex);
   static LinkDir dir;
   if (g_broken)
     throw Error("kernel '" + kernel + "': lld failed earlier in this process and cannot link again; "
                 "restart the program");
   const std::filesystem::path base = dir.path(kernel) / std::to_string(g_links++);
-  const std::string in = base.string() + ".o", out = base.string() + ".so";
-  {
-    std::ofstream f(in, std::ios::binary);
-    f.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!f) throw Error("kernel '" + kernel + "': cannot write its object to " + in);
+  const std::string out = base.string() + ".so";
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    inputs.push_back(base.string() + "." + std::to_string(i) + ".o");
+    std::ofstream f(inputs.back(), std::ios::binary);
+    f.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size()));
+    if (!f) throw Error("kernel '" + kernel + "': cannot write its object to " + inputs.back());
   }
-  const char* args[] = {"ld.lld", "-shared", "--threads=1", "-z", "now", "-z", "relro", "-z", "noexecstack",
-                        "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "-o", out.c_str(), in.c_str()};
+  std::vector<const char*> args = {"ld.lld", "-shared", "--threads=1", "-z", "now", "-z", "relro", "-z",
+                                   "noexecstack", "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "-o",
+                                   out.c_str()};
+  for (const std::string& in : inputs) args.push_back(in.c_str());
   std::string messages;
   llvm::raw_string_ostream said(messages);
   const lld::Result r = lld::lldMain(args, said, said, {{lld::Gnu, &lld::elf::link}});
   said.flush();
   std::error_code ignored;
-  std::filesystem::remove(in, ignored);
+  for (const std::string& in : inputs) std::filesystem::remove(in, ignored);
   if (!r.canRunAgain) g_broken = true;
   if (r.retCode != 0) {
     std::filesystem::remove(out, ignored);

@@ -11,9 +11,10 @@
 
 namespace grove::llvm_backend {
 
-// An ELF shared object of `object` (position-independent code for the
-// host), bound at load (-z now), its undefined symbols (libm's functions)
-// left to the loader. Raises grove::Error naming `kernel` when lld fails.
-std::vector<uint8_t> link_shared_object(std::string_view object, const std::string& kernel);
+// An ELF shared object of `objects` (position-independent code for the
+// host; a kernel's tasks may be compiled into several), bound at load
+// (-z now), its undefined symbols (libm's functions) left to the loader.
+// Raises grove::Error naming `kernel` when lld fails.
+std::vector<uint8_t> link_shared_object(const std::vector<std::string>& objects, const std::string& kernel);
 
 }  // namespace grove::llvm_backend
