@@ -1,6 +1,5 @@
 // grove — the command-line tool: version, backends compiled in, devices
 // found, and PTX from kernels' lowered IR.
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -17,6 +16,7 @@
 #ifdef GROVE_WITH_CUDA
 #include "cuda/ptx.h"
 #include "ir/parser.h"
+#include "program/backend.h"
 #endif
 
 #ifdef GROVE_WITH_VULKAN
@@ -193,10 +193,7 @@ int cmd_ptx(int argc, char** argv) {
           throw grove::Error("grove ptx: kernel '" + kernel->name() + "' in " + file.string() +
                              " is not lowered; give the last stage of its pipeline (the highest-numbered dump)");
         const grove::cuda::PtxCode code = compiler.compile(*kernel, /*debug=*/false);
-        std::string name = kernel->name();
-        for (char& c : name)
-          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
-        const fs::path path = out_dir / (name + ".sm_" + std::to_string(sm) + ".ptx");
+        const fs::path path = out_dir / (grove::detail::dump_name(kernel->name()) + ".sm_" + std::to_string(sm) + ".ptx");
         std::ofstream(path) << code.ptx;
         std::printf("%s: %zu kernel entr%s\n", path.string().c_str(), code.tasks.size(),
                     code.tasks.size() == 1 ? "y" : "ies");

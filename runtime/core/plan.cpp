@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "grove/error.h"
 #include "runtime/core/bytes.h"
 #include "runtime/core/scalar.h"
 
@@ -339,6 +340,12 @@ std::string ints_json(const std::vector<int>& v) {
 }
 
 }  // namespace
+
+void require_backend(const KernelPlan& plan, std::string_view backend, std::string_view device) {
+  if (plan.backend == backend) return;
+  throw Error("kernel '" + plan.name + "': its plan was made for the '" + plan.backend + "' backend, not for " +
+              std::string(device) + "; compile it for " + std::string(device));
+}
 
 std::string to_json(const KernelPlan& p) {
   std::ostringstream o;

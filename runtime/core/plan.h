@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "grove/types.h"
@@ -146,5 +147,9 @@ std::vector<MessagePlan> read_messages(ByteReader& r);
 KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view source = "kernel plan");
 // A readable form for GROVE_DUMP_DIR (code blobs shown by size).
 std::string to_json(const KernelPlan& plan);
+// Raises grove::Error naming the kernel unless `plan` was made for
+// `backend` ("cpu"); `device` names the loading device in the message
+// ("the CPU").
+void require_backend(const KernelPlan& plan, std::string_view backend, std::string_view device);
 
 }  // namespace grove::rt

@@ -44,9 +44,7 @@ class CpuDevice : public HostDevice {
   bool synchronous() const override { return true; }
 
   std::unique_ptr<LoadedKernel> load(KernelPlan plan) override {
-    if (plan.backend != "cpu")
-      throw Error("kernel '" + plan.name + "': its plan was made for the '" + plan.backend +
-                  "' backend, not for the CPU; compile it for the CPU");
+    require_backend(plan, "cpu", "the CPU");
     check_target(plan);
     auto k = std::make_unique<CpuKernel>();
     k->library = std::make_unique<Library>(plan.library, plan.name);

@@ -130,9 +130,7 @@ class CudaDevice : public Device {
   }
 
   std::unique_ptr<LoadedKernel> load(KernelPlan plan) override {
-    if (plan.backend != "cuda")
-      throw Error("kernel '" + plan.name + "': its plan was made for the '" + plan.backend +
-                  "' backend, not for CUDA; compile it for CUDA");
+    require_backend(plan, "cuda", "CUDA");
     const int sm = sm_of_target(plan.target);
     if (sm < 0 || sm > info_.sm)
       throw Error("kernel '" + plan.name + "' was compiled for " + (plan.target.empty() ? "no target" : plan.target) +

@@ -224,9 +224,7 @@ void VulkanDevice::write_words(int id, int64_t offset, int64_t count, const uint
 // The features a kernel's code needs of a device: 64-bit values, 64-bit
 // atomics, and the optional paths the code generator took on this device.
 std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
-  if (plan.backend != "vulkan")
-    throw Error("kernel '" + plan.name + "': its plan was made for the '" + plan.backend +
-                "' backend, not for Vulkan; compile it for Vulkan");
+  rt::require_backend(plan, "vulkan", "Vulkan");
   const vk::DeviceInfo& info = device_->info();
   const rt::Features& f = plan.features;
   std::string missing;

@@ -42,6 +42,7 @@
 #include "ir/assert.h"
 #include "grove/version.h"
 #include "ir/passes/reductions.h"
+#include "ir/plan_builder.h"
 #include "ir/printer.h"
 #include "llvm/disk_cache.h"
 #include "llvm/emit.h"
@@ -1023,6 +1024,24 @@ std::string to_text(const llvm::Module& m) {
   return out;
 }
 
+void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::vector<TaskCode>& tasks,
+                   std::vector<rt::MessagePlan> messages) {
+  GROVE_ASSERT(tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
+  plan.backend = backend;
+  plan.arg_words = 2 * static_cast<uint32_t>(plan.args.size());
+  for (size_t n = 0; n < plan.args.size(); ++n) {
+    plan.args[n].word = 2 * static_cast<uint32_t>(n);
+    plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
+  }
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    rt::TaskPlan& t = plan.tasks[i];
+    t.entry_point = tasks[i].entry;
+    t.count_entry_point = tasks[i].count_entry;
+    for (const TreeKey& key : tasks[i].trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
+  }
+  plan.messages = std::move(messages);
+}
+
 Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module) {
   Emitter emitter(kernel, options, target, module);
   Emitted out;
@@ -1069,10 +1088,21 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
 std::atomic<int64_t> g_compilations{0};
 
 struct Jit::Impl {
-  // The host CPU's features; emit the objects. One per compile thread
-  // (a target machine is not thread-safe); machines[0] also for dumps.
+  // The host CPU's features; emit the objects. One per compile thread (a
+  // target machine is not thread-safe), made when a kernel first needs that
+  // many; machines[0] also for dumps.
   std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
+  const llvm::Target* target = nullptr;
+  size_t threads = 1;  // compile threads: the cores, at most 8
   std::string triple, cpu, features;
+
+  // Position-independent code: each kernel becomes a shared object
+  // (linker.h) that the runtime opens with dlopen.
+  void add_machine() {
+    machines.emplace_back(target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+                                                      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+    if (!machines.back()) throw Error("LLVM cannot target this CPU (" + triple + ", " + cpu + ")");
+  }
   std::mutex mutex;                                 // the machines and the table are not thread-safe
   std::unordered_map<std::string, CpuCode> memory;  // by key (without the texts)
 
@@ -1096,7 +1126,8 @@ struct Jit::Impl {
   // left as declarations); lld links the objects into one shared object.
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
                                    const std::string& kernel) {
-    const size_t groups = std::min(tasks.size(), machines.size());
+    const size_t groups = std::min(tasks.size(), threads);
+    while (machines.size() < groups) add_machine();
     if (groups <= 1) {
       optimize(module, *machines[0]);
       return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
@@ -1158,18 +1189,10 @@ Jit::Jit() : impl_(std::make_unique<Impl>()) {
   for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
   impl_->features = features.getString();
   std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
-  if (target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
-  // Position-independent code: each kernel becomes a shared object
-  // (linker.h) that the runtime opens with dlopen.
-  const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  for (unsigned i = 0; i < threads; ++i) {
-    impl_->machines.emplace_back(target->createTargetMachine(impl_->triple, impl_->cpu, impl_->features,
-                                                             llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-                                                             llvm::CodeGenOptLevel::Aggressive));
-    if (!impl_->machines.back())
-      throw Error("LLVM cannot target this CPU (" + impl_->triple + ", " + impl_->cpu + ")");
-  }
+  impl_->target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
+  if (impl_->target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
+  impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  impl_->add_machine();
 }
 
 Jit::~Jit() = default;

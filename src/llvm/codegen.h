@@ -91,6 +91,13 @@ struct CpuCode {
   enum class Source { compiled, memory, disk } source = Source::compiled;
 };
 
+// Completes a kernel's plan (ir::plan_kernel's) from the tasks the
+// generator made, as both targets' ABI has it: `backend`, each argument in
+// a 64-bit slot of its own (words 2n and 2n + 1), each task's entry points
+// and tree slots, and the messages (which the device numbers at load).
+void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::vector<TaskCode>& tasks,
+                   std::vector<rt::MessagePlan> messages);
+
 struct CodegenOptions {
   // Debug mode: each task function returns at once when an assertion
   // failed before it (later tasks, later chunks of a parallel task).

@@ -46,16 +46,6 @@ class Backend {
                                                     rt::KernelPlan plan) = 0;
 };
 
-// The LLVM backends' argument ABI (CPU task ABI, CUDA kernel parameters):
-// argument n in a 64-bit slot of its own, words 2n and 2n + 1.
-inline void use_64bit_argument_slots(rt::KernelPlan& plan) {
-  plan.arg_words = 2 * static_cast<uint32_t>(plan.args.size());
-  for (size_t n = 0; n < plan.args.size(); ++n) {
-    plan.args[n].word = 2 * static_cast<uint32_t>(n);
-    plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
-  }
-}
-
 // GROVE_DUMP_DIR, created, or "" when it is unset: where each kernel's IR
 // stages, plan and code go, in files named `dump_name(kernel) + suffix`.
 std::string dump_dir();

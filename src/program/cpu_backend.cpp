@@ -21,8 +21,6 @@
 #include <string>
 
 #include "grove/error.h"
-#include "ir/assert.h"
-#include "ir/plan_builder.h"
 #include "llvm/codegen.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
@@ -60,20 +58,10 @@ class CpuBackend : public Backend {
       std::ofstream(base.string() + ".cpu.opt.ll") << code.ir_after;
       std::ofstream(base.string() + ".cpu.s") << code.assembly;
     }
-    GROVE_ASSERT(code.tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
-    plan.backend = "cpu";
-    use_64bit_argument_slots(plan);
+    llvm_backend::complete_plan(plan, "cpu", code.tasks, std::move(code.messages));
     plan.library = std::move(code.library);
     plan.target = jit_->target();
     plan.target_features = jit_->features();
-    for (size_t i = 0; i < plan.tasks.size(); ++i) {
-      const llvm_backend::TaskCode& c = code.tasks[i];
-      rt::TaskPlan& t = plan.tasks[i];
-      t.entry_point = c.entry;
-      t.count_entry_point = c.count_entry;
-      for (const llvm_backend::TreeKey& key : c.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
-    }
-    plan.messages = std::move(code.messages);  // numbered by the device when it loads them
     return device_.load(std::move(plan));
   }
 

@@ -11,8 +11,6 @@
 #include <string>
 
 #include "cuda/ptx.h"
-#include "ir/assert.h"
-#include "ir/plan_builder.h"
 #include "program/backend.h"
 #include "runtime/cuda/device.h"
 
@@ -34,20 +32,10 @@ class CudaBackend : public Backend {
       std::ofstream(base.string() + ".cuda.opt.ll") << code.ir_after;
       std::ofstream(base.string() + ".ptx") << code.ptx;
     }
-    GROVE_ASSERT(code.tasks.size() == plan.tasks.size(), "the PTX code generator made a kernel per task");
-    plan.backend = "cuda";
-    use_64bit_argument_slots(plan);
+    llvm_backend::complete_plan(plan, "cuda", code.tasks, std::move(code.messages));
     plan.library.assign(code.ptx.begin(), code.ptx.end());
     plan.target = ptx_.target();
-    for (size_t i = 0; i < plan.tasks.size(); ++i) {
-      const llvm_backend::TaskCode& c = code.tasks[i];
-      rt::TaskPlan& t = plan.tasks[i];
-      t.entry_point = c.entry;
-      t.count_entry_point.clear();
-      t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
-      for (const llvm_backend::TreeKey& key : c.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
-    }
-    plan.messages = std::move(code.messages);  // numbered by the device when it loads them
+    for (rt::TaskPlan& t : plan.tasks) t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
     return device_.load(std::move(plan));
   }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -19,15 +20,10 @@
 #include "cuda/ptx.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
+#include "program/backend.h"
 #include "program/test_hooks.h"
 
 namespace {
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 struct SuitePtx {
   SuitePtx() {
@@ -44,12 +40,10 @@ struct SuitePtx {
         std::lock_guard lock(*mutex);
         if (!seen->insert(std::to_string(debug) + grove::ir::print_kernel(kernel)).second) return;
       }
-      std::string name = kernel.name();
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      const std::string name = grove::detail::dump_name(kernel.name());
       const std::string ptx = compiler->compile(kernel, debug).ptx;
       char hash[20];
-      std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(ptx)));
+      std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(std::hash<std::string>{}(ptx)));
       const auto path = out / (name.substr(0, 48) + "-" + hash + ".ptx");
       if (!std::filesystem::exists(path)) std::ofstream(path) << ptx;
     });
