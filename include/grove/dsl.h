@@ -176,6 +176,11 @@ Expr abs(const Expr& x);
 Expr floor(const Expr& x);
 Expr ceil(const Expr& x);
 Expr round(const Expr& x);
+// Bits of an integer, counted over its type's width (a bool counts as an i32):
+// set bits, leading zeros and trailing zeros; clz and ctz of 0 are the width.
+Expr popcnt(const Expr& x);
+Expr clz(const Expr& x);
+Expr ctz(const Expr& x);
 Expr min(const Expr& a, const Expr& b);
 Expr max(const Expr& a, const Expr& b);
 Expr select(const Expr& cond, const Expr& a, const Expr& b);  // both evaluated

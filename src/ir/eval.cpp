@@ -68,6 +68,7 @@ uint64_t eval_unary(UnaryOp op, DataType t, uint64_t x) {
         case UnaryOp::ceil: return to_bits<T>(std::ceil(v));
         case UnaryOp::round: return to_bits<T>(std::round(v));
         case UnaryOp::tanh: return to_bits<T>(std::tanh(v));
+        case UnaryOp::popcnt: case UnaryOp::clz: case UnaryOp::ctz: break;
       }
       GROVE_ASSERT(false, std::string("unary ") + op_name(op) + " on a float");
       return 0;
@@ -89,6 +90,10 @@ uint64_t eval_unary(UnaryOp op, DataType t, uint64_t x) {
           return to_bits<T>(v);
         case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round:
           return to_bits<T>(v);
+        // Counted over the type's own width: ctz and clz of 0 are the width.
+        case UnaryOp::popcnt: return to_bits<T>(static_cast<T>(std::popcount(static_cast<U>(v))));
+        case UnaryOp::clz: return to_bits<T>(static_cast<T>(std::countl_zero(static_cast<U>(v))));
+        case UnaryOp::ctz: return to_bits<T>(static_cast<T>(std::countr_zero(static_cast<U>(v))));
         default: break;
       }
       GROVE_ASSERT(false, std::string("unary ") + op_name(op) + " on an integer (type_check casts it)");

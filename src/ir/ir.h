@@ -22,7 +22,7 @@ enum class StmtKind : uint8_t {
 
 #define GROVE_UNARY_OPS(X) \
   X(neg) X(logic_not) X(bit_not) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(asin) X(acos) \
-  X(atan) X(exp) X(log) X(abs) X(floor) X(ceil) X(round) X(tanh)
+  X(atan) X(exp) X(log) X(abs) X(floor) X(ceil) X(round) X(tanh) X(popcnt) X(clz) X(ctz)
 
 #define GROVE_BINARY_OPS(X)                                                       \
   X(add) X(sub) X(mul) X(div) X(mod) X(min) X(max) X(pow) X(atan2) X(bit_and)     \

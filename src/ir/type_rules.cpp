@@ -28,7 +28,9 @@ bool needs_integers(BinaryOp op) {
   }
 }
 
-bool needs_integers(UnaryOp op) { return op == UnaryOp::bit_not; }
+bool needs_integers(UnaryOp op) {
+  return op == UnaryOp::bit_not || op == UnaryOp::popcnt || op == UnaryOp::clz || op == UnaryOp::ctz;
+}
 
 bool needs_integers(AtomicOp op) {
   return op == AtomicOp::bit_and || op == AtomicOp::bit_or || op == AtomicOp::bit_xor;
@@ -56,6 +58,8 @@ DataType unary_type(UnaryOp op, DataType x) {
       return DataType::u1;
     case UnaryOp::neg: case UnaryOp::bit_not: case UnaryOp::abs:
       return x;
+    case UnaryOp::popcnt: case UnaryOp::clz: case UnaryOp::ctz:
+      return x == DataType::u1 ? DataType::i32 : x;  // bits of the integer, never of a bool
     case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round:
     case UnaryOp::sqrt: case UnaryOp::rsqrt: case UnaryOp::sin: case UnaryOp::cos:
     case UnaryOp::tan: case UnaryOp::asin: case UnaryOp::acos: case UnaryOp::atan:

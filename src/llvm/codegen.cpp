@@ -553,7 +553,8 @@ class Emitter {
         case UnaryOp::floor: return intrinsic(llvm::Intrinsic::floor, x);
         case UnaryOp::ceil: return intrinsic(llvm::Intrinsic::ceil, x);
         case UnaryOp::round: return intrinsic(llvm::Intrinsic::round, x);  // half away from zero
-        case UnaryOp::logic_not: case UnaryOp::bit_not: break;
+        case UnaryOp::logic_not: case UnaryOp::bit_not: case UnaryOp::popcnt: case UnaryOp::clz:
+        case UnaryOp::ctz: break;
       }
       throw InternalError(std::string("LLVM codegen: unary ") + ir::op_name(op) + " on a float in " + what_);
     }
@@ -563,6 +564,10 @@ class Emitter {
       case UnaryOp::abs:
         return is_signed(t) ? b_.CreateSelect(b_.CreateICmpSLT(x, zero(t)), b_.CreateNeg(x), x) : x;
       case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round: return x;
+      case UnaryOp::popcnt: return intrinsic(llvm::Intrinsic::ctpop, x);
+      // Of 0: the type's width (not poison).
+      case UnaryOp::clz: return b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {x->getType()}, {x, b_.getFalse()});
+      case UnaryOp::ctz: return b_.CreateIntrinsic(llvm::Intrinsic::cttz, {x->getType()}, {x, b_.getFalse()});
       default: break;
     }
     throw InternalError(std::string("LLVM codegen: unary ") + ir::op_name(op) + " on an integer in " + what_);

@@ -221,6 +221,9 @@ Expr abs(const Expr& x) { return unary(UnaryOp::abs, x); }
 Expr floor(const Expr& x) { return unary(UnaryOp::floor, x); }
 Expr ceil(const Expr& x) { return unary(UnaryOp::ceil, x); }
 Expr round(const Expr& x) { return unary(UnaryOp::round, x); }
+Expr popcnt(const Expr& x) { return unary(UnaryOp::popcnt, x); }
+Expr clz(const Expr& x) { return unary(UnaryOp::clz, x); }
+Expr ctz(const Expr& x) { return unary(UnaryOp::ctz, x); }
 Expr min(const Expr& a, const Expr& c) { return binary(BinaryOp::min, a, c); }
 Expr max(const Expr& a, const Expr& c) { return binary(BinaryOp::max, a, c); }
 Expr select(const Expr& cond, const Expr& a, const Expr& c) {

@@ -247,6 +247,7 @@ Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {
         if (!is_signed(t)) return x;
         return wrap(m_.select(m_.compare(Op::OpSLessThan, x, zero(t)), m_.unary(Op::OpSNegate, x), x), t);
       case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round: return x;
+      case UnaryOp::popcnt: case UnaryOp::clz: case UnaryOp::ctz: return bit_count(op, t, x);
       default: break;
     }
     throw InternalError(std::string("SPIR-V codegen: unary ") + ir::op_name(op) + " on an integer in " + what_);
@@ -269,9 +270,43 @@ Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {
     case UnaryOp::floor: return glsl(GLSLstd450Floor);
     case UnaryOp::ceil: return glsl(GLSLstd450Ceil);
     case UnaryOp::round: return float_round(x);
-    case UnaryOp::logic_not: case UnaryOp::bit_not: break;
+    case UnaryOp::logic_not: case UnaryOp::bit_not: case UnaryOp::popcnt: case UnaryOp::clz:
+    case UnaryOp::ctz: break;
   }
   throw InternalError(std::string("SPIR-V codegen: unary ") + ir::op_name(op) + " on a float in " + what_);
+}
+
+// Counted over t's own width, as eval.cpp does (clz and ctz of 0 are the
+// width). Vulkan takes only 32-bit operands for OpBitCount and FindILsb /
+// FindUMsb, so a 64-bit value is counted as its two words, and an 8- or
+// 16-bit one (held in 32 bits, sign-extended when signed) is masked first.
+Id TaskEmitter::bit_count(UnaryOp op, DataType t, Id x) {
+  const uint32_t width = static_cast<uint32_t>(bit_width(t));
+  auto popcount = [&](Id v) { return m_.unary(Op::OpBitCount, v); };
+  auto is_zero = [&](Id v) { return m_.compare(Op::OpIEqual, v, u32c(0)); };
+  // FindILsb and FindUMsb of 0 are -1 (all ones).
+  auto ctz32 = [&](Id v) {
+    return m_.select(is_zero(v), u32c(32), m_.ext_inst(u32_type(), GLSLstd450FindILsb, {v}));
+  };
+  auto clz32 = [&](Id v) { return op2(Op::OpISub, u32c(31), m_.ext_inst(u32_type(), GLSLstd450FindUMsb, {v})); };
+  Id r;
+  if (width == 64) {
+    auto [lo, hi] = split_words(x);
+    switch (op) {
+      case UnaryOp::popcnt: r = op2(Op::OpIAdd, popcount(lo), popcount(hi)); break;
+      case UnaryOp::ctz: r = m_.select(is_zero(lo), op2(Op::OpIAdd, u32c(32), ctz32(hi)), ctz32(lo)); break;
+      default: r = m_.select(is_zero(hi), op2(Op::OpIAdd, u32c(32), clz32(lo)), clz32(hi)); break;
+    }
+    return cast(r, DataType::u32, t);
+  }
+  Id v = type_of(t) == u32_type() ? x : m_.convert(Op::OpBitcast, u32_type(), x);
+  if (width < 32) v = op2(Op::OpBitwiseAnd, v, u32c((1u << width) - 1));
+  switch (op) {
+    case UnaryOp::popcnt: r = popcount(v); break;
+    case UnaryOp::ctz: r = m_.select(is_zero(v), u32c(width), ctz32(v)); break;
+    default: r = op2(Op::OpISub, clz32(v), u32c(32 - width)); break;
+  }
+  return type_of(t) == u32_type() ? r : m_.convert(Op::OpBitcast, type_of(t), r);
 }
 
 Id TaskEmitter::compare(BinaryOp op, DataType t, Id a, Id b) {

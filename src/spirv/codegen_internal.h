@@ -41,6 +41,7 @@ class TaskEmitter {
   Id cast(Id v, DataType from, DataType to);
   Id wrap(Id v, DataType t);  // a 32-bit result back to t's canonical form
   Id unary(ir::UnaryOp op, DataType t, Id x);           // bool for logic_not, else t
+  Id bit_count(ir::UnaryOp op, DataType t, Id x);       // popcnt, clz, ctz of an integer
   Id binary(ir::BinaryOp op, DataType t, Id a, Id b);   // binary_result_type(op, t, t)
   Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
   Id float_to_int(Id v, DataType from, DataType to);

@@ -1,4 +1,5 @@
 // The kernel DSL: arithmetic, math, arguments, local variables, atomics, print.
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -91,6 +92,36 @@ TEST_P(Dsl, BitOperations) {
   k(0xF0F0u, 0x0FF0u);
   EXPECT_EQ(r.to_vector<uint32_t>(),
             (std::vector<uint32_t>{0x00F0u, 0xFFF0u, 0xFF00u, 0xF0F00u, 0x3C3Cu, ~0xF0F0u, 0x1E1E0u}));
+}
+
+// popcnt, clz and ctz count over the operand type's own width, 0 included
+// (the expected values come from <bit> on the host).
+TEST_P(Dsl, BitCountsOverEachTypesWidth) {
+  Program prog(config());
+  Field r = prog.field(i64, "r", {7, 3});
+  Kernel k = prog.kernel(
+      "k", {arg(i8), arg(u16), arg(i32), arg(u32), arg(i64), arg(u64), arg(u32)}, [&](Args a) {
+        for (int i = 0; i < 7; ++i) {
+          r(i, 0) = cast(i64, popcnt(a[i]));
+          r(i, 1) = cast(i64, clz(a[i]));
+          r(i, 2) = cast(i64, ctz(a[i]));
+        }
+      });
+  const int8_t v8 = -96;  // 0xa0
+  const uint16_t v16 = 0x0500;
+  const int32_t v32 = -(1 << 20);
+  const uint32_t u32v = 0x00f00000u;
+  const int64_t v64 = int64_t{0x3} << 40;
+  const uint64_t u64v = (uint64_t{1} << 63) | 0x10u;
+  k(v8, v16, v32, u32v, v64, u64v, 0u);
+  auto counts = [](auto u) {
+    return std::vector<int64_t>{std::popcount(u), std::countl_zero(u), std::countr_zero(u)};
+  };
+  std::vector<int64_t> want;
+  for (const auto& c : {counts(static_cast<uint8_t>(v8)), counts(v16), counts(static_cast<uint32_t>(v32)),
+                        counts(u32v), counts(static_cast<uint64_t>(v64)), counts(u64v), counts(0u)})
+    want.insert(want.end(), c.begin(), c.end());
+  EXPECT_EQ(r.to_vector<int64_t>(), want);
 }
 
 TEST_P(Dsl, ArithmeticShiftForSignedTypes) {
