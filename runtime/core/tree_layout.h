@@ -50,7 +50,8 @@ struct SNodeLayout {
   int64_t cell_words = 0;         // one cell = its children's containers side by side
   int64_t container_words = 0;    // one container of this node (place: the value)
   int64_t component_offset = 0;   // where this node's container starts in its parent's cell
-  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container
+  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container;
+                                  // pointer: occupancy bits after the slots (listgen's)
   int64_t num_chunks = 0;         // dynamic: chunk slots per container
   int64_t max_cells = 0;          // most cells of this node that can exist at once
   // Pools (pointer: cells; dynamic: chunks of chunk_size cells), DESIGN.md "Memory contract".
@@ -112,7 +113,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 2;
+inline constexpr uint32_t kLayoutVersionValue = 3;
 
 // A field placed in a tree: its scalar type, its place node, and the
 // indices users give it (one per axis its path splits, offset included).

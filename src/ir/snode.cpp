@@ -271,7 +271,8 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         return align;
       case SNodeType::pointer:
         s.pool_entry_words = align_up(s.cell_words, align);
-        s.container_words = s.num_cells;  // one slot per cell
+        s.mask_words = (s.num_cells + 31) / 32;
+        s.container_words = sum(s, s.num_cells, s.mask_words);  // one slot per cell, then occupancy bits
         return 1;
       case SNodeType::dynamic:
         s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;

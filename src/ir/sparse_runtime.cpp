@@ -141,7 +141,7 @@ Stmt* SparseRuntime::allocate(int pool) {
   return get(result);
 }
 
-Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
+Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void()>& published) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* value = var(U32, load_shared(t, slot));
@@ -152,7 +152,11 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot) {
         [&] {
           Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
           if_then(
-              bin(BinaryOp::cmp_eq, old, u32(0)), [&] { set(value, candidate); },
+              bin(BinaryOp::cmp_eq, old, u32(0)),
+              [&] {
+                set(value, candidate);
+                if (published) published();
+              },
               [&] {
                 // Lost the race: the winner's entry is used, ours goes to the
                 // next spare slot (entry + 1: non-zero once written). Fewer
@@ -243,7 +247,13 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       }
       case SNodeType::pointer: {
         Stmt* slot = bin(BinaryOp::add, container, c);
-        Stmt* v = activate ? activate_slot(path[n], slot) : load_shared(t, slot);
+        // The slot's publisher sets its occupancy bit (for listgen).
+        auto occupied = [&] {
+          Stmt* word = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells))),
+                           bin(BinaryOp::div, c, u32(32)));
+          atomic(AtomicOp::bit_or, t, word, bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32))));
+        };
+        Stmt* v = activate ? activate_slot(path[n], slot, occupied) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
@@ -543,6 +553,7 @@ void SparseRuntime::release_container(int node, Stmt* container) {
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
                 [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
       });
+      zero_words(t, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells))), s.mask_words);
       return;
     case SNodeType::dynamic:
       atomic(AtomicOp::exchange, t, container, u32(0));
@@ -568,6 +579,38 @@ Stmt* SparseRuntime::mask_bit(int tree, Stmt* container, Stmt* c) {
       u32(0));
 }
 
+std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, int naxes) {
+  const SNodeDecl& s = forest_.snode(node);
+  // A cell's global index in the node's index space: its container's
+  // coordinates (stored in the list entry) scaled by the node's extents,
+  // plus the cell's local coordinates (cell_locals).
+  int stored = static_cast<int>(s.list_entry_words) - 1;
+  std::vector<Stmt*> bases;
+  for (int a = 0; a < naxes; ++a) {
+    Stmt* base = a < stored ? load(s.tree, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    bases.push_back(bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)]))));
+  }
+  return bases;
+}
+
+std::vector<Stmt*> SparseRuntime::cell_index(int node, const std::vector<Stmt*>& bases, Stmt* cell) {
+  const SNodeDecl& s = forest_.snode(node);
+  // The cell's local coordinates: row-major over the node's axes.
+  std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
+  Stmt* rest = cell;
+  for (int a = kMaxAxes - 1; a >= 0; --a) {
+    if (!((s.axis_mask >> a) & 1)) continue;
+    auto ua = static_cast<size_t>(a);
+    Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
+    local[ua] = bin(BinaryOp::mod, rest, ext);
+    rest = bin(BinaryOp::div, rest, ext);
+  }
+  std::vector<Stmt*> index;
+  for (size_t a = 0; a < bases.size(); ++a)
+    index.push_back(local[a] ? bin(BinaryOp::add, bases[a], local[a]) : bases[a]);
+  return index;
+}
+
 void SparseRuntime::for_list_cells(
     int node, int naxes, const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
   const SNodeDecl& s = forest_.snode(node);
@@ -590,57 +633,92 @@ void SparseRuntime::for_list_cells(
   b_.set_insert_point_to_end(loop->body());
   Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
   Stmt* e = whole ? idx : bin(BinaryOp::div, idx, u32(parts));
-  Stmt* c = nullptr;  // the cell's number in its container
-  if (run == 1) c = bin(BinaryOp::mod, idx, u32(cells));
   Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
                     bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
   Stmt* container = load(t, entry);
-  // A cell's global index in the node's index space: its container's
-  // coordinates (stored in the list entry) scaled by the node's extents...
-  int stored = static_cast<int>(s.list_entry_words) - 1;
-  auto scaled_base = [&](int a) {
-    Stmt* base = a < stored ? load(t, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
-    return bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)])));
-  };
-  // ...plus the cell's local coordinates (row-major over the node's axes).
-  auto locals = [&](Stmt* cell) {
-    std::vector<Stmt*> local(static_cast<size_t>(kMaxAxes), nullptr);
-    Stmt* rest = cell;
-    for (int a = kMaxAxes - 1; a >= 0; --a) {
-      if (!((s.axis_mask >> a) & 1)) continue;
-      auto ua = static_cast<size_t>(a);
-      Stmt* ext = u32(static_cast<uint64_t>(s.extent[ua]));
-      local[ua] = bin(BinaryOp::mod, rest, ext);
-      rest = bin(BinaryOp::div, rest, ext);
-    }
-    return local;
-  };
-  std::vector<Stmt*> index;
   if (run == 1) {
-    std::vector<Stmt*> local = locals(c);
-    for (int a = 0; a < naxes; ++a) {
-      Stmt* g = scaled_base(a);
-      if (Stmt* l = local[static_cast<size_t>(a)]) g = bin(BinaryOp::add, g, l);
-      index.push_back(g);
-    }
+    Stmt* c = bin(BinaryOp::mod, idx, u32(cells));  // the cell's number in its container
+    body(c, container, cell_index(node, list_entry_bases(node, entry, naxes), c));
   } else {
     // The run's bases are read before its cell loop, which does the rest.
-    std::vector<Stmt*> bases;
-    for (int a = 0; a < naxes; ++a) bases.push_back(scaled_base(a));
+    std::vector<Stmt*> bases = list_entry_bases(node, entry, naxes);
     Stmt* first = whole ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
     Stmt* last = whole                  ? u32(cells)
                  : cells % run == 0 ? bin(BinaryOp::add, first, u32(run))
                                     : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(cells));
-    Stmt* cell_loop = b_.range_for(b_.cast(I32, first), b_.cast(I32, last));
-    b_.set_insert_point_to_end(cell_loop->body());
-    c = b_.cast(U32, b_.loop_index(cell_loop, 0));
-    std::vector<Stmt*> local = locals(c);
-    for (int a = 0; a < naxes; ++a) {
-      Stmt* l = local[static_cast<size_t>(a)];
-      index.push_back(l ? bin(BinaryOp::add, bases[static_cast<size_t>(a)], l) : bases[static_cast<size_t>(a)]);
-    }
+    serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* i) {
+      Stmt* c = b_.cast(U32, i);
+      body(c, container, cell_index(node, bases, c));
+    });
   }
-  body(c, container, index);
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::for_occupied_slots(int child_node, int naxes,
+                                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+  const SNodeDecl& child = forest_.snode(child_node);
+  const int node = child.parent;
+  const SNodeDecl& s = forest_.snode(node);
+  const int t = s.tree;
+  GROVE_ASSERT(s.type == SNodeType::pointer, "for_occupied_slots of a node that is not a pointer");
+  Stmt* count = bin(BinaryOp::min, load(t, u32(static_cast<uint64_t>(s.list_offset))),
+                    u32(static_cast<uint64_t>(s.list_capacity)));
+  // An iteration takes `run` occupancy words of one container (32 slots
+  // each): as many as cells_per_iteration_ cells, at least one.
+  const uint64_t words = static_cast<uint64_t>(s.mask_words);
+  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, words);
+  const uint64_t parts = (words + run - 1) / run;
+  Stmt* total = parts == 1 ? count : bin(BinaryOp::mul, count, u32(parts));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* e = parts == 1 ? idx : bin(BinaryOp::div, idx, u32(parts));
+  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
+                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
+  Stmt* container = load(t, entry);
+  Stmt* mask = bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells)));
+  std::vector<Stmt*> bases = list_entry_bases(node, entry, naxes);
+  Stmt* first = parts == 1 ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
+  Stmt* last = parts == 1 ? u32(words)
+               : words % run == 0 ? bin(BinaryOp::add, first, u32(run))
+                                  : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(words));
+  // Calls visit(word address, cell number) for every set bit of the run's words.
+  auto each_bit = [&](const std::function<void(Stmt*, Stmt*, Stmt*)>& visit) {
+    serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+      Stmt* word = bin(BinaryOp::add, mask, b_.cast(U32, w));
+      Stmt* bits = var(U32, load(t, word));
+      Stmt* lp = b_.while_loop();
+      Block* outer = b_.block();
+      size_t at = b_.position();
+      b_.set_insert_point_to_end(lp->body());
+      if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+      Stmt* now = get(bits);
+      Stmt* b = b_.unary(UnaryOp::ctz, now);
+      set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
+      visit(word, b, bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b));
+      b_.set_insert_point(outer, at);
+    });
+  };
+  // 1. Count the occupied slots, clearing the bits of slots emptied since
+  //    they were set (deactivation leaves its bit: docs/memory.md).
+  Stmt* found = var(U32, u32(0));
+  each_bit([&](Stmt* word, Stmt* b, Stmt* c) {
+    if_then(bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0)),
+            [&] { set(found, bin(BinaryOp::add, get(found), u32(1))); },
+            [&] { store(t, word, bin(BinaryOp::bit_and, load(t, word),
+                                     b_.unary(UnaryOp::bit_not, bin(BinaryOp::shl, u32(1), b)))); });
+  });
+  // 2. One atomic add for the run, then its entries in order.
+  if_then(bin(BinaryOp::cmp_ne, get(found), u32(0)), [&] {
+    Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
+    each_bit([&](Stmt*, Stmt*, Stmt* c) {
+      Stmt* v = load(t, bin(BinaryOp::add, container, c));
+      body(get(at), entry_address(node, bin(BinaryOp::sub, v, u32(1))), cell_index(node, bases, c));
+      set(at, bin(BinaryOp::add, get(at), u32(1)));
+    });
+  });
   b_.set_insert_point(saved, pos);
 }
 
@@ -653,8 +731,9 @@ void SparseRuntime::emit_listgen(int node) {
   const SNodeDecl& s = forest_.snode(node);
   const SNodeDecl& p = forest_.snode(s.parent);
   int t = s.tree;
-  auto append_entry = [&](Stmt* container, const std::vector<Stmt*>& coords) {
-    Stmt* at = atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(s.list_offset)), u32(1));
+  // Writes entry `at` of the list, if the list has room for it (its
+  // counter counts every append, so the host sees an overflow).
+  auto write_entry = [&](Stmt* at, Stmt* container, const std::vector<Stmt*>& coords) {
     if_then(bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(s.list_capacity))), [&] {
       Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
                         bin(BinaryOp::mul, at, u32(static_cast<uint64_t>(s.list_entry_words))));
@@ -662,6 +741,9 @@ void SparseRuntime::emit_listgen(int node) {
       for (size_t a = 0; a < coords.size(); ++a)
         store(t, bin(BinaryOp::add, entry, u32(1 + a)), coords[a]);
     });
+  };
+  auto append_entry = [&](Stmt* container, const std::vector<Stmt*>& coords) {
+    write_entry(atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(s.list_offset)), u32(1)), container, coords);
   };
   int ncoords = static_cast<int>(s.list_entry_words) - 1;
   if (p.type == SNodeType::root) {
@@ -675,6 +757,13 @@ void SparseRuntime::emit_listgen(int node) {
     append_entry(u32(static_cast<uint64_t>(forest_.tree(t).root_offset + s.component_offset)),
                  coords);
     b_.set_insert_point(saved, pos);
+    return;
+  }
+  if (p.type == SNodeType::pointer) {
+    // The parent's occupied slots, found from its occupancy bits.
+    for_occupied_slots(node, ncoords, [&](Stmt* at, Stmt* cell, const std::vector<Stmt*>& coords) {
+      write_entry(at, bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(s.component_offset))), coords);
+    });
     return;
   }
   for_list_cells(
@@ -697,18 +786,11 @@ void SparseRuntime::emit_listgen(int node) {
             });
             break;
           }
-          case SNodeType::pointer: {
-            Stmt* v = load(t, bin(BinaryOp::add, container, c));
-            if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-              Stmt* cell = entry_address(s.parent, bin(BinaryOp::sub, v, u32(1)));
-              append_entry(bin(BinaryOp::add, cell, comp), coords);
-            });
-            break;
-          }
+          case SNodeType::pointer:  // for_occupied_slots, above
           case SNodeType::root:
           case SNodeType::dynamic:
           case SNodeType::place:
-            GROVE_ASSERT(false, "listgen below a root, dynamic or place node");
+            GROVE_ASSERT(false, "listgen below a root, pointer, dynamic or place node here");
         }
       });
 }

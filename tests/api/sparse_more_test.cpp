@@ -465,6 +465,60 @@ TEST_P(SparseMore, RandomPatternMatchesAReference) {
   EXPECT_GE(static_cast<size_t>(prog.stats().find(inner.name())->active_cells), cells.size());
 }
 
+// Listgen finds a pointer's children through its occupancy bits. Rounds of
+// activations and deactivations in one parallel loop (a deactivation leaves
+// its bit for the next listgen to clear), each round followed by
+// struct-fors over both children of the pointer, checked against a set of
+// active cells. 1600 slots: 50 occupancy words, more than one run of them.
+TEST_P(SparseMore, StructForsFollowRoundsOfActivationAndDeactivation) {
+  Program prog(config());
+  Field x = prog.field(i32, "x"), y = prog.field(i32, "y");
+  constexpr int n = 40;
+  SNode& ptr = prog.root().pointer(ij, {n, n});
+  ptr.dense(ij, {2, 2}).place(x);
+  ptr.dense(ij, {2, 2}).place(y);
+  constexpr int kOps = 96;
+  Field op = prog.field(i32, "op", {kOps});  // cell * 2 + 1 activates, cell * 2 deactivates, -1 nothing
+  Field sums = prog.field(i64, "sums", {4});
+  Kernel apply = prog.kernel("apply", [&] {
+    for_range(0, kOps, [&](Expr k) {
+      Expr o = op(k);
+      if_(o >= 0, [&] {
+        Expr c = o / 2;
+        if_(o % 2 == 1, [&] { x(c / n * 2, c % n * 2) = 1; }).else_([&] { deactivate(ptr, {c / n, c % n}); });
+      });
+    });
+  });
+  Kernel visit = prog.kernel("visit", [&] {
+    for (int k = 0; k < 4; ++k) sums(k) = cast(i64, 0);
+    for_each(x, [&](Expr i, Expr j) { sums(0) += cast(i64, 1); sums(1) += cast(i64, i * 1000 + j); });
+    for_each(y, [&](Expr i, Expr j) { sums(2) += cast(i64, 1); sums(3) += cast(i64, i * 1000 + j); });
+  });
+  std::mt19937 rng(11);
+  std::set<int> active;
+  for (int round = 0; round < 12; ++round) {
+    std::vector<int32_t> ops(kOps, -1);
+    std::set<int> touched;  // one operation per cell and round
+    for (int k = 0; k < kOps; ++k) {
+      int c = static_cast<int>(rng() % (n * n));
+      if (round % 4 == 3 && !active.empty()) c = *std::next(active.begin(), static_cast<long>(rng() % active.size()));
+      if (!touched.insert(c).second) continue;
+      bool on = round % 4 != 3 && rng() % 3 != 0;
+      ops[static_cast<size_t>(k)] = c * 2 + (on ? 1 : 0);
+      if (on) active.insert(c); else active.erase(c);
+    }
+    op.from_vector(ops);
+    apply();
+    visit();
+    int64_t count = 0, index_sum = 0;
+    for (int c : active)
+      for (int di = 0; di < 2; ++di)
+        for (int dj = 0; dj < 2; ++dj, ++count) index_sum += (c / n * 2 + di) * 1000 + (c % n * 2 + dj);
+    std::vector<int64_t> got = sums.to_vector<int64_t>();
+    ASSERT_EQ(got, (std::vector<int64_t>{count, index_sum, count, index_sum})) << "round " << round;
+  }
+}
+
 TEST_P(SparseMore, DebugModeChecksSparseIndices) {
   Program prog(debug_config());
   Field x = prog.field(i32, "x");
