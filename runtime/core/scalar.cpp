@@ -2,6 +2,7 @@
 #include "runtime/core/scalar.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -173,6 +174,54 @@ std::string format_print(std::string_view format, std::span<const std::string> v
     }
   }
   return out;
+}
+
+std::string describe_value(DataType t, uint64_t bits) {
+  return format_value(t, bits) + " (" + std::string(type_name(t)) + ")";
+}
+
+namespace {
+
+bool integer_fits(__int128 v, DataType to) {
+  if (to == DataType::u1) return v == 0 || v == 1;
+  const int w = bit_width(to);
+  if (is_signed(to)) return v >= -(static_cast<__int128>(1) << (w - 1)) && v < (static_cast<__int128>(1) << (w - 1));
+  return v >= 0 && v < (static_cast<__int128>(1) << w);
+}
+
+double float_max(DataType t) {
+  return t == DataType::f16 ? 65504.0 : t == DataType::f32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
+}
+
+}  // namespace
+
+std::string argument_problem(DataType from, uint64_t bits, DataType to) {
+  const std::string out_of_range = describe_value(from, bits) + ", which is out of the range of " + std::string(type_name(to));
+  if (is_integral(from)) {
+    const __int128 v = is_signed(from) ? static_cast<__int128>(bits_to_int(from, bits))
+                                       : static_cast<__int128>(static_cast<uint64_t>(bits_to_int(from, bits)));
+    if (is_integral(to) && !integer_fits(v, to)) return out_of_range;
+    if (is_float(to) && (v > static_cast<__int128>(float_max(to)) || v < -static_cast<__int128>(float_max(to))))
+      return out_of_range;
+    return "";
+  }
+  const double d = bits_to_double(from, bits);
+  if (is_integral(to)) {
+    if (std::isnan(d) || std::isinf(d)) return describe_value(from, bits) + ", which has no " + std::string(type_name(to)) + " value";
+    const double t = std::trunc(d);
+    // Every integer type's bounds are powers of two, exact in a double.
+    const double lo = is_signed(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
+    const double hi = std::ldexp(1.0, is_signed(to) ? bit_width(to) - 1 : bit_width(to));
+    if (!(t >= lo && t < hi)) return out_of_range;
+  } else if (std::isfinite(d) && std::fabs(d) > float_max(to)) {
+    return out_of_range;
+  }
+  return "";
+}
+
+uint64_t convert_argument(DataType from, uint64_t bits, DataType to) {
+  const uint64_t v = cast_bits(from, to, bits);
+  return to == compute_type(to) ? v : cast_bits(to, compute_type(to), v);
 }
 
 }  // namespace grove::rt

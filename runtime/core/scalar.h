@@ -33,4 +33,15 @@ std::string format_print(std::string_view format, std::span<const std::string> v
 uint64_t load_element(std::span<const uint32_t> words, int64_t address, DataType dtype);
 void store_element(std::span<uint32_t> words, int64_t address, DataType dtype, uint64_t value);
 
+// "2.5 (f32)": a value and its type, for messages.
+std::string describe_value(DataType t, uint64_t bits);
+// Host values passed as kernel arguments. A value converts when C++ defines
+// the conversion and it keeps the value (floats to integers truncate toward
+// zero, as in C++; wider floats round); NaN, infinity or a value outside the
+// argument type's range does not. argument_problem says why not ("3e+09
+// (f64), which is out of the range of i32"), or is empty; convert_argument
+// gives the bits in `to`'s compute type.
+std::string argument_problem(DataType from, uint64_t bits, DataType to);
+uint64_t convert_argument(DataType from, uint64_t bits, DataType to);
+
 }  // namespace grove::rt

@@ -140,24 +140,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
 
 namespace {
 
-// Exact range checks for host values passed as kernel arguments: a value
-// converts when C++ defines the conversion and it keeps the value (floats
-// to integers truncate toward zero, as in C++; wider floats round); NaN,
-// infinity or a value outside the argument type's range raise an error.
-std::string describe(DataType t, uint64_t bits) {
-  return ir::format_value(t, bits) + " (" + std::string(type_name(t)) + ")";
-}
-
-bool integer_fits(__int128 v, DataType to) {
-  if (to == DataType::u1) return v == 0 || v == 1;
-  const int w = bit_width(to);
-  if (is_signed(to)) return v >= -(static_cast<__int128>(1) << (w - 1)) && v < (static_cast<__int128>(1) << (w - 1));
-  return v >= 0 && v < (static_cast<__int128>(1) << w);
-}
-
-double float_max(DataType t) {
-  return t == DataType::f16 ? 65504.0 : t == DataType::f32 ? 3.4028234663852886e38 : 1.7976931348623157e308;
-}
+std::string describe(DataType t, uint64_t bits) { return rt::describe_value(t, bits); }
 
 }  // namespace
 
@@ -166,33 +149,11 @@ uint64_t ProgramImpl::convert_argument(const KernelRecord& rec, size_t n, const 
   if (value.tree != nullptr)
     throw Error("kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name + "', " +
                 std::string(type_name(spec.type)) + ") was given a tree; pass a number");
-  const DataType from = value.type, to = spec.type;
-  auto fail = [&](const std::string& why) {
+  const std::string problem = rt::argument_problem(value.type, value.bits, spec.type);
+  if (!problem.empty())
     throw Error("kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name + "', " +
-                std::string(type_name(to)) + ") was given " + describe(from, value.bits) + ", which " + why +
-                "; convert it on the host first");
-  };
-  if (is_integral(from)) {
-    const __int128 v = is_signed(from) ? static_cast<__int128>(ir::bits_to_int(from, value.bits))
-                                       : static_cast<__int128>(static_cast<uint64_t>(ir::bits_to_int(from, value.bits)));
-    if (is_integral(to) && !integer_fits(v, to)) fail("is out of the range of " + std::string(type_name(to)));
-    if (is_float(to) && (v > static_cast<__int128>(float_max(to)) || v < -static_cast<__int128>(float_max(to))))
-      fail("is out of the range of " + std::string(type_name(to)));
-  } else {
-    const double d = ir::bits_to_double(from, value.bits);
-    if (is_integral(to)) {
-      if (std::isnan(d) || std::isinf(d)) fail("has no " + std::string(type_name(to)) + " value");
-      const double t = std::trunc(d);
-      // Every integer type's bounds are powers of two, exact in a double.
-      const double lo = is_signed(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
-      const double hi = std::ldexp(1.0, is_signed(to) ? bit_width(to) - 1 : bit_width(to));
-      if (!(t >= lo && t < hi)) fail("is out of the range of " + std::string(type_name(to)));
-    } else if (std::isfinite(d) && std::fabs(d) > float_max(to)) {
-      fail("is out of the range of " + std::string(type_name(to)));
-    }
-  }
-  uint64_t bits = ir::eval_cast(from, to, value.bits);
-  return to == compute_type(to) ? bits : ir::eval_cast(to, compute_type(to), bits);
+                std::string(type_name(spec.type)) + ") was given " + problem + "; convert it on the host first");
+  return rt::convert_argument(value.type, value.bits, spec.type);
 }
 
 std::string ProgramImpl::signature(const KernelRecord& rec) const {
