@@ -15,6 +15,10 @@
 #include "grove/types.h"
 
 namespace grove {
+namespace aot {
+class Module;
+}  // namespace aot
+
 
 namespace detail {
 class ProgramImpl;
@@ -320,6 +324,7 @@ class Kernel {
   Kernel(std::weak_ptr<detail::ProgramImpl> program, int id) : program_(std::move(program)), id_(id) {}
 
  private:
+  friend class aot::Module;
   std::weak_ptr<detail::ProgramImpl> program_;
   int id_ = -1;
 };
@@ -386,6 +391,7 @@ class TreeType {
  private:
   friend class Tree;
   friend class Program;
+  friend class aot::Module;
   friend ArgSpec arg(const TreeType& type, std::string name);
   std::weak_ptr<detail::ProgramImpl> program_;
   int id_ = -1;

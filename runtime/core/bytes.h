@@ -35,6 +35,14 @@ class ByteWriter {
     u64(b.size());
     raw(b.data(), b.size());
   }
+  void ints(std::span<const int> v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (int x : v) i32(x);
+  }
+  void i64s(std::span<const int64_t> v) {
+    u32(static_cast<uint32_t>(v.size()));
+    for (int64_t x : v) i64(x);
+  }
   std::vector<uint8_t> take() { return std::move(out_); }
   size_t size() const { return out_.size(); }
 
@@ -86,6 +94,16 @@ class ByteReader {
     if (n) std::memcpy(w.data(), in_.data() + at_, size_t{n} * 4);
     at_ += size_t{n} * 4;
     return w;
+  }
+  std::vector<int> ints() {
+    std::vector<int> v(count(4));
+    for (int& x : v) x = i32();
+    return v;
+  }
+  std::vector<int64_t> i64s() {
+    std::vector<int64_t> v(count(8));
+    for (int64_t& x : v) x = i64();
+    return v;
   }
   std::vector<uint8_t> bytes() {
     const uint64_t n = u64();

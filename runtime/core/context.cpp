@@ -198,27 +198,44 @@ uint32_t Context::read_word(int inst, int64_t address) {
   return w;
 }
 
+namespace {
+
+// Host access stays inside the buffer whatever the words it follows say
+// (a layout from a module file, slots written by kernels).
+int64_t checked(int64_t words, const std::string& name, int64_t offset, int64_t count) {
+  if (offset < 0 || count < 0 || offset > words - count)
+    throw Error("host access to words " + std::to_string(offset) + " to " + std::to_string(offset + count) + " of '" +
+                name + "', which has " + std::to_string(words) + " words (its contents are corrupt)");
+  return offset;
+}
+
+int64_t checked(const Instance& inst, int64_t offset, int64_t count) {
+  return checked(inst.words, inst.name, offset, count);
+}
+
+}  // namespace
+
 void Context::read_words(int inst, int64_t offset, int64_t count, uint32_t* out) {
-  live(inst, "a read");
-  device_->read_words(inst, offset, count, out);
+  device_->read_words(inst, checked(live(inst, "a read"), offset, count), count, out);
 }
 
 void Context::write_words(int inst, int64_t offset, int64_t count, const uint32_t* in) {
-  live(inst, "a write");
-  device_->write_words(inst, offset, count, in);
+  device_->write_words(inst, checked(live(inst, "a write"), offset, count), count, in);
 }
 
 WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
   copy.resize(static_cast<size_t>(live(inst, "a read").words));
   device_->read_words(inst, 0, static_cast<int64_t>(copy.size()), copy.data());
-  return [&copy](int64_t a) { return copy[static_cast<size_t>(a)]; };
+  return [&copy, name = instance(inst).name](int64_t a) {
+    return copy[static_cast<size_t>(checked(static_cast<int64_t>(copy.size()), name, a, 1))];
+  };
 }
 
 WordReader Context::paged(int inst, PageCache& cache) {
   static constexpr int64_t kPage = 1 << 14;
   const int64_t total = live(inst, "a read").words;
-  return [this, inst, total, &cache](int64_t a) {
-    const int64_t page = a / kPage;
+  return [this, inst, total, name = instance(inst).name, &cache](int64_t a) {
+    const int64_t page = checked(total, name, a, 1) / kPage;
     auto it = cache.find(page);
     if (it == cache.end()) {
       const int64_t begin = page * kPage, count = std::min(kPage, total - begin);

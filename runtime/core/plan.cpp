@@ -106,17 +106,6 @@ CountExpr read_count(ByteReader& r) {
   return c;
 }
 
-void write_ints(ByteWriter& w, const std::vector<int>& v) {
-  w.u32(static_cast<uint32_t>(v.size()));
-  for (int x : v) w.i32(x);
-}
-
-std::vector<int> read_ints(ByteReader& r) {
-  std::vector<int> v(r.count(4));
-  for (int& x : v) x = r.i32();
-  return v;
-}
-
 }  // namespace
 
 void write_messages(ByteWriter& w, std::span<const MessagePlan> messages) {
@@ -180,7 +169,7 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     write_count(w, t.begin);
     write_count(w, t.end);
     w.u32(t.iterations_per_invocation);
-    write_ints(w, t.slots);
+    w.ints(t.slots);
     w.str(t.entry_point);
     w.str(t.count_entry_point);
     w.words(t.code);
@@ -257,7 +246,7 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     t.end = read_count(r);
     t.iterations_per_invocation = r.u32();
     if (t.iterations_per_invocation == 0) r.fail("0 iterations per invocation");
-    t.slots = read_ints(r);
+    t.slots = r.ints();
     for (int s : t.slots)
       if (s < 0 || !slot_ok(s)) r.fail("it binds tree slot " + std::to_string(s) + ", which does not exist");
     t.entry_point = r.str();

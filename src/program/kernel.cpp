@@ -231,19 +231,9 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   return *kernels.back();
 }
 
-void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
+KernelRecord& ProgramImpl::writer_kernel(int field) {
   const ir::FieldDecl& d = fields.get(field);
-  const int place = forest.place_of(field);
-  const int tree = forest.snode(place).tree;
-  if (!forest.is_sparse_path(forest.snode(place).parent)) {
-    int64_t a = forest.find_element(field, physical_index(field, index).data(),
-                                    [](int64_t) { return 0u; });  // dense: reads nothing
-    std::vector<uint32_t> words(2, 0u);
-    ir::store_element(words, 0, d.dtype, bits);
-    context->write_words(instance, a, storage_words(d.dtype), words.data());
-    return;
-  }
-  // Sparse: a write activates, which only the runtime (a kernel) may do.
+  const int tree = forest.snode(forest.place_of(field)).tree;
   // For a field of a tree type, one kernel serves every instance: it takes
   // the tree as its last argument.
   const bool typed = is_tree_type(tree);
@@ -263,6 +253,24 @@ void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint
     }, true);
     id = static_cast<int>(kernels.size()) - 1;
   }
+  return *kernels[static_cast<size_t>(id)];
+}
+
+void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
+  const ir::FieldDecl& d = fields.get(field);
+  const int place = forest.place_of(field);
+  const int tree = forest.snode(place).tree;
+  if (!forest.is_sparse_path(forest.snode(place).parent)) {
+    int64_t a = forest.find_element(field, physical_index(field, index).data(),
+                                    [](int64_t) { return 0u; });  // dense: reads nothing
+    std::vector<uint32_t> words(2, 0u);
+    ir::store_element(words, 0, d.dtype, bits);
+    context->write_words(instance, a, storage_words(d.dtype), words.data());
+    return;
+  }
+  // Sparse: a write activates, which only the runtime (a kernel) may do.
+  const bool typed = is_tree_type(tree);
+  KernelRecord& writer = writer_kernel(field);
   std::vector<ArgValue> values;
   for (int a = 0; a < d.ndim(); ++a) values.emplace_back(static_cast<int32_t>(index[a]));
   ArgValue v(uint64_t{0});
@@ -271,34 +279,24 @@ void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint
   values.push_back(v);
   const Tree handle = tree_handle(tree, instance);
   if (typed) values.emplace_back(handle);
-  launch(*kernels[static_cast<size_t>(id)], values);
+  launch(writer, values);
 }
 
-void ProgramImpl::deactivate_all(int snode, int instance) {
+std::vector<int> ProgramImpl::nearest_sparse(int snode) const {
+  std::vector<int> nearest;
+  auto find = [&](auto&& self, int n) -> void {
+    for (int c : forest.snode(n).children) {
+      if (forest.snode(c).is_sparse()) nearest.push_back(c);
+      else self(self, c);
+    }
+  };
+  find(find, snode);
+  return nearest;
+}
+
+KernelRecord& ProgramImpl::clear_kernel(int snode) {
   const ir::SNodeDecl& s = forest.snode(snode);
-  if (s.type == ir::SNodeType::place)
-    throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its "
-                "parent, or the tree with prog.root().deactivate_all()");
   const bool typed = is_tree_type(s.tree);
-  if (typed && instance < 0)
-    throw Error("deactivate_all on SNode '" + s.name() + "' of tree type '" + tree_types.at(s.tree).name +
-                "', which holds no cells itself; deactivate an instance: tree.deactivate_all()");
-  if (!s.is_sparse()) {
-    // Root and dense nodes (Taichi's ti.root.deactivate_all()): every cell
-    // of the sparse nodes nearest below; deactivating those frees what lies
-    // below them. A tree without sparse nodes has nothing to deactivate.
-    std::vector<int> nearest;
-    auto find = [&](auto&& self, int n) -> void {
-      for (int c : forest.snode(n).children) {
-        if (forest.snode(c).is_sparse()) nearest.push_back(c);
-        else self(self, c);
-      }
-    };
-    find(find, snode);
-    if (!typed) materialize_tree(s.tree);
-    for (int n : nearest) deactivate_all(n, instance);
-    return;
-  }
   if (clear_kernels.size() <= static_cast<size_t>(snode)) clear_kernels.resize(static_cast<size_t>(snode) + 1, -1);
   int& id = clear_kernels[static_cast<size_t>(snode)];
   if (id < 0) {
@@ -318,12 +316,33 @@ void ProgramImpl::deactivate_all(int snode, int instance) {
     }, true);
     id = static_cast<int>(kernels.size()) - 1;
   }
+  return *kernels[static_cast<size_t>(id)];
+}
+
+void ProgramImpl::deactivate_all(int snode, int instance) {
+  const ir::SNodeDecl& s = forest.snode(snode);
+  if (s.type == ir::SNodeType::place)
+    throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its "
+                "parent, or the tree with prog.root().deactivate_all()");
+  const bool typed = is_tree_type(s.tree);
+  if (typed && instance < 0)
+    throw Error("deactivate_all on SNode '" + s.name() + "' of tree type '" + tree_types.at(s.tree).name +
+                "', which holds no cells itself; deactivate an instance: tree.deactivate_all()");
+  if (!s.is_sparse()) {
+    // Root and dense nodes (Taichi's ti.root.deactivate_all()): every cell
+    // of the sparse nodes nearest below; deactivating those frees what lies
+    // below them. A tree without sparse nodes has nothing to deactivate.
+    if (!typed) materialize_tree(s.tree);
+    for (int n : nearest_sparse(snode)) deactivate_all(n, instance);
+    return;
+  }
+  KernelRecord& clear = clear_kernel(snode);
   if (!typed) {
     materialize_tree(s.tree);
-    launch(*kernels[static_cast<size_t>(id)], {});
+    launch(clear, {});
   } else {
     const Tree t = tree_handle(s.tree, instance);
-    launch(*kernels[static_cast<size_t>(id)], {ArgValue(t)});
+    launch(clear, {ArgValue(t)});
   }
 }
 

@@ -152,6 +152,13 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Host writes of one element at the user's `index` (activating for sparse paths).
   // `instance` holds the field (host_instance).
   void host_write(int field, int instance, const int64_t* index, uint64_t bits);
+  // Grove's own kernels: the one writing an element of a sparse field
+  // (activating its cell), and the one deactivating every cell of a sparse
+  // SNode; made on first use (and saved in AOT modules).
+  KernelRecord& writer_kernel(int field);
+  KernelRecord& clear_kernel(int snode);
+  // The sparse SNodes nearest below `snode` (itself excluded).
+  std::vector<int> nearest_sparse(int snode) const;
   // Every cell of `snode` (its tree's own instance, or `instance` of a tree type).
   void deactivate_all(int snode, int instance = -1);
   // The instance's SNodes, measured (Program::stats, Tree::stats).

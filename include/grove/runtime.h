@@ -1,0 +1,137 @@
+// grove/runtime.h — AOT modules run by Grove's runtime alone (the library
+// Grove::runtime, with no compiler, LLVM, SPIRV-Tools or glslang inside).
+// A module is saved by grove::aot::Module (grove/aot.h) or `grove aot`;
+// here it is opened on a Vulkan device, its tree types are instantiated,
+// its kernels launched, and fields read and written by name:
+//
+//   grove::runtime::Module m = grove::runtime::Module::load("life.grove");
+//   grove::runtime::Tree a = m.instantiate("grid", "a");
+//   m.launch("seed", {a, 42});
+//   float v = a.read<float>("x", {3, 4});
+//
+// Every misuse (a kernel or field the module lacks, wrong arguments, a
+// module that is corrupt, of another format version or needs device
+// features the device lacks) raises grove::Error naming it; the module
+// stays usable.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "grove/error.h"
+#include "grove/types.h"
+
+namespace grove::runtime {
+
+struct Options {
+  // The Vulkan device: "" = GROVE_VULKAN_DEVICE, else the best one; an
+  // index or a substring of its name otherwise.
+  std::string vulkan_device;
+  bool validation = false;  // VK_LAYER_KHRONOS_validation
+  bool debug = false;       // every launch waits (errors name their launch)
+};
+
+class Tree;
+class ModuleImpl;
+
+// A kernel argument: a number (converted to the argument's type when the
+// value fits, as Program kernels do) or a tree.
+struct Arg {
+  DataType type = DataType::unknown;
+  uint64_t bits = 0;
+  const Tree* tree = nullptr;
+  template <typename T>
+    requires std::is_arithmetic_v<T>
+  Arg(T v) : type(type_of<T>()) {  // NOLINT: implicit on purpose
+    __builtin_memcpy(&bits, &v, sizeof(T));
+  }
+  Arg(const Tree& t) : tree(&t) {}  // NOLINT: implicit on purpose
+};
+
+struct SNodeStats {
+  std::string name;  // "S3pointer", as Program::stats names it
+  std::string kind;  // "dense", "pointer", ...
+  int64_t active_cells = 0, capacity = 0;
+  int64_t pool_used = 0, pool_capacity = 0, pool_high_water = 0;
+  int64_t list_length = 0, listgen_runs = 0;
+};
+
+// One instance of a module's tree type. Cheap to copy; valid while its
+// Module lives.
+class Tree {
+ public:
+  Tree() = default;
+  const std::string& name() const;
+  const std::string& type() const;
+  // Element `index` of field `field` (the indices the field was declared
+  // with, offsets included); 0 where a sparse cell is inactive.
+  template <typename T>
+  T read(std::string_view field, std::initializer_list<int64_t> index) const {
+    T v{};
+    read_raw(field, index, type_of<T>(), &v);
+    return v;
+  }
+  // Writes activate sparse cells (through the module's writer kernel).
+  template <typename T>
+  void write(std::string_view field, std::initializer_list<int64_t> index, T value) const {
+    write_raw(field, index, type_of<T>(), &value);
+  }
+  // Every element of `field`, row-major over its indices (one read of the
+  // tree's buffer); inactive cells read 0.
+  template <typename T>
+  std::vector<T> to_vector(std::string_view field) const {
+    std::vector<T> out(static_cast<size_t>(num_elements(field)));
+    copy_out(field, type_of<T>(), out.data());
+    return out;
+  }
+  int64_t num_elements(std::string_view field) const;
+  void copy_out(std::string_view field, DataType as, void* out) const;
+  void read_raw(std::string_view field, std::span<const int64_t> index, DataType as, void* out) const;
+  void write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const;
+  // Deactivates every sparse SNode of this instance.
+  void deactivate_all() const;
+  // Every SNode of the instance but its places.
+  std::vector<SNodeStats> stats() const;
+
+  Tree(std::shared_ptr<ModuleImpl> module, int instance) : module_(std::move(module)), instance_(instance) {}
+  int instance() const { return instance_; }
+
+ private:
+  friend class ModuleImpl;
+  std::shared_ptr<ModuleImpl> module_;
+  int instance_ = -1;
+};
+
+class Module {
+ public:
+  // Opens the module file at `path` (or its bytes, `source` naming them in
+  // errors) on a Vulkan device Grove opens.
+  static Module load(const std::string& path, const Options& options = {});
+  static Module load(std::span<const uint8_t> bytes, std::string_view source, const Options& options = {});
+
+  std::string device_name() const;
+  std::string grove_version() const;  // of the Grove that saved it
+  std::vector<std::string> kernels() const;     // the user's, in the order added
+  std::vector<std::string> tree_types() const;
+  // A zeroed instance of tree type `type`.
+  Tree instantiate(std::string_view type, std::string_view name = "");
+  // Launches `kernel`: numbers for its number arguments and trees for its
+  // tree arguments, each group in the order declared.
+  void launch(std::string_view kernel, std::initializer_list<Arg> args);
+  void launch(std::string_view kernel, const std::vector<Arg>& args);
+  // Waits for every launch; raises what they reported (a full pool, a
+  // failed assertion).
+  void sync();
+
+ private:
+  explicit Module(std::shared_ptr<ModuleImpl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<ModuleImpl> impl_;
+};
+
+}  // namespace grove::runtime

@@ -1,0 +1,327 @@
+// runtime/aot/runtime_module.cpp — grove::runtime (grove/runtime.h): AOT
+// modules on a Vulkan device through rt::Context, with nothing of the compiler.
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "grove/runtime.h"
+#include "runtime/aot/module.h"
+#include "runtime/core/context.h"
+#include "runtime/core/scalar.h"
+
+#ifdef GROVE_RUNTIME_VULKAN
+#include "runtime/vulkan/vulkan_device.h"
+#endif
+
+namespace grove::runtime {
+
+class ModuleImpl {
+ public:
+  std::string source;
+  rt::aot::ModuleData data;
+  std::unique_ptr<rt::Context> context;
+  std::map<std::string, std::unique_ptr<rt::LoadedKernel>, std::less<>> loaded;
+  int scratch = -1;
+  std::map<int, std::string> tree_names;  // by instance
+  int unnamed = 0;
+
+  const rt::aot::ModuleTreeType& type_of_instance(int instance) const {
+    return *data.tree_type(context->instance(instance).type);
+  }
+
+  rt::LoadedKernel& kernel(std::string_view name) {
+    auto it = loaded.find(name);
+    if (it != loaded.end()) return *it->second;
+    const rt::KernelPlan* plan = data.kernel(name);
+    if (plan == nullptr) {
+      std::string names;
+      for (const rt::KernelPlan& k : data.kernels)
+        if (k.name.rfind("__", 0) != 0) names += (names.empty() ? "" : ", ") + k.name;
+      throw Error(source + " has no kernel '" + std::string(name) + "' (it has: " + (names.empty() ? "none" : names) + ")");
+    }
+    std::unique_ptr<rt::LoadedKernel> k = context->device().load(*plan);
+    return *loaded.emplace(std::string(name), std::move(k)).first->second;
+  }
+
+  void launch(std::string_view name, std::span<const Arg> args) {
+    rt::LoadedKernel& k = kernel(name);
+    const rt::KernelPlan& plan = k.plan;
+    const std::string what = "kernel '" + plan.name + "' of " + source;
+    std::vector<uint64_t> bits;
+    std::vector<int> trees;
+    for (const Arg& a : args) {
+      if (a.tree != nullptr) {
+        if (a.tree->module_.get() != this)
+          throw Error(what + ": tree argument " + std::to_string(trees.size()) + " belongs to another module");
+        context->instance(a.tree->instance_);  // raises if destroyed
+        trees.push_back(a.tree->instance_);
+        continue;
+      }
+      const size_t n = bits.size();
+      if (n >= plan.args.size())
+        throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given more");
+      const rt::ArgPlan& spec = plan.args[n];
+      const std::string problem = rt::argument_problem(a.type, a.bits, spec.type);
+      if (!problem.empty())
+        throw Error(what + ": argument '" + spec.name + "' (" + std::string(type_name(spec.type)) + ") was given " +
+                    problem + "; convert it on the host first");
+      bits.push_back(rt::convert_argument(a.type, a.bits, spec.type));
+    }
+    if (bits.size() != plan.args.size())
+      throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given " +
+                  std::to_string(bits.size()));
+    std::vector<int> slots;
+    for (size_t s = 0; s < plan.slots.size(); ++s) {
+      const rt::TreeSlotPlan& slot = plan.slots[s];
+      if (slot.kind == rt::TreeSlotPlan::Kind::scratch) {
+        slots.push_back(scratch);
+        continue;
+      }
+      const auto param = static_cast<size_t>(slot.param);
+      const std::string& want = data.tree_type(slot.tree_type)->name;
+      if (param >= trees.size())
+        throw Error(what + " takes a tree of type '" + want + "' as tree argument " + std::to_string(param) +
+                    " but was given " + std::to_string(trees.size()) + " tree(s)");
+      if (context->instance(trees[param]).type != slot.tree_type)
+        throw Error(what + ": tree argument " + std::to_string(param) + " ('" + tree_names[trees[param]] +
+                    "') is of type '" + type_of_instance(trees[param]).name + "', not '" + want + "'");
+      slots.push_back(trees[param]);
+    }
+    context->launch(k, bits, slots);
+  }
+};
+
+// ---- Module ------------------------------------------------------------------------------
+
+Module Module::load(const std::string& path, const Options& options) {
+  const std::vector<uint8_t> bytes = rt::aot::read_file(path);
+  return load(bytes, "module '" + path + "'", options);
+}
+
+Module Module::load(std::span<const uint8_t> bytes, std::string_view source, const Options& options) {
+  auto impl = std::make_shared<ModuleImpl>();
+  impl->source = std::string(source);
+  impl->data = rt::aot::read_module(bytes, source);
+#ifdef GROVE_RUNTIME_VULKAN
+  vk::RuntimeOptions ro;
+  ro.debug = options.debug;
+  ro.device.select = options.vulkan_device;
+  ro.device.validation = options.validation;
+  impl->context = std::make_unique<rt::Context>(vk::make_vulkan_device(ro));
+#else
+  (void)options;
+  throw Error(std::string(source) + " is a Vulkan module, and this grove_runtime was built without Vulkan");
+#endif
+  for (const rt::aot::ModuleTreeType& t : impl->data.tree_types) impl->context->add_type(t.id, t.layout);
+  int64_t scratch_words = 1;
+  for (const rt::KernelPlan& k : impl->data.kernels) scratch_words = std::max(scratch_words, k.scratch_words);
+  impl->scratch = impl->context->create_buffer(scratch_words, "scratch");
+  // Every kernel is loaded now, so that a device that lacks a feature one
+  // needs is reported at load, naming the kernel.
+  for (const rt::KernelPlan& k : impl->data.kernels) impl->kernel(k.name);
+  return Module(std::move(impl));
+}
+
+std::string Module::device_name() const { return impl_->context->device().name(); }
+std::string Module::grove_version() const { return impl_->data.grove_version; }
+
+std::vector<std::string> Module::kernels() const {
+  std::vector<std::string> out;
+  for (const rt::KernelPlan& k : impl_->data.kernels)
+    if (k.name.rfind("__", 0) != 0) out.push_back(k.name);
+  return out;
+}
+
+std::vector<std::string> Module::tree_types() const {
+  std::vector<std::string> out;
+  for (const rt::aot::ModuleTreeType& t : impl_->data.tree_types) out.push_back(t.name);
+  return out;
+}
+
+Tree Module::instantiate(std::string_view type, std::string_view name) {
+  const rt::aot::ModuleTreeType* t = impl_->data.tree_type(type);
+  if (t == nullptr) {
+    std::string names;
+    for (const auto& tt : impl_->data.tree_types) names += (names.empty() ? "" : ", ") + tt.name;
+    throw Error(impl_->source + " has no tree type '" + std::string(type) + "' (it has: " + (names.empty() ? "none" : names) + ")");
+  }
+  std::string n = name.empty() ? t->name + "#" + std::to_string(impl_->unnamed++) : std::string(name);
+  const int id = impl_->context->create_instance(t->id, n);
+  impl_->tree_names[id] = std::move(n);
+  return Tree(impl_, id);
+}
+
+void Module::launch(std::string_view kernel, std::initializer_list<Arg> args) {
+  impl_->launch(kernel, std::span<const Arg>(args.begin(), args.size()));
+}
+void Module::launch(std::string_view kernel, const std::vector<Arg>& args) { impl_->launch(kernel, args); }
+void Module::sync() { impl_->context->sync(); }
+
+// ---- Tree --------------------------------------------------------------------------------
+
+namespace {
+
+ModuleImpl& live(const std::shared_ptr<ModuleImpl>& m) {
+  if (!m) throw Error("an empty grove::runtime::Tree handle; make trees with Module::instantiate");
+  return *m;
+}
+
+// The field `name` of a tree type, and the physical index of `index`.
+struct Element {
+  const rt::FieldLayout* field;
+  std::array<int64_t, rt::kMaxAxes> physical{};
+};
+
+}  // namespace
+
+const rt::FieldLayout& field_of(const ModuleImpl& m, int instance, std::string_view name) {
+  const rt::aot::ModuleTreeType& t = m.type_of_instance(instance);
+  const rt::FieldLayout* f = t.layout.field(name);
+  if (f == nullptr) {
+    std::string names;
+    for (const rt::FieldLayout& fl : t.layout.fields) names += (names.empty() ? "" : ", ") + fl.name;
+    throw Error("tree type '" + t.name + "' of " + m.source + " has no field '" + std::string(name) + "' (it has: " + names + ")");
+  }
+  return *f;
+}
+
+namespace {
+
+Element element(const ModuleImpl& m, int instance, std::string_view name, std::span<const int64_t> index) {
+  const rt::aot::ModuleTreeType& t = m.type_of_instance(instance);
+  const rt::FieldLayout* f = &field_of(m, instance, name);
+  if (index.size() != f->shape.size())
+    throw Error("field '" + f->name + "' takes " + std::to_string(f->shape.size()) + " indices, not " + std::to_string(index.size()));
+  Element e{f, {}};
+  const std::vector<int> axes = t.layout.node(f->place).axes();
+  for (size_t d = 0; d < index.size(); ++d) {
+    const int64_t lo = f->offset_of(d), hi = lo + f->shape[d];
+    if (index[d] < lo || index[d] >= hi)
+      throw Error("field '" + f->name + "': index " + std::to_string(index[d]) + " on axis " + std::to_string(d) +
+                  " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + ")");
+    e.physical[static_cast<size_t>(axes[d])] = index[d] - lo;
+  }
+  return e;
+}
+
+bool sparse_path(const rt::TreeLayout& l, int node) {
+  for (int n : l.path(node))
+    if (l.node(n).is_sparse()) return true;
+  return false;
+}
+
+}  // namespace
+
+const std::string& Tree::name() const { return live(module_).tree_names.at(instance_); }
+const std::string& Tree::type() const { return live(module_).type_of_instance(instance_).name; }
+
+void Tree::read_raw(std::string_view field, std::span<const int64_t> index, DataType as, void* out) const {
+  ModuleImpl& m = live(module_);
+  const Element e = element(m, instance_, field, index);
+  rt::Context::PageCache cache;
+  const rt::WordReader w = m.context->paged(instance_, cache);
+  const int64_t a = m.type_of_instance(instance_).layout.find_element(e.field->id, e.physical.data(), w);
+  uint64_t bits = 0;
+  if (a >= 0) {
+    uint32_t words[2] = {w(a), storage_words(e.field->dtype) == 2 ? w(a + 1) : 0u};
+    bits = rt::load_element(words, 0, e.field->dtype);
+  }
+  const uint64_t v = rt::cast_bits(compute_type(e.field->dtype), as, bits);
+  __builtin_memcpy(out, &v, static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8));
+}
+
+// The layout of `name` in the instance's tree type (raises naming the fields it has).
+const rt::FieldLayout& field_of(const ModuleImpl& m, int instance, std::string_view name);
+
+int64_t Tree::num_elements(std::string_view field) const {
+  const rt::FieldLayout& f = field_of(live(module_), instance_, field);
+  int64_t n = 1;
+  for (int64_t e : f.shape) n *= e;
+  return n;
+}
+
+void Tree::copy_out(std::string_view field, DataType as, void* out) const {
+  ModuleImpl& m = live(module_);
+  const rt::FieldLayout& f = field_of(m, instance_, field);
+  const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
+  std::vector<uint32_t> copy;
+  const rt::WordReader word = m.context->snapshot(instance_, copy);
+  const std::vector<int> axes = layout.node(f.place).axes();
+  std::array<int64_t, rt::kMaxAxes> physical{};  // row-major over the field's indices
+  const size_t size = static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8);
+  auto* bytes = static_cast<unsigned char*>(out);
+  const int64_t total = num_elements(field);
+  for (int64_t n = 0; n < total; ++n) {
+    const int64_t a = layout.find_element(f.id, physical.data(), word);
+    const uint64_t v = rt::cast_bits(compute_type(f.dtype), as, a < 0 ? 0 : rt::load_element(copy, a, f.dtype));
+    __builtin_memcpy(bytes + static_cast<size_t>(n) * size, &v, size);
+    for (size_t d = f.shape.size(); d-- > 0;) {
+      auto& p = physical[static_cast<size_t>(axes[d])];
+      if (++p < f.shape[d]) break;
+      p = 0;
+    }
+  }
+}
+
+void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {
+  ModuleImpl& m = live(module_);
+  const Element e = element(m, instance_, field, index);
+  uint64_t in = 0;
+  __builtin_memcpy(&in, value, static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8));
+  const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
+  const std::string problem = rt::argument_problem(as, in, e.field->dtype);
+  if (!problem.empty())
+    throw Error("field '" + e.field->name + "' (" + std::string(type_name(e.field->dtype)) + ") was given " + problem);
+  const uint64_t bits = rt::convert_argument(as, in, e.field->dtype);
+  if (!sparse_path(layout, layout.node(e.field->place).parent)) {
+    const int64_t a = layout.find_element(e.field->id, e.physical.data(), [](int64_t) { return 0u; });
+    uint32_t words[2] = {0, 0};
+    rt::store_element(words, 0, e.field->dtype, bits);
+    m.context->write_words(instance_, a, storage_words(e.field->dtype), words);
+    return;
+  }
+  // A write to a sparse field activates, which only a kernel may do.
+  const std::string writer = "__write_" + m.type_of_instance(instance_).name + "." + e.field->name;
+  if (m.data.kernel(writer) == nullptr)
+    throw Error(m.source + " has no writer for sparse field '" + e.field->name + "'; save the module again with this Grove");
+  std::vector<Arg> args;
+  for (int64_t i : index) args.emplace_back(static_cast<int32_t>(i));
+  Arg v(uint64_t{0});
+  v.type = compute_type(e.field->dtype);
+  v.bits = bits;
+  args.push_back(v);
+  args.emplace_back(*this);
+  m.launch(writer, args);
+}
+
+void Tree::deactivate_all() const {
+  ModuleImpl& m = live(module_);
+  const int type = m.context->instance(instance_).type;
+  for (const rt::KernelPlan& k : m.data.kernels) {
+    if (k.name.rfind("__deactivate_all_" + m.type_of_instance(instance_).name + ".", 0) != 0) continue;
+    bool mine = false;
+    for (const rt::TreeSlotPlan& s : k.slots) mine |= s.kind == rt::TreeSlotPlan::Kind::tree && s.tree_type == type;
+    if (mine) m.launch(k.name, std::vector<Arg>{Arg(*this)});
+  }
+}
+
+std::vector<SNodeStats> Tree::stats() const {
+  ModuleImpl& m = live(module_);
+  std::vector<SNodeStats> out;
+  for (const rt::NodeStats& n : m.context->stats(instance_)) {
+    SNodeStats s;
+    s.name = n.name;
+    s.kind = rt::snode_type_name(n.type);
+    s.active_cells = n.active_cells;
+    s.capacity = n.capacity;
+    s.pool_used = n.pool_used;
+    s.pool_capacity = n.pool_capacity;
+    s.pool_high_water = n.pool_high_water;
+    s.list_length = n.list_length;
+    s.listgen_runs = n.listgen_runs;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace grove::runtime

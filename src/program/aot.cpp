@@ -1,0 +1,137 @@
+// src/program/aot.cpp — grove::aot::Module (grove/aot.h): a Program's tree
+// types and compiled kernel plans gathered into runtime/aot's module format.
+#include "grove/aot.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "grove/version.h"
+#include "program/program_impl.h"
+#include "runtime/aot/module.h"
+
+namespace grove::aot {
+
+struct Module::Impl {
+  std::weak_ptr<detail::ProgramImpl> program;
+  rt::aot::ModuleData data;
+  // Kernels by name in the module, and the Program's records behind them
+  // (Grove's own kernels are added at bytes()).
+  std::vector<std::pair<std::string, detail::KernelRecord*>> kernels;
+
+  detail::ProgramImpl& live() const {
+    auto p = program.lock();
+    if (!p) throw Error("aot::Module used after its Program was destroyed");
+    return *p;
+  }
+
+  bool has_type(int id) const { return data.tree_type(id) != nullptr; }
+
+  void add_type(std::string name, int id) {
+    detail::ProgramImpl& p = live();
+    if (const rt::aot::ModuleTreeType* t = data.tree_type(name); t != nullptr && t->id != id)
+      throw Error("aot::Module: the name '" + name + "' is taken by another tree type");
+    if (has_type(id)) {
+      if (data.tree_type(id)->name != name)
+        throw Error("aot::Module: tree type '" + p.tree_types.at(id).name + "' was added as '" +
+                    data.tree_type(id)->name + "' already");
+      return;
+    }
+    // Fields by the names the type gave them ("x", not the Program's "world.x").
+    rt::TreeLayout layout = p.context->type(id);
+    const std::string prefix = p.tree_types.at(id).name + ".";
+    for (rt::FieldLayout& f : layout.fields)
+      if (f.name.rfind(prefix, 0) == 0) f.name = f.name.substr(prefix.size());
+    data.tree_types.push_back({id, std::move(name), std::move(layout)});
+  }
+
+  // The plan of `rec`, compiled, named `name` in the module.
+  rt::KernelPlan plan_of(detail::KernelRecord& rec, const std::string& name) {
+    detail::ProgramImpl& p = live();
+    p.compile(rec);
+    rt::KernelPlan plan = rec.compiled->plan;
+    for (const rt::TreeSlotPlan& s : plan.slots) {
+      if (s.kind != rt::TreeSlotPlan::Kind::tree) continue;
+      if (s.param < 0)
+        throw Error("aot::Module: kernel '" + rec.name + "' uses fields of the Program's own trees (prog.field, "
+                    "prog.root()); a module holds tree types: declare the fields in prog.tree_type and pass the "
+                    "tree to the kernel as an argument (arg(type, \"tr\"))");
+      if (!has_type(s.tree_type)) add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
+    }
+    plan.name = name;
+    return plan;
+  }
+};
+
+Module::Module(Program& program, Arch arch) : impl_(std::make_unique<Impl>()) {
+  detail::ProgramImpl* p = program.impl();
+  if (arch != Arch::Vulkan)
+    throw Error("aot::Module: modules are made for Arch::Vulkan (SPIR-V), not Arch::" + std::string(arch_name(arch)));
+  if (p->arch != arch)
+    throw Error("aot::Module for Arch::" + std::string(arch_name(arch)) + " needs a Program running on it "
+                "(Config::arch = Arch::Vulkan; lavapipe will do where there is no GPU); this one runs on Arch::" +
+                std::string(arch_name(p->arch)));
+  impl_->program = p->weak_from_this();
+  impl_->data.grove_version = kVersion;
+  impl_->data.backend = "vulkan";
+}
+
+Module::~Module() = default;
+Module::Module(Module&&) noexcept = default;
+Module& Module::operator=(Module&&) noexcept = default;
+
+void Module::add_tree_type(std::string_view name, const TreeType& type) {
+  detail::ProgramImpl& p = impl_->live();
+  if (name.empty()) throw Error("aot::Module::add_tree_type: a tree type needs a name");
+  if (!p.is_tree_type(type.id()) || type.program_.lock().get() != &p)
+    throw Error("aot::Module::add_tree_type('" + std::string(name) + "'): not a tree type of this module's Program");
+  impl_->add_type(std::string(name), type.id());
+}
+
+void Module::add_kernel(std::string_view name, const Kernel& kernel) {
+  detail::ProgramImpl& p = impl_->live();
+  if (name.empty()) throw Error("aot::Module::add_kernel: a kernel needs a name");
+  if (name.substr(0, 2) == "__") throw Error("aot::Module::add_kernel: names starting with '__' are Grove's own; choose another for '" + std::string(name) + "'");
+  if (kernel.program_.lock().get() != &p || kernel.id_ < 0)
+    throw Error("aot::Module::add_kernel('" + std::string(name) + "'): not a kernel of this module's Program");
+  for (const auto& [n, rec] : impl_->kernels)
+    if (n == name) throw Error("aot::Module: a kernel named '" + std::string(name) + "' was added already");
+  detail::KernelRecord& rec = *p.kernels.at(static_cast<size_t>(kernel.id_));
+  impl_->plan_of(rec, std::string(name));  // compiles it now, so that errors name this call
+  impl_->kernels.emplace_back(std::string(name), &rec);
+}
+
+std::vector<uint8_t> Module::bytes() const {
+  detail::ProgramImpl& p = impl_->live();
+  rt::aot::ModuleData data = impl_->data;
+  data.kernels.clear();
+  for (const auto& [name, rec] : impl_->kernels) data.kernels.push_back(impl_->plan_of(*rec, name));
+  // Grove's own kernels for each tree type: writers of its sparse fields and
+  // the deactivation of its sparse SNodes nearest the root.
+  for (const rt::aot::ModuleTreeType& t : impl_->data.tree_types) {
+    for (const rt::FieldLayout& f : t.layout.fields) {
+      if (!p.forest.is_sparse_path(p.forest.snode(f.place).parent)) continue;
+      data.kernels.push_back(impl_->plan_of(p.writer_kernel(f.id), "__write_" + t.name + "." + f.name));
+    }
+    for (int n : p.nearest_sparse(t.layout.root))
+      data.kernels.push_back(impl_->plan_of(p.clear_kernel(n), "__deactivate_all_" + t.name + "." + p.forest.snode(n).name()));
+  }
+  data.features = rt::aot::features_of(data.kernels);
+  return rt::aot::write_module(data);
+}
+
+void Module::save(const std::string& path) const {
+  const std::vector<uint8_t> b = bytes();
+  const std::string temp = path + ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("aot::Module::save: cannot open '" + temp + "' for writing");
+    out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+    if (!out) throw Error("aot::Module::save: cannot write '" + temp + "'");
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw Error("aot::Module::save: cannot move '" + temp + "' to '" + path + "'");
+  }
+}
+
+}  // namespace grove::aot
