@@ -57,7 +57,7 @@ double first_use(const std::string& kernel_name, const std::string& cache) {
   c.cache_dir = cache;
   Program prog(c);
   LifeKernels life(prog);
-  life.alive.read<int>({0, 0});
+  life.world.field("alive").read<int>({0, 0});
   const Kernel kernel = life.by_name(kernel_name);
   const auto start = std::chrono::steady_clock::now();
   kernel.ir();

@@ -59,7 +59,7 @@ void compile_full(benchmark::State& state, const std::string& kernel_name) {
   for (auto _ : state) {
     Program prog(config);
     LifeKernels life(prog);
-    life.alive.read<int>({0, 0});
+    life.world.field("alive").read<int>({0, 0});
     const Kernel kernel = life.by_name(kernel_name);
     const auto start = std::chrono::steady_clock::now();
     kernel.ir();

@@ -14,6 +14,9 @@
 #include <grove/grove.h>
 
 #ifdef GROVE_WITH_CUDA
+#include "grove/aot.h"
+#include "life.h"
+#include "runtime/aot/module.h"
 #include "cuda/ptx.h"
 #include "ir/parser.h"
 #include "program/backend.h"
@@ -37,6 +40,9 @@ void print_usage(std::FILE* to) {
                "  ptx       PTX for kernels in lowered IR: grove ptx <file.ir | dump dir>... [--sm 90] [-o DIR]\n"
                "            (a dump dir is what GROVE_DUMP_DIR=DIR made while a program ran: the last\n"
                "            stage of each kernel is taken)\n"
+               "  aot       an AOT module of an example: grove aot sparse_life [-o life.grove] [--size N]\n"
+               "            (compiled for Vulkan; lavapipe will do where there is no GPU)\n"
+               "  inspect   what an AOT module file holds: grove inspect <file.grove>\n"
                "  version   the version only\n"
                "  help      this message (also: grove --help)\n");
 }
@@ -86,6 +92,39 @@ void list_vulkan_devices() {
   }
 }
 #endif
+
+// `grove aot <example>`: the example's tree type and kernels in a module.
+int cmd_aot(int argc, char** argv) {
+  if (argc < 3) throw grove::Error("grove aot: name an example (sparse_life)");
+  const std::string example = argv[2];
+  std::string out = example == "sparse_life" ? "life.grove" : example + ".grove";
+  int size = 16384;
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "-o" || a == "--size") && i + 1 >= argc) throw grove::Error("grove aot: " + a + " needs a value");
+    if (a == "-o") {
+      out = argv[++i];
+    } else if (a == "--size") {
+      const std::string v = argv[++i];
+      char* end = nullptr;
+      size = static_cast<int>(std::strtol(v.c_str(), &end, 10));
+      if (v.empty() || *end != '\0' || size < sparse_life::kBlock || size % sparse_life::kBlock != 0)
+        throw grove::Error("grove aot: --size takes a multiple of " + std::to_string(sparse_life::kBlock) + ", got '" + v + "'");
+    } else {
+      throw grove::Error("grove aot: unknown option '" + a + "' (grove help)");
+    }
+  }
+  if (example != "sparse_life") throw grove::Error("grove aot: no example named '" + example + "' (there is: sparse_life)");
+  grove::Program prog({.arch = grove::Arch::Vulkan});
+  sparse_life::Life life(prog, size);
+  grove::aot::Module m(prog, grove::Arch::Vulkan);
+  m.add_tree_type("life", life.type);
+  for (const grove::Kernel& k : {life.seed, life.count, life.update, life.prune, life.snapshot}) m.add_kernel(k.name(), k);
+  m.save(out);
+  std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, compiled on %s)\n", out.c_str(), size, size,
+              prog.device_name().c_str());
+  return 0;
+}
 
 int cmd_info() {
   std::printf("grove %s\n", grove::kVersion);
@@ -221,6 +260,15 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (command == "info") return cmd_info();
+    if (command == "aot") return cmd_aot(argc, argv);
+    if (command == "inspect") {
+      if (argc != 3) throw grove::Error("grove inspect takes one AOT module file: grove inspect <file.grove>");
+      const std::string path = argv[2];
+      const grove::rt::aot::ModuleData m =
+          grove::rt::aot::read_module(grove::rt::aot::read_file(path), "module '" + path + "'");
+      std::printf("%s", grove::rt::aot::describe(m).c_str());
+      return 0;
+    }
     if (command == "ptx") {
 #ifdef GROVE_WITH_CUDA
       return cmd_ptx(argc, argv);

@@ -18,23 +18,30 @@ constexpr int kPatches = 12;
 
 struct Life {
   int n;
-  Field alive, neighbours, view, map;
+  // The grid, the window and the map in one tree type, so that the kernels
+  // (which take the tree as their first argument) can be saved in an AOT
+  // module and run by grove_runtime alone (grove aot sparse_life).
+  TreeType type;
+  Tree world;  // the instance this program runs on
   SNode* blocks;
   Kernel seed, count, update, prune, snapshot;
 
   Life(Program& prog, int size) : n(size) {
-    alive = prog.field(i32, "alive");
-    neighbours = prog.field(i32, "neighbours");
-    blocks = &prog.root().pointer(ij, {n / kBlock, n / kBlock});
-    blocks->dense(ij, {kBlock, kBlock}).place(alive, neighbours);
-    view = prog.field(u8, "view", {kView, kView});
-    map = prog.field(u8, "map", {kMap, kMap});
+    type = prog.tree_type("life", [&](TreeTypeBuilder& t) {
+      Field alive = t.field(i32, "alive"), neighbours = t.field(i32, "neighbours");
+      blocks = &t.root().pointer(ij, {n / kBlock, n / kBlock});
+      blocks->dense(ij, {kBlock, kBlock}).place(alive, neighbours);
+      t.root().dense(ij, {kView, kView}).place(t.field(u8, "view"));
+      t.root().dense(ij, {kMap, kMap}).place(t.field(u8, "map"));
+    });
+    world = prog.instantiate(type, "world");
 
     // A patch of random cells (a hash of the position and the seed) at (x0, y0).
-    seed = prog.kernel("seed", {arg(i32, "x0"), arg(i32, "y0"), arg(u32, "salt")}, [&](Args a) {
+    seed = prog.kernel("seed", {arg(type, "world"), arg(i32, "x0"), arg(i32, "y0"), arg(u32, "salt")}, [&](Args a) {
+      Field alive = a.tree(0).field("alive");
       for_range(0, kPatch * kPatch, [&](Expr k) {
-        Expr i = a[0] + k / kPatch, j = a[1] + k % kPatch;
-        Var h = cast(u32, i) * 0x9E3779B1u ^ cast(u32, j) * 0x85EBCA77u ^ a[2];
+        Expr i = a["x0"] + k / kPatch, j = a["y0"] + k % kPatch;
+        Var h = cast(u32, i) * 0x9E3779B1u ^ cast(u32, j) * 0x85EBCA77u ^ a["salt"];
         h = (h ^ (h >> 15u)) * 0x2C1B3C6Du;
         h = h ^ (h >> 12u);
         if_(h % 3u == 0u, [&] { alive(i, j) = 1; });
@@ -42,7 +49,8 @@ struct Life {
     });
 
     // Every live cell adds 1 to its eight neighbours (activating their blocks).
-    count = prog.kernel("count", [&] {
+    count = prog.kernel("count", {arg(type, "world")}, [&](Args a) {
+      Field alive = a.tree(0).field("alive"), neighbours = a.tree(0).field("neighbours");
       for_each(alive, [&](Expr i, Expr j) {
         if_(alive(i, j) == 1, [&] {
           for (int di = -1; di <= 1; ++di)
@@ -56,7 +64,8 @@ struct Life {
     });
 
     // The rules, in every active cell; the counts are reset for the next step.
-    update = prog.kernel("update", [&] {
+    update = prog.kernel("update", {arg(type, "world")}, [&](Args a) {
+      Field alive = a.tree(0).field("alive"), neighbours = a.tree(0).field("neighbours");
       for_each(alive, [&](Expr i, Expr j) {
         Expr c = neighbours(i, j);
         alive(i, j) = select(c == 3 || (c == 2 && alive(i, j) == 1), 1, 0);
@@ -65,32 +74,36 @@ struct Life {
     });
 
     // Blocks without a live cell go back to the pool.
-    prune = prog.kernel("prune", [&] {
-      for_each(*blocks, [&](Indices B) {
+    prune = prog.kernel("prune", {arg(type, "world")}, [&](Args a) {
+      Field alive = a.tree(0).field("alive");
+      SNodeRef blocks_of = a.tree(0)[*blocks];
+      for_each(blocks_of, [&](Indices B) {
         Var any = 0;
         for_range(0, kBlock * kBlock, [&](Expr k) {
           any = any | alive(B[0] * kBlock + k / kBlock, B[1] * kBlock + k % kBlock);
         });
-        if_(any == 0, [&] { deactivate(*blocks, B); });
+        if_(any == 0, [&] { deactivate(blocks_of, B); });
       });
     });
 
     // The window around (cx, cy) and the map of active blocks, for a frame.
-    snapshot = prog.kernel("snapshot", {arg(i32, "cx"), arg(i32, "cy")}, [&](Args a) {
+    snapshot = prog.kernel("snapshot", {arg(type, "world"), arg(i32, "cx"), arg(i32, "cy")}, [&](Args a) {
+      Field alive = a.tree(0).field("alive"), view = a.tree(0).field("view"), map = a.tree(0).field("map");
+      SNodeRef blocks_of = a.tree(0)[*blocks];
       for_each(view, [&](Expr i, Expr j) {
-        view(i, j) = cast(u8, alive(a[0] - kView / 2 + i, a[1] - kView / 2 + j));
+        view(i, j) = cast(u8, alive(a["cx"] - kView / 2 + i, a["cy"] - kView / 2 + j));
       });
       for_each(map, [&](Expr i, Expr j) { map(i, j) = cast(u8, 0); });
-      for_each(*blocks, [&](Indices B) {
+      for_each(blocks_of, [&](Indices B) {
         map(B[0] * kMap / (n / kBlock), B[1] * kMap / (n / kBlock)) = cast(u8, 1);
       });
     });
   }
 
   void step() {
-    count();
-    update();
-    prune();
+    count(world);
+    update(world);
+    prune(world);
   }
 };
 

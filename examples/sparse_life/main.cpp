@@ -25,10 +25,10 @@ using namespace grove;
 using namespace sparse_life;
 
 void write_frame(Life& life, Program& prog, const std::filesystem::path& file) {
-  life.snapshot(life.n / 2, life.n / 2);
+  life.snapshot(life.world, life.n / 2, life.n / 2);
   prog.sync();
-  std::vector<uint8_t> cells = life.view.to_vector<uint8_t>();
-  std::vector<uint8_t> blocks = life.map.to_vector<uint8_t>();
+  std::vector<uint8_t> cells = life.world.field("view").to_vector<uint8_t>();
+  std::vector<uint8_t> blocks = life.world.field("map").to_vector<uint8_t>();
   const int side = kView * kZoom, width = side + 8 + kMap;
   std::vector<uint8_t> rgb(static_cast<size_t>(width) * side * 3, 24);
   for (int y = 0; y < side; ++y)
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     for (int p = 0; p < kPatches; ++p) {
       int x = p == 0 ? n / 2 - kPatch / 2 : static_cast<int>((2654435761u * static_cast<uint32_t>(p)) % static_cast<uint32_t>(n - kPatch));
       int y = p == 0 ? n / 2 - kPatch / 2 : static_cast<int>((40503u * static_cast<uint32_t>(p * p + 7)) % static_cast<uint32_t>(n - kPatch));
-      life.seed(x, y, static_cast<uint32_t>(p * 7919 + 1));
+      life.seed(life.world, x, y, static_cast<uint32_t>(p * 7919 + 1));
     }
     grove_examples::make_out_dir(options.out_dir);
     const int every = std::max(1, options.steps / 4);
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     for (int s = 0; s <= options.steps; ++s) {
       if (s > 0) life.step();
       prog.sync();
-      const SNodeStats b = prog.stats().at(life.blocks->name());
+      const SNodeStats b = life.world.stats().at(life.blocks->name());
       std::printf("step %4d: %6lld active blocks (%lld cells of %lld)\n", s,
                   static_cast<long long>(b.active_cells), static_cast<long long>(b.active_cells * 64),
                   static_cast<long long>(n) * n);

@@ -1,0 +1,108 @@
+// grove_runtime alone (this binary links no compiler): the AOT module of
+// examples/sparse_life that `grove aot sparse_life --size 128` wrote (its
+// path in GROVE_TEST_LIFE_MODULE, made by the ctest fixture) is loaded,
+// seeded through host writes, stepped, and checked against a plain C++
+// Game of Life on the same 128 x 128 domain (cells outside it are dead).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "grove/runtime.h"
+
+namespace {
+
+constexpr int kN = 128, kBlock = 8;  // the snapshot window (128 x 128) is the whole domain
+using Cells = std::set<std::pair<int, int>>;
+
+Cells life_step(const Cells& live) {
+  std::vector<int> count(kN * kN, 0);
+  for (auto [i, j] : live)
+    for (int di = -1; di <= 1; ++di)
+      for (int dj = -1; dj <= 1; ++dj) {
+        const int ni = i + di, nj = j + dj;
+        if ((di || dj) && ni >= 0 && ni < kN && nj >= 0 && nj < kN) ++count[ni * kN + nj];
+      }
+  Cells next;
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) {
+      const int c = count[i * kN + j];
+      if (c == 3 || (c == 2 && live.count({i, j}))) next.insert({i, j});
+    }
+  return next;
+}
+
+int64_t blocks_of(const Cells& live) {
+  std::set<std::pair<int, int>> blocks;
+  for (auto [i, j] : live) blocks.insert({i / kBlock, j / kBlock});
+  return static_cast<int64_t>(blocks.size());
+}
+
+std::string module_path() {
+  const char* p = std::getenv("GROVE_TEST_LIFE_MODULE");
+  return p ? p : "";
+}
+
+TEST(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
+  if (module_path().empty()) GTEST_SKIP() << "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
+  grove::runtime::Module m = grove::runtime::Module::load(module_path());
+  EXPECT_EQ(m.kernels(), (std::vector<std::string>{"seed", "count", "update", "prune", "snapshot"}));
+  grove::runtime::Tree world = m.instantiate("life", "world");
+  // A glider, a blinker across a block edge, and a block at the domain's corner.
+  Cells live = {{1, 2}, {2, 3}, {3, 1}, {3, 2}, {3, 3}, {20, 23}, {20, 24}, {20, 25}, {126, 126}, {126, 127}, {127, 126}, {127, 127}};
+  for (auto [i, j] : live) world.write("alive", {i, j}, 1);
+  auto active_blocks = [&] {
+    for (const grove::runtime::SNodeStats& s : world.stats())
+      if (s.kind == "pointer") return s.active_cells;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(active_blocks(), blocks_of(live));
+  for (int step = 1; step <= 24; ++step) {
+    m.launch("count", {world});
+    m.launch("update", {world});
+    m.launch("prune", {world});
+    live = life_step(live);
+    const std::vector<int32_t> alive = world.to_vector<int32_t>("alive");
+    Cells got;
+    for (int k = 0; k < kN * kN; ++k)
+      if (alive[static_cast<size_t>(k)] != 0) got.insert({k / kN, k % kN});
+    ASSERT_EQ(got, live) << "step " << step;
+    ASSERT_EQ(active_blocks(), blocks_of(live)) << "step " << step;
+  }
+  // The snapshot kernel's window around the centre: here the whole domain.
+  m.launch("snapshot", {world, kN / 2, kN / 2});
+  const std::vector<uint8_t> view = world.to_vector<uint8_t>("view");
+  for (int i = 0; i < 128; ++i)
+    for (int j = 0; j < 128; ++j) {
+      const int ci = kN / 2 - 64 + i, cj = kN / 2 - 64 + j;
+      ASSERT_EQ(view[static_cast<size_t>(i * 128 + j)], live.count({ci, cj}) ? 1 : 0) << i << "," << j;
+    }
+  // deactivate_all frees every block.
+  world.deactivate_all();
+  EXPECT_EQ(active_blocks(), 0);
+  EXPECT_EQ(world.read<int32_t>("alive", {126, 126}), 0);
+}
+
+TEST(AotLife, TheSeedKernelRunsWithItsArguments) {
+  if (module_path().empty()) GTEST_SKIP() << "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
+  grove::runtime::Module m = grove::runtime::Module::load(module_path());
+  grove::runtime::Tree a = m.instantiate("life"), b = m.instantiate("life");
+  m.launch("seed", {a, 10, 12, 7u});
+  // The seed's patch (40 x 40 from (10, 12)) holds about a third of its cells, and nothing lies outside it.
+  const std::vector<int32_t> alive = a.to_vector<int32_t>("alive");
+  int inside = 0;
+  for (int k = 0; k < kN * kN; ++k) {
+    const int i = k / kN, j = k % kN;
+    const bool in = i >= 10 && i < 50 && j >= 12 && j < 52;
+    if (!in) ASSERT_EQ(alive[static_cast<size_t>(k)], 0) << i << "," << j;
+    inside += alive[static_cast<size_t>(k)];
+  }
+  EXPECT_GT(inside, 40 * 40 / 4);
+  EXPECT_LT(inside, 40 * 40 / 2);
+  EXPECT_EQ(b.to_vector<int32_t>("alive"), std::vector<int32_t>(kN * kN, 0));  // another instance
+}
+
+}  // namespace
