@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,16 +30,65 @@
 
 namespace grove::runtime {
 
+// Vulkan objects, as void* (this header includes no Vulkan header): the
+// application's, for Options::external, or those a module runs on
+// (Module::vulkan()).
+struct VulkanHandles {
+  void* instance = nullptr;         // VkInstance
+  void* physical_device = nullptr;  // VkPhysicalDevice, one of the instance's
+  void* device = nullptr;           // VkDevice, created on physical_device
+  void* queue = nullptr;            // VkQueue of queue_family, which must support compute
+  uint32_t queue_family = 0;
+  // The instance's PFN_vkGetInstanceProcAddr; nullptr: the Vulkan loader's.
+  void* get_instance_proc_addr = nullptr;
+  uint32_t api_version = 0;  // the instance's apiVersion (at least 1.1; 0 means 1.1)
+  // The features enabled on the VkDevice (Vulkan cannot be asked which);
+  // a module whose kernels need one that is off does not load.
+  bool shader_int64 = false;
+  bool shader_float64 = false;
+  bool shader_int16 = false;
+  bool storage_buffer_16bit = false;
+  bool atomic_int64 = false;            // shaderBufferInt64Atomics
+  bool atomic_float32_add = false;      // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
+  bool atomic_float32_min_max = false;  // VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
+};
+
 struct Options {
   // The Vulkan device: "" = GROVE_VULKAN_DEVICE, else the best one; an
   // index or a substring of its name otherwise.
   std::string vulkan_device;
   bool validation = false;  // VK_LAYER_KHRONOS_validation
   bool debug = false;       // every launch waits (errors name their launch)
+  // Run on the application's own device and queue instead (an engine's
+  // renderer): Grove creates its buffers, pipelines and command pool there
+  // and destroys only those; the application must not submit to the queue
+  // from another thread while a Grove call runs. Validation is then the
+  // application's (enable the layer on its instance).
+  std::optional<VulkanHandles> external;
+  // Make the device look as if it lacked these features (neither used nor
+  // enabled): how a module meant for a smaller device is tried here.
+  bool without_int64 = false;
+  bool without_float64 = false;
+  bool without_float_atomics = false;
 };
 
 class Tree;
 class ModuleImpl;
+
+// A field of a tree type, for code outside Grove that reads the tree's
+// buffer directly (a graphics pipeline, through shaders/grove_tree.glsl).
+struct FieldInfo {
+  std::string name;
+  DataType dtype = DataType::unknown;
+  std::vector<int64_t> shape;   // extent per index
+  std::vector<int64_t> offset;  // first index per index
+  bool sparse = false;          // a pointer, bitmasked or dynamic node on its path
+  // The field's path words: how grove_find_element() in
+  // shaders/grove_tree.glsl finds an element's word in the tree's buffer
+  // (the layout of each SNode on the path: word offsets, strides, pools).
+  // Copy them into a buffer the shader reads. Fields of at most 4 indices.
+  std::vector<uint32_t> path;
+};
 
 // A kernel argument: a number (converted to the argument's type when the
 // value fits, as Program kernels do) or a tree.
@@ -99,6 +149,14 @@ class Tree {
   // Every SNode of the instance but its places.
   std::vector<SNodeStats> stats() const;
 
+  // ---- reading the tree from the application's own shaders ----
+  // The tree's VkBuffer (as void*): 32-bit words, the memory contract of
+  // docs/memory.md; bind it as a storage buffer. Valid while the Module lives.
+  void* vulkan_buffer() const;
+  uint64_t buffer_bytes() const;
+  // Field `field`'s type, indices and path words (raises naming the fields there are).
+  FieldInfo field(std::string_view field) const;
+
   Tree(std::shared_ptr<ModuleImpl> module, int instance) : module_(std::move(module)), instance_(instance) {}
   int instance() const { return instance_; }
 
@@ -128,6 +186,29 @@ class Module {
   // Waits for every launch; raises what they reported (a full pool, a
   // failed assertion).
   void sync();
+
+  // ---- embedding in the application's renderer ----
+  // The Vulkan objects the module runs on (Grove's own, or those of
+  // Options::external).
+  VulkanHandles vulkan() const;
+  // Records `kernel` into the application's command buffer (a
+  // VkCommandBuffer of this device, recording, outside a render pass)
+  // instead of submitting it; the application submits it, as often as it
+  // likes (arguments are fixed when recorded). Barriers, recorded by Grove:
+  // before the kernel, one after everything earlier in submission order
+  // (any stage's reads and writes of the trees, Grove's uploads) and
+  // between its tasks. After it, the application calls record_barrier()
+  // (or records its own: src COMPUTE_SHADER / SHADER_WRITE) before a pass
+  // that reads a tree. Trees and the module must outlive every pending
+  // submission of the command buffer. Full pools and failed assertions of
+  // recorded kernels are raised by the next sync() or read.
+  void record(void* command_buffer, std::string_view kernel, std::initializer_list<Arg> args);
+  void record(void* command_buffer, std::string_view kernel, const std::vector<Arg>& args);
+  // The barrier that makes recorded kernels' writes visible to the
+  // application's `dst_stage_mask` (VkPipelineStageFlags) and
+  // `dst_access_mask` (VkAccessFlags), e.g. VK_PIPELINE_STAGE_FRAGMENT_SHADER_BIT
+  // and VK_ACCESS_SHADER_READ_BIT before drawing a tree.
+  void record_barrier(void* command_buffer, uint32_t dst_stage_mask, uint32_t dst_access_mask);
 
  private:
   explicit Module(std::shared_ptr<ModuleImpl> impl) : impl_(std::move(impl)) {}

@@ -43,7 +43,21 @@ class ModuleImpl {
     return *loaded.emplace(std::string(name), std::move(k)).first->second;
   }
 
+  struct Prepared {
+    rt::LoadedKernel* kernel;
+    std::vector<uint64_t> bits;
+    std::vector<int> slots;
+  };
   void launch(std::string_view name, std::span<const Arg> args) {
+    Prepared p = prepare(name, args);
+    context->launch(*p.kernel, p.bits, p.slots);
+  }
+  void record(void* command_buffer, std::string_view name, std::span<const Arg> args) {
+    Prepared p = prepare(name, args);
+    context->record(*p.kernel, p.bits, p.slots, command_buffer);
+  }
+  // The kernel, its arguments' bits and the instances bound to its slots.
+  Prepared prepare(std::string_view name, std::span<const Arg> args) {
     rt::LoadedKernel& k = kernel(name);
     const rt::KernelPlan& plan = k.plan;
     const std::string what = "kernel '" + plan.name + "' of " + source;
@@ -87,7 +101,7 @@ class ModuleImpl {
                     "') is of type '" + type_of_instance(trees[param]).name + "', not '" + want + "'");
       slots.push_back(trees[param]);
     }
-    context->launch(k, bits, slots);
+    return {&k, std::move(bits), std::move(slots)};
   }
 };
 
@@ -107,6 +121,10 @@ Module Module::load(std::span<const uint8_t> bytes, std::string_view source, con
   ro.debug = options.debug;
   ro.device.select = options.vulkan_device;
   ro.device.validation = options.validation;
+  ro.device.profile.no_int64 = options.without_int64;
+  ro.device.profile.no_float64 = options.without_float64;
+  ro.device.profile.no_float_atomics = options.without_float_atomics;
+  ro.external = options.external;
   impl->context = std::make_unique<rt::Context>(vk::make_vulkan_device(ro));
 #else
   (void)options;
@@ -156,6 +174,32 @@ void Module::launch(std::string_view kernel, std::initializer_list<Arg> args) {
 }
 void Module::launch(std::string_view kernel, const std::vector<Arg>& args) { impl_->launch(kernel, args); }
 void Module::sync() { impl_->context->sync(); }
+
+void Module::record(void* command_buffer, std::string_view kernel, std::initializer_list<Arg> args) {
+  impl_->record(command_buffer, kernel, std::span<const Arg>(args.begin(), args.size()));
+}
+void Module::record(void* command_buffer, std::string_view kernel, const std::vector<Arg>& args) {
+  impl_->record(command_buffer, kernel, args);
+}
+
+#ifdef GROVE_RUNTIME_VULKAN
+namespace {
+vk::Device& vulkan_of(ModuleImpl& m) {
+  vk::Device* d = vk::vulkan_device_of(m.context->device());
+  if (d == nullptr) throw Error(m.source + " runs on " + m.context->device().name() + ", not on a Vulkan device");
+  return *d;
+}
+}  // namespace
+
+void Module::record_barrier(void* command_buffer, uint32_t dst_stage_mask, uint32_t dst_access_mask) {
+  vulkan_of(*impl_).record_barrier(command_buffer, dst_stage_mask, dst_access_mask);
+}
+
+VulkanHandles Module::vulkan() const { return vulkan_of(*impl_).handles(); }
+#else
+void Module::record_barrier(void*, uint32_t, uint32_t) { throw Error("grove_runtime was built without Vulkan"); }
+VulkanHandles Module::vulkan() const { throw Error("grove_runtime was built without Vulkan"); }
+#endif
 
 // ---- Tree --------------------------------------------------------------------------------
 
@@ -303,6 +347,34 @@ void Tree::deactivate_all() const {
     for (const rt::TreeSlotPlan& s : k.slots) mine |= s.kind == rt::TreeSlotPlan::Kind::tree && s.tree_type == type;
     if (mine) m.launch(k.name, std::vector<Arg>{Arg(*this)});
   }
+}
+
+void* Tree::vulkan_buffer() const {
+  ModuleImpl& m = live(module_);
+  m.context->instance(instance_);  // raises if destroyed
+#ifdef GROVE_RUNTIME_VULKAN
+  return vk::vulkan_buffer_of(m.context->device(), instance_);
+#else
+  throw Error("grove_runtime was built without Vulkan");
+#endif
+}
+
+uint64_t Tree::buffer_bytes() const {
+  return static_cast<uint64_t>(live(module_).context->instance(instance_).words) * 4;
+}
+
+FieldInfo Tree::field(std::string_view name) const {
+  ModuleImpl& m = live(module_);
+  const rt::FieldLayout& f = field_of(m, instance_, name);
+  const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
+  FieldInfo info;
+  info.name = f.name;
+  info.dtype = f.dtype;
+  info.shape = f.shape;
+  for (size_t d = 0; d < f.shape.size(); ++d) info.offset.push_back(f.offset_of(d));
+  info.sparse = sparse_path(layout, layout.node(f.place).parent);
+  info.path = layout.field_path(f.id);
+  return info;
 }
 
 std::vector<SNodeStats> Tree::stats() const {

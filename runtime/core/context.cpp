@@ -84,6 +84,12 @@ Instance& Context::live(int id, const char* what) {
   return instances_[static_cast<size_t>(id)];
 }
 
+void Device::record(LoadedKernel& kernel, std::span<const uint64_t>, const std::vector<bool>&, std::span<const int>,
+                    void*) {
+  throw Error("kernel '" + kernel.plan.name + "': " + name() +
+              " cannot record launches into a command buffer; only a Vulkan device can");
+}
+
 // ---- launches -----------------------------------------------------------------------
 
 bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
@@ -99,7 +105,9 @@ bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
     // every node on its path.
     const TreeLayout& layout = type(instances_[static_cast<size_t>(inst)].type);
     auto gen = s.generated.find(t.snode);
-    bool fresh = gen != s.generated.end();
+    // A command buffer recorded with this instance may run at any time, so
+    // no list of it is ever known to be fresh.
+    bool fresh = gen != s.generated.end() && !instances_[static_cast<size_t>(inst)].recorded;
     for (int n = t.snode; n >= 0 && fresh; n = layout.node(n).parent) {
       auto mod = s.modified.find(n);
       if (mod != s.modified.end() && mod->second >= gen->second) fresh = false;
@@ -129,6 +137,25 @@ void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::
     for (int inst : slot_instances) instances_[static_cast<size_t>(inst)].pools_dirty = true;
   device_->launch(kernel, args, run, slot_instances);
   if (device_->synchronous()) check_pools();
+}
+
+void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances,
+                     void* command_buffer) {
+  const KernelPlan& plan = kernel.plan;
+  GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' recorded with " +
+                                                                 std::to_string(slot_instances.size()) + " of its " +
+                                                                 std::to_string(plan.slots.size()) + " slots bound");
+  for (int inst : slot_instances) live(inst, "a recording");
+  // Every task is recorded: when the command buffer runs, and how often,
+  // only the application knows. Launches made after it skip nothing for
+  // these instances (schedule()), and their pools are checked at each sync.
+  for (const TaskPlan& t : plan.tasks) schedule(t, slot_instances);
+  device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slot_instances, command_buffer);
+  for (int inst : slot_instances) {
+    Instance& i = instances_[static_cast<size_t>(inst)];
+    i.recorded = true;
+    if (plan.may_allocate) i.pools_dirty = true;
+  }
 }
 
 void Context::sync() {
@@ -186,7 +213,10 @@ void Context::check_pools() {
     const uint32_t zero[2] = {0, 0};
     device_->write_words(r.instance, s.state_offset + kAllocFailures, 2, zero);
   }
-  for (int i : checked) instances_[static_cast<size_t>(i)].pools_dirty = false;
+  for (int i : checked) {
+    Instance& inst = instances_[static_cast<size_t>(i)];
+    inst.pools_dirty = inst.recorded;  // a recorded command buffer may run again
+  }
   if (!problems.empty()) throw Error(problems + " (everything stored before is intact)");
 }
 

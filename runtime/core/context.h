@@ -36,6 +36,7 @@ struct Instance {
   int64_t words = 0;
   ListSchedule schedule;
   bool pools_dirty = false;  // a launch may have left pool failures in its header
+  bool recorded = false;     // bound to a launch recorded into an application's command buffer
   bool alive = false;
 };
 
@@ -82,6 +83,10 @@ class Context {
   // list was made could have changed it), marks the instances that may now
   // hold pool failures, and on a synchronous device checks them.
   void launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances);
+  // As launch(), recorded into an application's command buffer (every
+  // task: the buffer may run any number of times, at any time).
+  void record(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances,
+              void* command_buffer);
   // Waits for every launch, then raises the pool failures they left.
   void sync();
   // Raises a grove::Error naming each node whose pool filled up or whose

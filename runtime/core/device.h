@@ -51,6 +51,11 @@ class Device {
   // arguments in their compute types.
   virtual void launch(LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
                       std::span<const int> slot_buffers) = 0;
+  // As launch(), recorded into an application's command buffer (a
+  // VkCommandBuffer as void*) that the application submits, any number of
+  // times; raises grove::Error on devices that cannot.
+  virtual void record(LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
+                      std::span<const int> slot_buffers, void* command_buffer);
   // Waits for everything launched; raises the first kernel error (a failed
   // assertion) a queued launch reported.
   virtual void sync() = 0;

@@ -2,7 +2,10 @@
 #include "runtime/core/tree_layout.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
+#include "grove/error.h"
 #include "runtime/core/assert.h"
 
 namespace grove::rt {
@@ -149,6 +152,56 @@ int64_t TreeLayout::find_element(int field_id, const int64_t* index, const WordR
   const int place = f->place;
   int64_t cell = find_cell(node(place).parent, index, w);
   return cell < 0 ? -1 : cell + node(place).component_offset;
+}
+
+std::vector<uint32_t> TreeLayout::field_path(int field_id) const {
+  const FieldLayout* f = field(field_id);
+  GROVE_ASSERT(f != nullptr, "field_path of a field that is not in this tree");
+  if (f->shape.size() > static_cast<size_t>(kPathMaxIndices))
+    throw Error("field '" + f->name + "' has " + std::to_string(f->shape.size()) + " indices; shader lookups "
+                "(shaders/grove_tree.glsl) take at most " + std::to_string(kPathMaxIndices));
+  auto word = [&](int64_t v, const char* what) {
+    if (v < 0 || v > int64_t{UINT32_MAX})
+      throw Error("field '" + f->name + "': its " + what + " (" + std::to_string(v) +
+                  ") does not fit the 32-bit words of a shader lookup");
+    return static_cast<uint32_t>(v);
+  };
+  const int target = node(f->place).parent;
+  const std::vector<int> p = path(target);
+  const std::vector<int> axes = node(f->place).axes();
+  std::vector<uint32_t> w(kPathHeaderWords + (p.size() - 1) * kLevelWords, 0u);
+  w[kPathLevels] = static_cast<uint32_t>(p.size() - 1);
+  w[kPathIndices] = static_cast<uint32_t>(f->shape.size());
+  w[kPathRootWord] = word(root_offset, "root cell's word");
+  w[kPathPlaceWord] = word(node(f->place).component_offset, "place's word");
+  w[kPathStorageWords] = static_cast<uint32_t>(storage_words(f->dtype));
+  for (size_t d = 0; d < f->shape.size(); ++d) {
+    if (f->shape[d] > INT32_MAX || f->offset_of(d) < INT32_MIN || f->offset_of(d) > INT32_MAX - f->shape[d])
+      throw Error("field '" + f->name + "': index " + std::to_string(d) + " does not fit a shader's int");
+    w[kPathShape + d] = static_cast<uint32_t>(f->shape[d]);
+    w[kPathOffset + d] = static_cast<uint32_t>(static_cast<int32_t>(f->offset_of(d)));
+  }
+  const SNodeLayout& leaf = node(target);
+  for (size_t n = 1; n < p.size(); ++n) {
+    const SNodeLayout& s = node(p[n]);
+    uint32_t* l = w.data() + kPathHeaderWords + (n - 1) * kLevelWords;
+    static_assert(static_cast<int>(SNodeType::dense) == 1 && static_cast<int>(SNodeType::dynamic) == 4);
+    l[kLevelKind] = static_cast<uint32_t>(s.type);
+    l[kLevelComponent] = word(s.component_offset, "component offset");
+    l[kLevelCellWords] = word(s.cell_words, "cell size");
+    l[kLevelMaskWords] = word(s.mask_words, "mask words");
+    l[kLevelPool] = s.has_pool() ? word(s.pool_offset, "pool offset") : 0u;
+    l[kLevelEntryWords] = s.has_pool() ? word(s.pool_entry_words, "pool entry size") : 0u;
+    l[kLevelChunk] = s.type == SNodeType::dynamic ? word(s.chunk_size, "chunk size") : 0u;
+    l[kLevelCells] = word(s.num_cells, "cells per container");
+    for (size_t d = 0; d < axes.size(); ++d) {
+      const auto a = static_cast<size_t>(axes[d]);
+      const bool split = (s.axis_mask >> a) & 1u;
+      l[kLevelStride + d] = split ? word(leaf.shape[a] / s.shape[a], "stride") : 1u;
+      l[kLevelExtent + d] = split ? word(s.extent[a], "extent") : 1u;
+    }
+  }
+  return w;
 }
 
 int64_t TreeLayout::count_active(int target, const WordReader& w) const {

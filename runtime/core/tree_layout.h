@@ -115,6 +115,20 @@ enum TreeHeader : int64_t {
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
 inline constexpr uint32_t kLayoutVersionValue = 3;
 
+// Field path words (TreeLayout::field_path; shaders/grove_tree.glsl reads
+// them). Header: levels, indices, root cell's word, the place's word in its
+// cell, storage words per element, then per index (4 each) the extent and
+// the first index. Each level: its kind (1 dense, 2 bitmasked, 3 pointer,
+// 4 dynamic), the words of the memory contract, and per index the stride
+// and extent of its cells.
+enum FieldPathWord : uint32_t {
+  kPathLevels = 0, kPathIndices = 1, kPathRootWord = 2, kPathPlaceWord = 3, kPathStorageWords = 4,
+  kPathShape = 8, kPathOffset = 12, kPathHeaderWords = 16,
+  kLevelKind = 0, kLevelComponent = 1, kLevelCellWords = 2, kLevelMaskWords = 3, kLevelPool = 4,
+  kLevelEntryWords = 5, kLevelChunk = 6, kLevelCells = 7, kLevelStride = 8, kLevelExtent = 12, kLevelWords = 16,
+};
+inline constexpr int kPathMaxIndices = 4;
+
 // A field placed in a tree: its scalar type, its place node, and the
 // indices users give it (one per axis its path splits, offset included).
 struct FieldLayout {
@@ -164,6 +178,11 @@ class TreeLayout {
   int64_t find_cell(int node, const int64_t* indices, const WordReader& word) const;
   // The word of one element of `field` (physical indices), or -1.
   int64_t find_element(int field, const int64_t* indices, const WordReader& word) const;
+  // The path words of `field` for shaders/grove_tree.glsl (and
+  // grove::runtime::FieldInfo::path): a 16-word header, then 16 words per
+  // node from below the root to the place's parent (see kFieldPath*).
+  // Raises grove::Error for a field of more than 4 indices.
+  std::vector<uint32_t> field_path(int field) const;
   // The active cells of `node` in a tree's words.
   int64_t count_active(int node, const WordReader& word) const;
 

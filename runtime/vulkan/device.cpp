@@ -196,15 +196,15 @@ DeviceImpl::DeviceImpl(const ExternalDevice& external, const DeviceOptions& opti
   for (auto [handle, field] : {std::pair{external.physical_device, "physical_device (a VkPhysicalDevice)"},
                                std::pair{external.device, "device (a VkDevice)"},
                                std::pair{external.queue, "queue (a VkQueue)"}}) {
-    if (handle == nullptr) throw Error(std::string("ExternalDevice::") + field + " is null");
+    if (handle == nullptr) throw Error(std::string("VulkanHandles::") + field + " is null");
   }
   const std::vector<PhysicalDevice> devices = instance_.physical_devices();
   const PhysicalDevice* physical = nullptr;
   for (const PhysicalDevice& d : devices)
     if (d.handle == static_cast<VkPhysicalDevice>(external.physical_device)) physical = &d;
   if (physical == nullptr)
-    throw Error("ExternalDevice::physical_device is not one of the physical devices of "
-                "ExternalDevice::instance (" + std::to_string(devices.size()) + " enumerated)");
+    throw Error("VulkanHandles::physical_device is not one of the physical devices of "
+                "VulkanHandles::instance (" + std::to_string(devices.size()) + " enumerated)");
   DeviceInfo info = physical->info;
   if (info.api_version < kMinApiVersion || physical->api_version < kMinApiVersion)
     throw Error("Vulkan device " + info.name + " cannot run Grove kernels: it " + info.unsupported_reason);
@@ -213,7 +213,7 @@ DeviceImpl::DeviceImpl(const ExternalDevice& external, const DeviceOptions& opti
   std::vector<VkQueueFamilyProperties> families(family_count);
   api_.vkGetPhysicalDeviceQueueFamilyProperties(physical->handle, &family_count, families.data());
   if (external.queue_family >= family_count || !(families[external.queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT))
-    throw Error("ExternalDevice::queue_family " + std::to_string(external.queue_family) + " of " + info.name +
+    throw Error("VulkanHandles::queue_family " + std::to_string(external.queue_family) + " of " + info.name +
                 (external.queue_family >= family_count ? " does not exist (" + std::to_string(family_count) +
                                                              " families)"
                                                        : std::string(" does not support compute")) +
@@ -352,6 +352,9 @@ void DeviceImpl::release() noexcept {
   destroy_garbage(Garbage{0, staging_.buffer, staging_.memory});
   staging_ = Staging{};
   if (command_pool_ != VK_NULL_HANDLE) api_.vkDestroyCommandPool(device_, command_pool_, nullptr);
+  for (VkDescriptorPool p : recorded_pools_) api_.vkDestroyDescriptorPool(device_, p, nullptr);
+  recorded_pools_.clear();
+  recorded_sets_.clear();
   if (owns_device_) api_.vkDestroyDevice(device_, nullptr);
   command_pool_ = VK_NULL_HANDLE;
   device_ = VK_NULL_HANDLE;
@@ -527,6 +530,14 @@ PipelineId Device::create_pipeline(std::span<const std::uint32_t> spirv, const s
 }
 void Device::destroy_pipeline(PipelineId pipeline) { impl_->destroy_pipeline(pipeline); }
 void Device::launch(const std::vector<Dispatch>& dispatches) { impl_->launch(dispatches); }
+void Device::record(void* command_buffer, const std::vector<Dispatch>& dispatches) {
+  impl_->record(command_buffer, dispatches);
+}
+void Device::record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, std::uint32_t dst_access_mask) {
+  impl_->record_barrier(command_buffer, dst_stage_mask, dst_access_mask);
+}
+void* Device::buffer_handle(BufferId buffer) const { return impl_->buffer_handle(buffer); }
+ExternalDevice Device::handles() const { return impl_->handles(); }
 void Device::sync() { impl_->sync(); }
 std::vector<std::string> Device::validation_messages() const { return impl_->validation_messages(); }
 void Device::clear_validation_messages() { impl_->clear_validation_messages(); }

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "grove/runtime.h"
+
 namespace grove::vk {
 
 namespace detail {
@@ -100,31 +102,9 @@ struct DeviceOptions {
 
 // Vulkan objects an application created, for Device::adopt: Grove records
 // into the application's device and queue and never destroys them. The
-// handles are the application's VkInstance, VkPhysicalDevice, VkDevice and
-// VkQueue (this header includes no Vulkan header; they convert to void*).
-struct ExternalDevice {
-  void* instance = nullptr;         // VkInstance
-  void* physical_device = nullptr;  // VkPhysicalDevice, one of the instance's
-  void* device = nullptr;           // VkDevice, created on physical_device
-  void* queue = nullptr;            // VkQueue of queue_family, which must support compute
-  std::uint32_t queue_family = 0;
-  // The instance's vkGetInstanceProcAddr (PFN_vkGetInstanceProcAddr);
-  // nullptr: the Vulkan loader's (opened at run time).
-  void* get_instance_proc_addr = nullptr;
-  // The apiVersion the instance was created with (VK_MAKE_API_VERSION;
-  // at least 1.1, which is also what 0 means).
-  std::uint32_t api_version = 0;
-  // The features the application enabled on the VkDevice (Vulkan cannot be
-  // asked which): Grove uses a feature only when it is enabled here and the
-  // device has it.
-  bool shader_int64 = false;
-  bool shader_float64 = false;
-  bool shader_int16 = false;
-  bool storage_buffer_16bit = false;
-  bool atomic_int64 = false;            // shaderBufferInt64Atomics
-  bool atomic_float32_add = false;      // VK_EXT_shader_atomic_float: shaderBufferFloat32AtomicAdd
-  bool atomic_float32_min_max = false;  // VK_EXT_shader_atomic_float2: shaderBufferFloat32AtomicMinMax
-};
+// public struct of grove_runtime (grove/runtime.h): handles as void*, and
+// the features the application enabled on its VkDevice.
+using ExternalDevice = grove::runtime::VulkanHandles;
 
 // Handles to objects a Device owns. A default-constructed id is invalid;
 // an id whose object was destroyed is rejected with grove::Error.
@@ -228,6 +208,31 @@ class Device {
   void launch(const std::vector<Dispatch>& dispatches);
   // Waits until all queued work has finished.
   void sync();
+
+  // ---- embedding in an application's renderer ----
+  // Records the dispatches into the application's command buffer (a
+  // VkCommandBuffer of this device, recording, outside a render pass), as
+  // launch() would submit them, and submits nothing. The recording opens
+  // with a barrier after everything earlier in submission order (all
+  // stages' memory writes, made visible to compute shaders and indirect
+  // reads; the application's passes that read a buffer finish first), and
+  // separates consecutive dispatches as launch() does. Descriptor sets are
+  // made once per pipeline and buffers and kept, so the command buffer may
+  // be submitted any number of times while the buffers and pipelines live;
+  // the application must not destroy them (nor this Device) while such a
+  // command buffer is pending.
+  void record(void* command_buffer, const std::vector<Dispatch>& dispatches);
+  // Records the barrier after recorded dispatches that makes their shader
+  // writes visible to the application's `dst_stage_mask`
+  // (VkPipelineStageFlags) and `dst_access_mask` (VkAccessFlags), e.g.
+  // FRAGMENT_SHADER and SHADER_READ for a pass that draws a tree.
+  void record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, std::uint32_t dst_access_mask);
+  // The VkBuffer of a buffer (as void*), to bind in the application's
+  // descriptor sets.
+  void* buffer_handle(BufferId buffer) const;
+  // The instance, physical device, device and queue this Device runs on
+  // (its own, or the application's), and the features Grove uses on it.
+  ExternalDevice handles() const;
 
   // Every validation message seen so far (validation enabled only).
   std::vector<std::string> validation_messages() const;

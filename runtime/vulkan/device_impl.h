@@ -11,6 +11,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -53,7 +54,11 @@ class DeviceImpl {
   void destroy_pipeline(PipelineId id);
 
   void launch(const std::vector<Dispatch>& dispatches);
+  void record(void* command_buffer, const std::vector<Dispatch>& dispatches);
+  void record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, std::uint32_t dst_access_mask);
   void sync();
+  void* buffer_handle(BufferId id) const;
+  ExternalDevice handles() const;
 
   std::vector<std::string> validation_messages() const;
   void clear_validation_messages();
@@ -133,6 +138,19 @@ class DeviceImpl {
   void check_range(const Buffer& b, std::uint64_t offset, std::uint64_t bytes,
                    const char* operation) const;
   void ensure_staging(std::uint64_t bytes);
+  // Launches and recordings: the checks made before anything is recorded
+  // (counting the descriptor sets needed), and the dispatches with the
+  // barriers between them, `set_of(i)` giving dispatch i its set.
+  std::vector<Pipeline*> check_dispatches(const std::vector<Dispatch>& dispatches, const char* operation,
+                                          std::uint32_t& sets, std::uint32_t& descriptors);
+  void write_set(VkDescriptorSet set, const Pipeline& p, const Dispatch& d);
+  void record_dispatches(VkCommandBuffer cmd, const std::vector<Dispatch>& dispatches,
+                         const std::vector<Pipeline*>& pipelines,
+                         const std::function<VkDescriptorSet(std::size_t)>& set_of);
+  // The descriptor set of a recorded dispatch: made once per pipeline and
+  // buffers, and kept (the application's command buffers may be replayed
+  // any number of times).
+  VkDescriptorSet recorded_set(const Pipeline& p, const Dispatch& d);
   static std::string label(const Buffer& b, std::uint32_t slot);
 
   MessageSink sink_;     // declared first: destroyed after the instance
@@ -160,6 +178,10 @@ class DeviceImpl {
   std::uint64_t next_serial_ = 1;
   std::uint64_t completed_serial_ = 0;  // every serial <= this has finished
   std::vector<Garbage> garbage_;
+  std::map<std::vector<std::uint64_t>, VkDescriptorSet> recorded_sets_;
+  std::vector<VkDescriptorPool> recorded_pools_;
+  std::uint32_t recorded_pool_sets_left_ = 0;
+  std::uint32_t recorded_pool_descriptors_left_ = 0;
 };
 
 // A Submission from acquire to vkQueueSubmit: begins the command buffer and

@@ -391,18 +391,16 @@ void DeviceImpl::destroy_pipeline(PipelineId id) {
 // ---------------------------------------------------------------------------
 // Launches.
 
-void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
-  ensure_usable();
-  if (dispatches.empty()) return;
-
-  // Check everything before recording anything.
+std::vector<DeviceImpl::Pipeline*> DeviceImpl::check_dispatches(const std::vector<Dispatch>& dispatches,
+                                                               const char* operation, std::uint32_t& sets,
+                                                               std::uint32_t& descriptors) {
   std::vector<Pipeline*> pipelines;
-  std::uint32_t sets = 0;
-  std::uint32_t descriptors = 0;
+  sets = 0;
+  descriptors = 0;
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     const Dispatch& d = dispatches[i];
-    Pipeline& p = lookup(d.pipeline, "launch");
-    const std::string where = "launch: dispatch " + std::to_string(i) + " of pipeline '" + p.name + "'";
+    Pipeline& p = lookup(d.pipeline, operation);
+    const std::string where = std::string(operation) + ": dispatch " + std::to_string(i) + " of pipeline '" + p.name + "'";
     if (d.buffers.size() != p.num_buffers) {
       throw Error(where + " binds " + std::to_string(d.buffers.size()) +
                   " buffers; the pipeline was created for " + std::to_string(p.num_buffers));
@@ -417,9 +415,9 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
                   info_.name + " allows at most " + std::to_string(info_.max_compute_workgroup_count[0]) +
                   " (use a grid-stride loop)");
     }
-    for (BufferId b : d.buffers) lookup(b, "launch");
+    for (BufferId b : d.buffers) lookup(b, operation);
     if (d.indirect_buffer) {
-      const Buffer& ib = lookup(*d.indirect_buffer, "launch");
+      const Buffer& ib = lookup(*d.indirect_buffer, operation);
       if (d.indirect_offset % 4 != 0 || d.indirect_offset + 12 > ib.size) {
         throw Error(where + " reads its group counts at byte " + std::to_string(d.indirect_offset) + " of buffer '" +
                     ib.name + "' (" + std::to_string(ib.size) +
@@ -432,11 +430,28 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
       descriptors += p.num_buffers;
     }
   }
+  return pipelines;
+}
 
-  Recording rec(*this, sets, descriptors);
-  const VkCommandBuffer cmd = rec.cmd();
-  std::vector<VkDescriptorBufferInfo> infos;
-  std::vector<VkWriteDescriptorSet> writes;
+void DeviceImpl::write_set(VkDescriptorSet set, const Pipeline& p, const Dispatch& d) {
+  std::vector<VkDescriptorBufferInfo> infos(p.num_buffers, VkDescriptorBufferInfo{});
+  std::vector<VkWriteDescriptorSet> writes(p.num_buffers, VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
+  for (std::uint32_t k = 0; k < p.num_buffers; ++k) {
+    infos[k].buffer = buffers_[d.buffers[k].slot].buffer;
+    infos[k].offset = 0;
+    infos[k].range = VK_WHOLE_SIZE;
+    writes[k].dstSet = set;
+    writes[k].dstBinding = k;
+    writes[k].descriptorCount = 1;
+    writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[k].pBufferInfo = &infos[k];
+  }
+  api_.vkUpdateDescriptorSets(device_, p.num_buffers, writes.data(), 0, nullptr);
+}
+
+void DeviceImpl::record_dispatches(VkCommandBuffer cmd, const std::vector<Dispatch>& dispatches,
+                                   const std::vector<Pipeline*>& pipelines,
+                                   const std::function<VkDescriptorSet(std::size_t)>& set_of) {
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     const Dispatch& d = dispatches[i];
     const Pipeline& p = *pipelines[i];
@@ -454,20 +469,7 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
     }
     api_.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     if (p.num_buffers > 0) {
-      const VkDescriptorSet set = rec.allocate_set(p.set_layout);
-      infos.assign(p.num_buffers, VkDescriptorBufferInfo{});
-      writes.assign(p.num_buffers, VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
-      for (std::uint32_t k = 0; k < p.num_buffers; ++k) {
-        infos[k].buffer = buffers_[d.buffers[k].slot].buffer;
-        infos[k].offset = 0;
-        infos[k].range = VK_WHOLE_SIZE;
-        writes[k].dstSet = set;
-        writes[k].dstBinding = k;
-        writes[k].descriptorCount = 1;
-        writes[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-        writes[k].pBufferInfo = &infos[k];
-      }
-      api_.vkUpdateDescriptorSets(device_, p.num_buffers, writes.data(), 0, nullptr);
+      const VkDescriptorSet set = set_of(i);
       api_.vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
     }
     if (p.push_constant_bytes > 0) {
@@ -480,12 +482,119 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
       api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
     }
   }
+}
+
+void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
+  ensure_usable();
+  if (dispatches.empty()) return;
+  // Check everything before recording anything.
+  std::uint32_t sets = 0, descriptors = 0;
+  const std::vector<Pipeline*> pipelines = check_dispatches(dispatches, "launch", sets, descriptors);
+  Recording rec(*this, sets, descriptors);
+  record_dispatches(rec.cmd(), dispatches, pipelines, [&](std::size_t i) {
+    const VkDescriptorSet set = rec.allocate_set(pipelines[i]->set_layout);
+    write_set(set, *pipelines[i], dispatches[i]);
+    return set;
+  });
   const std::uint64_t serial = rec.submit();
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     pipelines[i]->last_use = serial;
     for (BufferId b : dispatches[i].buffers) buffers_[b.slot].last_use = serial;
     if (dispatches[i].indirect_buffer) buffers_[dispatches[i].indirect_buffer->slot].last_use = serial;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Recording into an application's command buffer.
+
+VkDescriptorSet DeviceImpl::recorded_set(const Pipeline& p, const Dispatch& d) {
+  // Buffer and pipeline ids carry generations, so a key never names a
+  // destroyed object's successor: a set, once written, stays right.
+  std::vector<std::uint64_t> key{(std::uint64_t{d.pipeline.slot} << 32) | d.pipeline.generation};
+  for (BufferId b : d.buffers) key.push_back((std::uint64_t{b.slot} << 32) | b.generation);
+  auto it = recorded_sets_.find(key);
+  if (it != recorded_sets_.end()) return it->second;
+  if (recorded_pool_sets_left_ == 0 || recorded_pool_descriptors_left_ < p.num_buffers) {
+    constexpr std::uint32_t kSets = 64;
+    const std::uint32_t descriptors = kSets * std::max<std::uint32_t>(p.num_buffers, 8);
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
+    VkDescriptorPoolCreateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    info.maxSets = kSets;
+    info.poolSizeCount = 1;
+    info.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(api_.vkCreateDescriptorPool(device_, &info, nullptr, &pool), "vkCreateDescriptorPool",
+          "creating descriptor sets for recorded launches");
+    recorded_pools_.push_back(pool);
+    recorded_pool_sets_left_ = kSets;
+    recorded_pool_descriptors_left_ = descriptors;
+  }
+  VkDescriptorSetAllocateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  info.descriptorPool = recorded_pools_.back();
+  info.descriptorSetCount = 1;
+  info.pSetLayouts = &p.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(api_.vkAllocateDescriptorSets(device_, &info, &set), "vkAllocateDescriptorSets",
+        "allocating a descriptor set for a recorded launch");
+  --recorded_pool_sets_left_;
+  recorded_pool_descriptors_left_ -= p.num_buffers;
+  write_set(set, p, d);
+  recorded_sets_.emplace(std::move(key), set);
+  return set;
+}
+
+void DeviceImpl::record(void* command_buffer, const std::vector<Dispatch>& dispatches) {
+  ensure_usable();
+  if (command_buffer == nullptr) throw Error("record: the command buffer (a VkCommandBuffer) is null");
+  if (dispatches.empty()) return;
+  std::uint32_t sets = 0, descriptors = 0;
+  const std::vector<Pipeline*> pipelines = check_dispatches(dispatches, "record", sets, descriptors);
+  auto cmd = static_cast<VkCommandBuffer>(command_buffer);
+  // What came before in the application's submission order (its own
+  // passes reading the trees, Grove's uploads and launches) finishes before
+  // these dispatches run, and its writes are visible to them.
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
+  api_.vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT, 0, 1, &barrier,
+                            0, nullptr, 0, nullptr);
+  record_dispatches(cmd, dispatches, pipelines,
+                    [&](std::size_t i) { return recorded_set(*pipelines[i], dispatches[i]); });
+}
+
+void DeviceImpl::record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, std::uint32_t dst_access_mask) {
+  ensure_usable();
+  if (command_buffer == nullptr) throw Error("record_barrier: the command buffer (a VkCommandBuffer) is null");
+  if (dst_stage_mask == 0) throw Error("record_barrier: dst_stage_mask is 0; name the stages that read the trees");
+  VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  barrier.dstAccessMask = dst_access_mask;
+  api_.vkCmdPipelineBarrier(static_cast<VkCommandBuffer>(command_buffer), VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            dst_stage_mask, 0, 1, &barrier, 0, nullptr, 0, nullptr);
+}
+
+void* DeviceImpl::buffer_handle(BufferId id) const {
+  return reinterpret_cast<void*>(lookup(id, "buffer_handle").buffer);
+}
+
+ExternalDevice DeviceImpl::handles() const {
+  ExternalDevice h;
+  h.instance = instance_.handle();
+  h.physical_device = physical_;
+  h.device = device_;
+  h.queue = queue_;
+  h.queue_family = queue_family_;
+  h.get_instance_proc_addr = reinterpret_cast<void*>(api_.vkGetInstanceProcAddr);
+  h.api_version = info_.api_version;
+  h.shader_int64 = info_.shader_int64;
+  h.shader_float64 = info_.shader_float64;
+  h.shader_int16 = info_.shader_int16;
+  h.storage_buffer_16bit = info_.storage_buffer_16bit;
+  h.atomic_int64 = info_.atomic_int64;
+  h.atomic_float32_add = info_.atomic_float32_add;
+  h.atomic_float32_min_max = info_.atomic_float32_min_max;
+  return h;
 }
 
 }  // namespace grove::vk::detail

@@ -303,12 +303,12 @@ Library loader_for(const ExternalDevice& external) {
 
 Instance::Instance(const ExternalDevice& external) : library_(loader_for(external)), owned_(false) {
   if (external.instance == nullptr)
-    throw Error("ExternalDevice::instance is null: pass the application's VkInstance");
+    throw Error("VulkanHandles::instance is null: pass the application's VkInstance");
   instance_ = static_cast<VkInstance>(external.instance);
   api_.load_global(library_.get_instance_proc_addr());
   api_version_ = external.api_version == 0 ? kMinApiVersion : std::min(external.api_version, kMaxApiVersion);
   if (api_version_ < kMinApiVersion) {
-    throw Error("ExternalDevice::api_version is Vulkan " + version_string(external.api_version) +
+    throw Error("VulkanHandles::api_version is Vulkan " + version_string(external.api_version) +
                 "; Grove needs an instance created for Vulkan 1.1 or newer");
   }
   api_.load_instance(instance_);

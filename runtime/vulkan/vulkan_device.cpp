@@ -56,8 +56,11 @@ class VulkanDevice : public rt::Device {
   std::unique_ptr<rt::LoadedKernel> load(rt::KernelPlan plan) override;
   void launch(rt::LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers) override;
+  void record(rt::LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
+              std::span<const int> slot_buffers, void* command_buffer) override;
   void sync() override;
   vk::Device& device() { return *device_; }
+  void* buffer_handle(int id) { return device_->buffer_handle(tree(id, "buffer_handle").buffer); }
 
  private:
   struct PendingWrite {
@@ -77,6 +80,9 @@ class VulkanDevice : public rt::Device {
   static void check_range(const Tree& t, int id, int64_t offset, int64_t count, const char* operation);
   void flush(Tree& t);
   void flush_all();
+  // The dispatches of the tasks of `kernel` that `run` selects.
+  std::vector<Dispatch> dispatches(rt::LoadedKernel& kernel, std::span<const uint64_t> args,
+                                   const std::vector<bool>& run, std::span<const int> slot_buffers);
   // Workgroups for `task`, or kCountOnDevice.
   uint32_t group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const;
   // Formats the print ring and the failed assertion (raising it) and clears them.
@@ -91,6 +97,7 @@ class VulkanDevice : public rt::Device {
   std::vector<Tree> trees_;        // by buffer id
   rt::ContextRecords records_;
   bool context_pending_ = false;
+  bool recorded_reports_ = false;  // a recorded kernel may print or assert
 };
 
 VulkanDevice::VulkanDevice(const RuntimeOptions& options)
@@ -209,7 +216,7 @@ void VulkanDevice::read_words(int id, int64_t offset, int64_t count, uint32_t* o
   check_range(t, id, offset, count, "read_words");
   flush_all();
   if (count > 0) device_->read_buffer(t.buffer, static_cast<uint64_t>(offset) * 4, out, static_cast<uint64_t>(count) * 4);
-  if (context_pending_) report_context();
+  if (context_pending_ || recorded_reports_) report_context();
 }
 
 void VulkanDevice::write_words(int id, int64_t offset, int64_t count, const uint32_t* in) {
@@ -273,18 +280,17 @@ uint32_t VulkanDevice::group_count(const rt::TaskPlan& task, std::span<const uin
   return static_cast<uint32_t>(std::min<int64_t>((n + per_group - 1) / per_group, max_groups));
 }
 
-void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run,
-                          std::span<const int> slot_buffers) {
+std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::span<const uint64_t> args,
+                                               const std::vector<bool>& run, std::span<const int> slot_buffers) {
   auto& k = static_cast<VulkanKernel&>(compiled);
   const rt::KernelPlan& plan = k.plan;
-  flush_all();
   std::vector<uint32_t> push(plan.arg_words, 0u);
   for (size_t n = 0; n < plan.args.size() && n < args.size(); ++n) {
     const uint32_t at = plan.args[n].word;
     push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first
     if (plan.args[n].words == 2) push[at + 1] = static_cast<uint32_t>(args[n] >> 32);
   }
-  std::vector<Dispatch> dispatches;
+  std::vector<Dispatch> out;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     if (i < run.size() && !run[i]) continue;
     const rt::TaskPlan& task = plan.tasks[i];
@@ -298,7 +304,7 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
       Dispatch count = d;
       count.pipeline = *k.count_pipelines[i];
       count.group_count_x = 1;
-      dispatches.push_back(std::move(count));
+      out.push_back(std::move(count));
       d.indirect_buffer = context_;
       d.indirect_offset = uint64_t{ctx::kGroupCounts} * 4;
     } else {
@@ -306,9 +312,17 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
       d.group_count_x = groups;
     }
     d.pipeline = k.pipelines[i];
-    dispatches.push_back(std::move(d));
+    out.push_back(std::move(d));
   }
-  if (!dispatches.empty()) device_->launch(dispatches);
+  return out;
+}
+
+void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run,
+                          std::span<const int> slot_buffers) {
+  const rt::KernelPlan& plan = compiled.plan;
+  flush_all();
+  const std::vector<Dispatch> ds = dispatches(compiled, args, run, slot_buffers);
+  if (!ds.empty()) device_->launch(ds);
   if (records_.launched(plan)) context_pending_ = true;
   // Debug mode: an error names the launch that caused it. A kernel that
   // prints: its output appears when the launch returns, in order with the
@@ -316,10 +330,21 @@ void VulkanDevice::launch(rt::LoadedKernel& compiled, std::span<const uint64_t> 
   if (options_.debug || plan.prints) sync();
 }
 
+void VulkanDevice::record(rt::LoadedKernel& compiled, std::span<const uint64_t> args, const std::vector<bool>& run,
+                          std::span<const int> slot_buffers, void* command_buffer) {
+  // Host writes go first, in Grove's own submission, which the
+  // application's command buffer follows on the queue.
+  flush_all();
+  device_->record(command_buffer, dispatches(compiled, args, run, slot_buffers));
+  // What the recorded kernel prints or asserts is read at every later sync
+  // and host read, once the application has run it.
+  if (records_.launched(compiled.plan)) recorded_reports_ = true;
+}
+
 void VulkanDevice::sync() {
   flush_all();
   device_->sync();
-  if (context_pending_) report_context();
+  if (context_pending_ || recorded_reports_) report_context();
 }
 
 void VulkanDevice::report_context() {
@@ -348,6 +373,12 @@ std::unique_ptr<rt::Device> make_vulkan_device(const RuntimeOptions& options) {
 Device* vulkan_device_of(rt::Device& device) {
   auto* v = dynamic_cast<VulkanDevice*>(&device);
   return v != nullptr ? &v->device() : nullptr;
+}
+
+void* vulkan_buffer_of(rt::Device& device, int id) {
+  auto* v = dynamic_cast<VulkanDevice*>(&device);
+  if (v == nullptr) throw Error(device.name() + " is not a Vulkan device: its trees have no VkBuffer");
+  return v->buffer_handle(id);
 }
 
 }  // namespace grove::vk

@@ -31,5 +31,8 @@ std::unique_ptr<rt::Device> make_vulkan_device(const RuntimeOptions& options);
 // The vk::Device under an rt::Device made by make_vulkan_device (nullptr
 // for any other device), for the code generator's options and benchmarks.
 Device* vulkan_device_of(rt::Device& device);
+// The VkBuffer (as void*) of buffer `id` of a Vulkan rt::Device; raises
+// grove::Error for any other device.
+void* vulkan_buffer_of(rt::Device& device, int id);
 
 }  // namespace grove::vk

@@ -183,7 +183,9 @@ TEST_F(Aot, ALoadedModuleRunsLikeTheProgramBitForBit) {
   // deactivate_all empties one instance.
   both([&] { a.deactivate_all(); }, [&] { ra.deactivate_all(); });
   for (const runtime::SNodeStats& s : ra.stats())
-    if (s.kind != "dense" && s.kind != "root") EXPECT_EQ(s.active_cells, 0) << s.name;
+    if (s.kind != "dense" && s.kind != "root") {
+      EXPECT_EQ(s.active_cells, 0) << s.name;
+    }
   EXPECT_EQ(ra.to_vector<int32_t>("x"), std::vector<int32_t>(32 * 32, 0));
   EXPECT_EQ(ra.to_vector<int32_t>("d"), std::vector<int32_t>(4 * 64, 0));
 }

@@ -97,7 +97,9 @@ TEST(AotLife, TheSeedKernelRunsWithItsArguments) {
   for (int k = 0; k < kN * kN; ++k) {
     const int i = k / kN, j = k % kN;
     const bool in = i >= 10 && i < 50 && j >= 12 && j < 52;
-    if (!in) ASSERT_EQ(alive[static_cast<size_t>(k)], 0) << i << "," << j;
+    if (!in) {
+      ASSERT_EQ(alive[static_cast<size_t>(k)], 0) << i << "," << j;
+    }
     inside += alive[static_cast<size_t>(k)];
   }
   EXPECT_GT(inside, 40 * 40 / 4);

@@ -179,19 +179,19 @@ TEST_F(AdoptedDevice, TheRuntimesVulkanDeviceRunsOnIt) {
 TEST_F(AdoptedDevice, MissingOrWrongHandlesNameTheField) {
   ExternalDevice e = app_.external();
   e.instance = nullptr;
-  EXPECT_NE(error_of(e).find("ExternalDevice::instance is null"), std::string::npos) << error_of(e);
+  EXPECT_NE(error_of(e).find("VulkanHandles::instance is null"), std::string::npos) << error_of(e);
   e = app_.external();
   e.device = nullptr;
-  EXPECT_NE(error_of(e).find("ExternalDevice::device (a VkDevice) is null"), std::string::npos) << error_of(e);
+  EXPECT_NE(error_of(e).find("VulkanHandles::device (a VkDevice) is null"), std::string::npos) << error_of(e);
   e = app_.external();
   e.queue = nullptr;
-  EXPECT_NE(error_of(e).find("ExternalDevice::queue (a VkQueue) is null"), std::string::npos) << error_of(e);
+  EXPECT_NE(error_of(e).find("VulkanHandles::queue (a VkQueue) is null"), std::string::npos) << error_of(e);
   e = app_.external();
   e.physical_device = reinterpret_cast<void*>(&e);  // not one of the instance's
   EXPECT_NE(error_of(e).find("is not one of the physical devices"), std::string::npos) << error_of(e);
   e = app_.external();
   e.queue_family = 99;
-  EXPECT_NE(error_of(e).find("ExternalDevice::queue_family 99"), std::string::npos) << error_of(e);
+  EXPECT_NE(error_of(e).find("VulkanHandles::queue_family 99"), std::string::npos) << error_of(e);
   e = app_.external();
   e.api_version = VK_API_VERSION_1_0;
   EXPECT_NE(error_of(e).find("Vulkan 1.1 or newer"), std::string::npos) << error_of(e);
