@@ -14,4 +14,12 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A launch that failed on the device, reported when its work is waited for
+// (a sync, a read): a pool or list that filled up, a failed assertion in
+// debug mode. Everything stored before stays intact.
+class KernelError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace grove

@@ -217,7 +217,7 @@ void Context::check_pools() {
     Instance& inst = instances_[static_cast<size_t>(i)];
     inst.pools_dirty = inst.recorded;  // a recorded command buffer may run again
   }
-  if (!problems.empty()) throw Error(problems + " (everything stored before is intact)");
+  if (!problems.empty()) throw KernelError(problems + " (everything stored before is intact)");
 }
 
 // ---- host access --------------------------------------------------------------------

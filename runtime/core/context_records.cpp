@@ -108,7 +108,7 @@ void ContextRecords::raise_assertion(const uint32_t* header) const {
   if (id >= messages_.size())
     throw InternalError(who_ + ": a failed assertion with unknown id " + std::to_string(id));
   const Record& r = messages_[id];
-  throw Error("kernel '" + r.kernel + "': " +
+  throw KernelError("kernel '" + r.kernel + "': " +
               format(r.message, header + ctx::kAssertValues, 2 * ctx::kMaxAssertValues, true));
 }
 

@@ -299,9 +299,10 @@ std::string quoted(std::string_view s) {
   return out + "\"";
 }
 
+constexpr const char* kCountOps[] = {"const", "arg", "cast", "add", "sub", "mul", "div", "min", "max"};
+
 std::string count_json(const CountExpr& c) {
   if (!c.known()) return "null";
-  static constexpr const char* kOps[] = {"const", "arg", "cast", "add", "sub", "mul", "div", "min", "max"};
   auto node = [&](auto&& self, int32_t i) -> std::string {
     const CountExpr::Node& n = c.nodes[static_cast<size_t>(i)];
     switch (n.op) {
@@ -309,7 +310,7 @@ std::string count_json(const CountExpr& c) {
       case CountExpr::Op::arg: return "arg" + std::to_string(n.value);
       case CountExpr::Op::cast: return std::string(type_name(n.type)) + "(" + self(self, n.a) + ")";
       default:
-        return std::string(kOps[static_cast<size_t>(n.op)]) + "(" + self(self, n.a) + ", " + self(self, n.b) + ")";
+        return std::string(kCountOps[static_cast<size_t>(n.op)]) + "(" + self(self, n.a) + ", " + self(self, n.b) + ")";
     }
   };
   return quoted(node(node, c.root));

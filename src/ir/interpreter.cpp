@@ -182,7 +182,7 @@ struct Frame {
   }
 
   [[noreturn]] void fail(const std::string& message) const {
-    throw Error("kernel '" + impl->kernel.name() + "': " + message);
+    throw KernelError("kernel '" + impl->kernel.name() + "': " + message);
   }
 
   // Word address of a field element; checks bounds in debug mode.

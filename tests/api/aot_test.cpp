@@ -241,6 +241,29 @@ TEST_F(Aot, MisuseNamesWhatIsWrong) {
   EXPECT_EQ(t.read<int32_t>("x", {0, 0}), 1);
 }
 
+// A module saved where 64-bit integers exist, loaded where they do not: the
+// load names the kernel and the feature, and the same bytes load on the
+// full device.
+TEST_F(Aot, AModuleNeedingWhatTheDeviceLacksIsRefusedNamingIt) {
+  Program prog(vulkan());
+  World w(prog);
+  const std::vector<uint8_t> bytes = world_module(prog, w);
+  const rt::aot::ModuleData data = rt::aot::read_module(bytes, "world module");
+  std::string needs_int64;
+  for (const rt::KernelPlan& k : data.kernels)
+    if (k.features.shader_int64 && needs_int64.empty()) needs_int64 = k.name;
+  ASSERT_FALSE(needs_int64.empty()) << "the world module's kernels should use 64-bit integers (field 'n')";
+  runtime::Options small;
+  small.without_int64 = true;
+  const std::string e = error_of([&] { runtime::Module::load(bytes, "world module", small); });
+  EXPECT_THAT(e, HasSubstr("kernel '" + needs_int64 + "' needs shaderInt64"));
+  EXPECT_THAT(e, HasSubstr("lacks"));
+  runtime::Module full = runtime::Module::load(bytes, "world module");
+  runtime::Tree t = full.instantiate("world");
+  full.launch("seed", {t, 2, 1.0f});
+  EXPECT_EQ(t.read<int32_t>("x", {7, 13}), 2);
+}
+
 // ---- bad module files ----------------------------------------------------------------------
 
 TEST_F(Aot, TruncatedCorruptAndForeignFilesAreRefused) {

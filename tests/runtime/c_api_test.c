@@ -1,0 +1,165 @@
+/* The C API of grove_runtime (grove/grove_runtime.h), used from plain C as an
+ * application would: sparse_life's AOT module (the ctest fixture writes it;
+ * GROVE_TEST_LIFE_MODULE names it) loaded, seeded and stepped, its cells
+ * compared with a Game of Life model written here, and every kind of
+ * failure answered with its code and a message. Exit status 0: all passed. */
+#include <grove/grove_runtime.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 128
+#define PATCH 40
+
+static int failures = 0;
+
+#define CHECK(cond)                                                                                   \
+  do {                                                                                                \
+    if (!(cond)) {                                                                                    \
+      fprintf(stderr, "%s:%d: CHECK(%s) failed; last error: %s\n", __FILE__, __LINE__, #cond,         \
+              grove_last_error());                                                                    \
+      ++failures;                                                                                     \
+    }                                                                                                 \
+  } while (0)
+
+/* A call that must fail with `code` and a message containing `text`. */
+#define CHECK_FAILS(call, code, text)                                                                 \
+  do {                                                                                                \
+    grove_result r_ = (call);                                                                         \
+    if (r_ != (code) || strstr(grove_last_error(), (text)) == NULL) {                                 \
+      fprintf(stderr, "%s:%d: %s gave %s (\"%s\"), expected %s with \"%s\"\n", __FILE__, __LINE__,   \
+              #call, grove_result_name(r_), grove_last_error(), #code, text);                         \
+      ++failures;                                                                                     \
+    }                                                                                                 \
+  } while (0)
+
+/* The seed kernel's hash: cell (i, j) of a patch comes alive when it is 0 mod 3. */
+static int seeded(int i, int j, unsigned salt) {
+  unsigned h = ((unsigned)i * 0x9E3779B1u) ^ ((unsigned)j * 0x85EBCA77u) ^ salt;
+  h = (h ^ (h >> 15)) * 0x2C1B3C6Du;
+  h = h ^ (h >> 12);
+  return h % 3u == 0u;
+}
+
+static void life_step(const int* in, int* out) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) {
+      int c = 0;
+      for (int di = -1; di <= 1; ++di)
+        for (int dj = -1; dj <= 1; ++dj) {
+          int a = i + di, b = j + dj;
+          if ((di != 0 || dj != 0) && a >= 0 && a < N && b >= 0 && b < N) c += in[a * N + b];
+        }
+      out[i * N + j] = c == 3 || (c == 2 && in[i * N + j] == 1);
+    }
+}
+
+static int same_cells(const grove_tree* world, const int* model) {
+  static int32_t alive[N * N];
+  if (grove_tree_copy_out(world, "alive", GROVE_I32, alive, N * N) != GROVE_OK) return 0;
+  for (int k = 0; k < N * N; ++k)
+    if (alive[k] != model[k]) {
+      fprintf(stderr, "cell (%d, %d): grove %d, model %d\n", k / N, k % N, alive[k], model[k]);
+      return 0;
+    }
+  return 1;
+}
+
+int main(void) {
+  const char* path = getenv("GROVE_TEST_LIFE_MODULE");
+  if (path == NULL) {
+    fprintf(stderr, "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)\n");
+    return 2;
+  }
+
+  /* What is not a module, or not there. */
+  grove_module* m = NULL;
+  CHECK_FAILS(grove_module_load("/nonexistent/life.grove", NULL, &m), GROVE_ERROR_IO, "/nonexistent/life.grove");
+  CHECK(m == NULL);
+  const char junk[] = "this is no Grove module, just some bytes";
+  CHECK_FAILS(grove_module_load_bytes(junk, sizeof junk, "junk", NULL, &m), GROVE_ERROR_FORMAT, "junk");
+  CHECK_FAILS(grove_module_load(NULL, NULL, &m), GROVE_ERROR_INVALID_ARGUMENT, "the path is NULL");
+
+  /* The module and what it holds. */
+  CHECK(grove_module_load(path, NULL, &m) == GROVE_OK);
+  if (m == NULL) return 1;
+  size_t kernels = 0, types = 0;
+  const char* name = NULL;
+  CHECK(grove_module_kernel_count(m, &kernels) == GROVE_OK && kernels == 5);
+  CHECK(grove_module_kernel_name(m, 0, &name) == GROVE_OK && strcmp(name, "seed") == 0);
+  CHECK(grove_module_kernel_name(m, 4, &name) == GROVE_OK && strcmp(name, "snapshot") == 0);
+  CHECK_FAILS(grove_module_kernel_name(m, 5, &name), GROVE_ERROR_INVALID_ARGUMENT, "kernel 5 of a module with 5");
+  CHECK(grove_module_tree_type_count(m, &types) == GROVE_OK && types == 1);
+  CHECK(grove_module_tree_type_name(m, 0, &name) == GROVE_OK && strcmp(name, "life") == 0);
+
+  grove_tree* world = NULL;
+  CHECK_FAILS(grove_module_instantiate(m, "grid", "w", &world), GROVE_ERROR_NOT_FOUND, "no tree type 'grid' (it has: life)");
+  CHECK(grove_module_instantiate(m, "life", "world", &world) == GROVE_OK);
+  if (world == NULL) return 1;
+  int64_t elements = 0;
+  CHECK(grove_tree_num_elements(world, "alive", &elements) == GROVE_OK && elements == N * N);
+
+  /* Seeding and stepping, against the model. */
+  static int model[N * N], next[N * N];
+  grove_arg seed[4] = {grove_arg_tree(world), grove_arg_i32(30), grove_arg_i32(44), grove_arg_u32(7)};
+  CHECK(grove_module_launch(m, "seed", seed, 4) == GROVE_OK);
+  for (int i = 30; i < 30 + PATCH; ++i)
+    for (int j = 44; j < 44 + PATCH; ++j) model[i * N + j] = seeded(i, j, 7);
+  CHECK(same_cells(world, model));
+  grove_arg tree_only[1] = {grove_arg_tree(world)};
+  for (int step = 0; step < 5; ++step) {
+    CHECK(grove_module_launch(m, "count", tree_only, 1) == GROVE_OK);
+    CHECK(grove_module_launch(m, "update", tree_only, 1) == GROVE_OK);
+    CHECK(grove_module_launch(m, "prune", tree_only, 1) == GROVE_OK);
+    life_step(model, next);
+    memcpy(model, next, sizeof model);
+  }
+  CHECK(grove_module_sync(m) == GROVE_OK);
+  CHECK(same_cells(world, model));
+
+  /* Reads and writes by name; a write activates its block. */
+  int64_t corner[2] = {120, 3};
+  int32_t v = -1;
+  const int32_t one = 1;
+  CHECK(grove_tree_read(world, "alive", corner, 2, GROVE_I32, &v) == GROVE_OK && v == model[120 * N + 3]);
+  CHECK(grove_tree_write(world, "alive", corner, 2, GROVE_I32, &one) == GROVE_OK);
+  double as_double = 0;
+  CHECK(grove_tree_read(world, "alive", corner, 2, GROVE_F64, &as_double) == GROVE_OK && as_double == 1.0);
+
+  /* Misuse: each with its code, the module usable after. */
+  int64_t outside[2] = {N, 0};
+  CHECK_FAILS(grove_tree_read(world, "alive", outside, 2, GROVE_I32, &v), GROVE_ERROR_INVALID_ARGUMENT,
+              "index 128 on axis 0 is outside [0, 128)");
+  CHECK_FAILS(grove_tree_read(world, "colour", corner, 2, GROVE_I32, &v), GROVE_ERROR_NOT_FOUND,
+              "no field 'colour'");
+  CHECK_FAILS(grove_tree_read(world, "alive", corner, 2, (grove_type)99, &v), GROVE_ERROR_INVALID_ARGUMENT,
+              "no grove_type");
+  CHECK_FAILS(grove_module_launch(m, "explode", tree_only, 1), GROVE_ERROR_NOT_FOUND, "no kernel 'explode'");
+  CHECK_FAILS(grove_module_launch(m, "seed", seed, 3), GROVE_ERROR_INVALID_ARGUMENT, "takes 3 number argument(s)");
+  grove_arg bad_seed[4] = {grove_arg_tree(world), grove_arg_f64(1e12), grove_arg_i32(0), grove_arg_u32(1)};
+  CHECK_FAILS(grove_module_launch(m, "seed", bad_seed, 4), GROVE_ERROR_INVALID_ARGUMENT, "argument 'x0' (i32)");
+  grove_arg no_tree[1] = {grove_arg_tree(NULL)};
+  CHECK_FAILS(grove_module_launch(m, "count", no_tree, 1), GROVE_ERROR_INVALID_ARGUMENT, "NULL tree");
+  CHECK_FAILS(grove_module_sync(NULL), GROVE_ERROR_INVALID_ARGUMENT, "the module is NULL");
+  static int32_t small[16];
+  CHECK_FAILS(grove_tree_copy_out(world, "alive", GROVE_I32, small, 16), GROVE_ERROR_INVALID_ARGUMENT,
+              "room for 16");
+
+  /* deactivate_all empties the grid. */
+  CHECK(grove_tree_deactivate_all(world) == GROVE_OK);
+  memset(model, 0, sizeof model);
+  CHECK(same_cells(world, model));
+  CHECK(strcmp(grove_last_error(), "") == 0);
+
+  grove_tree_release(world);
+  grove_module_release(m);
+  grove_module_release(NULL);
+  grove_tree_release(NULL);
+  if (failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("grove_runtime C API: all checks passed\n");
+  return 0;
+}
