@@ -10,8 +10,9 @@
 #                UndefinedBehaviorSanitizer (build-asan), on every backend
 #   make tsan    the CPU backend's tests under ThreadSanitizer (build-tsan),
 #                JIT-compiled kernels instrumented too
-#   make fuzz    the libFuzzer target of the IR text parser and verifier,
-#                built with clang (build-fuzz), for FUZZ_SECONDS seconds
+#   make fuzz    the libFuzzer targets of the IR text parser and verifier
+#                and of the AOT module loader, built with clang
+#                (build-fuzz), for FUZZ_SECONDS seconds each
 #   make clean   remove build/, build-release/, build-asan/, build-tsan/,
 #                build-fuzz/ and out/
 
@@ -94,18 +95,23 @@ tsan: deps
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir $(TSAN_DIR) --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)' -E '$(TSAN_EXCLUDE)'
 
-# The IR text fuzzer, seeded with every module of the IR tests; a crash,
-# a sanitizer report or a failed round trip leaves its input in $(FUZZ_DIR).
+# The IR text fuzzer, seeded with every module of the IR tests, then the
+# module loader's; a crash, a hang, a sanitizer report or a failed round
+# trip leaves its input in $(FUZZ_DIR).
 fuzz: deps
 	@if [ ! -f $(FUZZ_DIR)/build.ninja ]; then \
 	  CC=clang CXX=clang++ cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DGROVE_SANITIZE=address,undefined,fuzzer-no-link -DGROVE_FUZZ=ON -DGROVE_WITH_VULKAN=OFF \
 	    -DGROVE_BUILD_TESTS=OFF -DGROVE_BUILD_BENCH=OFF -DGROVE_BUILD_EXAMPLES=OFF; \
 	fi
-	cmake --build $(FUZZ_DIR) --target grove_ir_fuzzer grove_make_corpus -j$(JOBS)
+	cmake --build $(FUZZ_DIR) --target grove_ir_fuzzer grove_make_corpus grove_module_fuzzer \
+	  grove_make_module_corpus -j$(JOBS)
 	rm -rf $(FUZZ_DIR)/corpus && $(FUZZ_DIR)/tests/fuzz/grove_make_corpus $(FUZZ_DIR)/corpus tests/ir/*.cpp
 	cd $(FUZZ_DIR) && ./tests/fuzz/grove_ir_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
 	  -print_final_stats=1 corpus
+	rm -rf $(FUZZ_DIR)/module_corpus && $(FUZZ_DIR)/tests/fuzz/grove_make_module_corpus $(FUZZ_DIR)/module_corpus
+	cd $(FUZZ_DIR) && ./tests/fuzz/grove_module_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  -timeout=10 -print_final_stats=1 module_corpus
 
 # Applies .clang-format to Grove's own sources.
 format:

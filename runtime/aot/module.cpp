@@ -2,6 +2,7 @@
 #include "runtime/aot/module.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -166,6 +167,19 @@ void check_layout(ByteReader& r, TreeLayout& l) {
     for (int64_t e : s.shape)
       if (e < 1 || e > kMaxCells) r.fail(what + " has an index space of " + std::to_string(e) + " on an axis");
     if (s.axis_mask >= (1u << kMaxAxes) || s.path_axes >= (1u << kMaxAxes)) r.fail(what + " splits an axis past the last");
+    // Index spaces grow down the path by each node's extents (the walks
+    // divide one by the other), and a container holds their product.
+    __int128 cells = 1;
+    for (size_t a = 0; a < kMaxAxes; ++a) {
+      const __int128 above = s.type == SNodeType::root ? 1 : l.node(s.parent).shape[a];
+      if (!((s.axis_mask >> a) & 1u) && s.extent[a] != 1) r.fail(what + " has an extent on an axis it does not split");
+      if (static_cast<__int128>(s.shape[a]) != above * s.extent[a])
+        r.fail(what + "'s index space on axis " + std::to_string(a) + " is not its parent's times its extent");
+      cells *= s.extent[a];
+    }
+    const __int128 total_above = s.type == SNodeType::root ? 1 : l.node(s.parent).total_cells;
+    if (cells != s.num_cells || static_cast<__int128>(s.total_cells) != total_above * s.num_cells)
+      r.fail(what + "'s cell counts do not match its extents");
     if (s.num_cells < 1 || s.num_cells > kMaxCells || s.total_cells < 1 || s.total_cells > kMaxCells)
       r.fail(what + " has " + std::to_string(s.num_cells) + " cells per container");
     if (s.cell_words < 0 || s.mask_words < 0 || s.num_chunks < 0 || s.max_cells < 0 || s.max_cells > kMaxCells)
@@ -300,6 +314,20 @@ std::vector<RawSection> split(std::span<const uint8_t> bytes, const std::string&
 }
 
 }  // namespace
+
+void seal_checksums(std::span<uint8_t> bytes) {
+  size_t at = kHeaderBytes;
+  for (size_t n = 0; n < std::size(kSections); ++n) {
+    if (bytes.size() < at + kSectionHeaderBytes) return;
+    uint64_t size = 0;
+    std::memcpy(&size, bytes.data() + at + 4, 8);
+    const size_t payload = at + kSectionHeaderBytes;
+    if (size > bytes.size() - payload) return;
+    const uint32_t h = fnv1a(bytes.subspan(payload, static_cast<size_t>(size)));
+    std::memcpy(bytes.data() + at + 12, &h, 4);
+    at = payload + static_cast<size_t>(size);
+  }
+}
 
 const ModuleTreeType* ModuleData::tree_type(std::string_view name) const {
   for (const ModuleTreeType& t : tree_types)

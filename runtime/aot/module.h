@@ -61,6 +61,10 @@ ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source);
 // The sections of a module's bytes (read_module's checks on the header and
 // section sizes only).
 std::vector<SectionSpan> module_sections(std::span<const uint8_t> bytes, std::string_view source);
+// Rewrites each section's checksum to match its bytes, wherever the header
+// and the section sizes hold together (else leaves `bytes` as it is): how
+// fuzzers and tests reach the checks behind the checksums.
+void seal_checksums(std::span<uint8_t> bytes);
 // Reads a whole file; raises grove::Error naming it when it cannot.
 std::vector<uint8_t> read_file(const std::string& path);
 // What `grove inspect` prints: version, backend, features, each tree type
