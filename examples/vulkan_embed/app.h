@@ -1,0 +1,182 @@
+// app.h — the Vulkan objects of examples/vulkan_embed's application (an
+// instance, a device with one graphics+compute queue, host-visible buffers),
+// everything Grove does not own; also used by the test of shaders/grove_tree.glsl.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <grove/runtime.h>
+
+namespace vulkan_embed {
+
+inline void check(VkResult r, const char* call) {
+  if (r != VK_SUCCESS) throw std::runtime_error(std::string(call) + " failed (VkResult " + std::to_string(r) + ")");
+}
+
+// The application's Vulkan objects: everything Grove does not own.
+struct App {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  VkPhysicalDeviceFeatures enabled{};
+  std::string name;
+
+  void open(const std::string& want) {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "vulkan_embed";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.pApplicationInfo = &app;
+    check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance");
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(instance, &n, nullptr);
+    std::vector<VkPhysicalDevice> all(n);
+    vkEnumeratePhysicalDevices(instance, &n, all.data());
+    // The first device with a graphics+compute queue whose name contains
+    // `want`; GPUs before CPU drivers.
+    int best = -1;
+    for (VkPhysicalDevice d : all) {
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(d, &p);
+      if (!want.empty() && std::string(p.deviceName).find(want) == std::string::npos) continue;
+      uint32_t fc = 0;
+      vkGetPhysicalDeviceQueueFamilyProperties(d, &fc, nullptr);
+      std::vector<VkQueueFamilyProperties> fams(fc);
+      vkGetPhysicalDeviceQueueFamilyProperties(d, &fc, fams.data());
+      for (uint32_t f = 0; f < fc; ++f) {
+        const VkQueueFlags need = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+        if ((fams[f].queueFlags & need) != need) continue;
+        const int rank = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
+                         : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
+                         : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? 0
+                                                                                  : 1;
+        if (rank > best) {
+          best = rank;
+          physical = d;
+          family = f;
+          name = p.deviceName;
+        }
+        break;
+      }
+    }
+    if (physical == VK_NULL_HANDLE)
+      throw std::runtime_error("no Vulkan device with a graphics and compute queue" +
+                               (want.empty() ? std::string() : " named like '" + want + "'"));
+    // Grove's kernels may use 64-bit integers and floats where the device
+    // has them: enable what there is, and tell Grove (Vulkan cannot be asked).
+    VkPhysicalDeviceFeatures have{};
+    vkGetPhysicalDeviceFeatures(physical, &have);
+    enabled.shaderInt64 = have.shaderInt64;
+    enabled.shaderFloat64 = have.shaderFloat64;
+    enabled.shaderInt16 = have.shaderInt16;
+    const float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qci.queueFamilyIndex = family;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &priority;
+    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.pEnabledFeatures = &enabled;
+    check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
+    vkGetDeviceQueue(device, family, 0, &queue);
+  }
+
+  grove::runtime::VulkanHandles handles() const {
+    grove::runtime::VulkanHandles h;
+    h.instance = instance;
+    h.physical_device = physical;
+    h.device = device;
+    h.queue = queue;
+    h.queue_family = family;
+    h.get_instance_proc_addr = reinterpret_cast<void*>(&vkGetInstanceProcAddr);
+    h.api_version = VK_API_VERSION_1_1;
+    h.shader_int64 = enabled.shaderInt64;
+    h.shader_float64 = enabled.shaderFloat64;
+    h.shader_int16 = enabled.shaderInt16;
+    return h;
+  }
+
+  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags flags) const {
+    VkPhysicalDeviceMemoryProperties mp;
+    vkGetPhysicalDeviceMemoryProperties(physical, &mp);
+    for (uint32_t i = 0; i < mp.memoryTypeCount; ++i)
+      if ((bits >> i & 1u) && (mp.memoryTypes[i].propertyFlags & flags) == flags) return i;
+    throw std::runtime_error("no suitable Vulkan memory type");
+  }
+
+  void close() {
+    if (device != VK_NULL_HANDLE) vkDestroyDevice(device, nullptr);
+    if (instance != VK_NULL_HANDLE) vkDestroyInstance(instance, nullptr);
+  }
+};
+
+// A buffer with its memory, host-visible and mapped when asked.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  void create(const App& app, VkDeviceSize bytes, VkBufferUsageFlags usage) {
+    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    bci.size = bytes;
+    bci.usage = usage;
+    check(vkCreateBuffer(app.device, &bci, nullptr, &buffer), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(app.device, buffer, &req);
+    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex =
+        app.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    check(vkAllocateMemory(app.device, &mai, nullptr, &memory), "vkAllocateMemory");
+    check(vkBindBufferMemory(app.device, buffer, memory, 0), "vkBindBufferMemory");
+    check(vkMapMemory(app.device, memory, 0, VK_WHOLE_SIZE, 0, &mapped), "vkMapMemory");
+  }
+  void destroy(VkDevice d) {
+    if (buffer != VK_NULL_HANDLE) vkDestroyBuffer(d, buffer, nullptr);
+    if (memory != VK_NULL_HANDLE) vkFreeMemory(d, memory, nullptr);
+  }
+};
+
+// A descriptor set layout of `n` storage buffers (bindings 0..n-1) seen by
+// `stage`, and a pipeline layout of it with `push_bytes` of push constants.
+inline void storage_layouts(const App& app, uint32_t n, VkShaderStageFlags stage, uint32_t push_bytes,
+                            VkDescriptorSetLayout& set_layout, VkPipelineLayout& layout) {
+  std::vector<VkDescriptorSetLayoutBinding> bindings(n);
+  for (uint32_t b = 0; b < n; ++b) bindings[b] = {b, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, stage, nullptr};
+  VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dli.bindingCount = n;
+  dli.pBindings = bindings.data();
+  check(vkCreateDescriptorSetLayout(app.device, &dli, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange push{stage, 0, push_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1;
+  pli.pSetLayouts = &set_layout;
+  pli.pushConstantRangeCount = 1;
+  pli.pPushConstantRanges = &push;
+  check(vkCreatePipelineLayout(app.device, &pli, nullptr, &layout), "vkCreatePipelineLayout");
+}
+
+// Binds `buffers` (whole) to bindings 0.. of `set`.
+inline void bind_storage(const App& app, VkDescriptorSet set, const std::vector<VkBuffer>& buffers) {
+  std::vector<VkDescriptorBufferInfo> infos;
+  std::vector<VkWriteDescriptorSet> writes(buffers.size(), VkWriteDescriptorSet{});
+  for (VkBuffer b : buffers) infos.push_back({b, 0, VK_WHOLE_SIZE});
+  for (uint32_t b = 0; b < buffers.size(); ++b) {
+    writes[b].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[b].dstSet = set;
+    writes[b].dstBinding = b;
+    writes[b].descriptorCount = 1;
+    writes[b].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[b].pBufferInfo = &infos[b];
+  }
+  vkUpdateDescriptorSets(app.device, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+}
+
+}  // namespace vulkan_embed
