@@ -246,7 +246,6 @@ struct Renderer {
 int run(const Options& o) {
   App app;
   app.open(o.device);
-  int status = 0;
   {
     // Grove on the application's device: its buffers and pipelines live
     // there, and its kernels are recorded into the application's commands.
@@ -351,7 +350,7 @@ int run(const Options& o) {
     // `life` (Grove's buffers and pipelines on the device) goes here, before the device.
   }
   app.close();
-  return status;
+  return 0;
 }
 
 }  // namespace

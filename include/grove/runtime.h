@@ -86,7 +86,8 @@ struct FieldInfo {
   // The field's path words: how grove_find_element() in
   // shaders/grove_tree.glsl finds an element's word in the tree's buffer
   // (the layout of each SNode on the path: word offsets, strides, pools).
-  // Copy them into a buffer the shader reads. Fields of at most 4 indices.
+  // Copy them into a buffer the shader reads. Empty for a field of more
+  // than 4 indices (the include takes an ivec4).
   std::vector<uint32_t> path;
 };
 

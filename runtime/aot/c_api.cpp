@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,8 @@ grove_result fail(grove_result code, const std::string& message) {
 }
 
 // Runs `body`; a grove::Error that escapes it becomes `code` (KernelError
-// always GROVE_ERROR_KERNEL), anything else GROVE_ERROR_INTERNAL.
+// always GROVE_ERROR_KERNEL, a module's FormatError GROVE_ERROR_FORMAT),
+// anything else GROVE_ERROR_INTERNAL.
 template <typename F>
 grove_result guard(grove_result code, F&& body) {
   try {
@@ -40,6 +42,8 @@ grove_result guard(grove_result code, F&& body) {
     return GROVE_OK;
   } catch (const grove::KernelError& e) {
     return fail(GROVE_ERROR_KERNEL, e.what());
+  } catch (const grove::rt::aot::FormatError& e) {
+    return fail(GROVE_ERROR_FORMAT, e.what());
   } catch (const grove::Error& e) {
     return fail(code, e.what());
   } catch (const grove::InternalError& e) {
@@ -101,12 +105,10 @@ grove::runtime::Options options_of(const grove_options* o) {
   return r;
 }
 
-grove_result load(const std::vector<uint8_t>& bytes, const std::string& source, const grove_options* options,
+// A bad file (FormatError, raised before any device is opened) is told
+// from a device that cannot run a good one.
+grove_result load(std::span<const uint8_t> bytes, const std::string& source, const grove_options* options,
                   grove_module** out) {
-  // The format first, so that a bad file is told from a device that
-  // cannot run a good one.
-  grove_result r = guard(GROVE_ERROR_FORMAT, [&] { grove::rt::aot::read_module(bytes, source); });
-  if (r != GROVE_OK) return r;
   return guard(GROVE_ERROR_DEVICE, [&] {
     grove::runtime::Module m = grove::runtime::Module::load(bytes, source, options_of(options));
     auto* h = new grove_module{std::move(m), {}, {}};
@@ -130,7 +132,7 @@ std::string list(const std::vector<std::string>& names) {
 grove_result check_field(const grove_tree* tree, const char* field, const char* function) {
   grove_result r = GROVE_OK;
   if (null(tree, "the tree", function, r) || null(field, "the field name", function, r)) return r;
-  return guard(GROVE_ERROR_NOT_FOUND, [&] { tree->tree.field(field); });
+  return guard(GROVE_ERROR_NOT_FOUND, [&] { tree->tree.num_elements(field); });
 }
 
 }  // namespace
@@ -170,15 +172,10 @@ grove_result grove_module_load_bytes(const void* bytes, size_t size, const char*
     return r;
   *out = nullptr;
   const auto* b = static_cast<const uint8_t*>(bytes);
-  return load(std::vector<uint8_t>(b, b + size), source != nullptr ? source : "module bytes", options, out);
+  return load({b, size}, source != nullptr ? source : "module bytes", options, out);
 }
 
-void grove_module_release(grove_module* module) {
-  try {
-    delete module;
-  } catch (...) {  // a destructor that waits for a lost device; nothing to report to
-  }
-}
+void grove_module_release(grove_module* module) { delete module; }
 
 grove_result grove_module_kernel_count(const grove_module* module, size_t* count) {
   grove_result r = GROVE_OK;

@@ -390,7 +390,9 @@ std::vector<SectionSpan> module_sections(std::span<const uint8_t> bytes, std::st
   return out;
 }
 
-ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source_view) {
+namespace {
+
+ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_view) {
   const std::string source(source_view);
   const std::vector<RawSection> sections = split(bytes, source);
   ModuleData m;
@@ -461,6 +463,18 @@ ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source_v
     if (r.left() != 0) r.fail("unread bytes at its end");
   }
   return m;
+}
+
+}  // namespace
+
+ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source) {
+  try {
+    return parse_module(bytes, source);
+  } catch (const FormatError&) {
+    throw;
+  } catch (const Error& e) {  // the byte reader's and the plans' own checks
+    throw FormatError(e.what());
+  }
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {

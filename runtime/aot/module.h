@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grove/error.h"
 #include "runtime/core/plan.h"
 #include "runtime/core/tree_layout.h"
 
@@ -56,7 +57,13 @@ struct SectionSpan {
 };
 
 std::vector<uint8_t> write_module(const ModuleData& module);
-// `source` names the file in errors ("module 'life.grove'").
+// What read_module raises: the bytes are no module this Grove reads (so a
+// loader can tell a bad file from a device that cannot run a good one).
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+// `source` names the file in errors ("module 'life.grove'"); raises FormatError.
 ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source);
 // The sections of a module's bytes (read_module's checks on the header and
 // section sizes only).

@@ -216,8 +216,7 @@ struct Element {
   std::array<int64_t, rt::kMaxAxes> physical{};
 };
 
-}  // namespace
-
+// The layout of `name` in the instance's tree type (raises naming the fields it has).
 const rt::FieldLayout& field_of(const ModuleImpl& m, int instance, std::string_view name) {
   const rt::aot::ModuleTreeType& t = m.type_of_instance(instance);
   const rt::FieldLayout* f = t.layout.field(name);
@@ -228,8 +227,6 @@ const rt::FieldLayout& field_of(const ModuleImpl& m, int instance, std::string_v
   }
   return *f;
 }
-
-namespace {
 
 Element element(const ModuleImpl& m, int instance, std::string_view name, std::span<const int64_t> index) {
   const rt::aot::ModuleTreeType& t = m.type_of_instance(instance);
@@ -273,9 +270,6 @@ void Tree::read_raw(std::string_view field, std::span<const int64_t> index, Data
   const uint64_t v = rt::cast_bits(compute_type(e.field->dtype), as, bits);
   __builtin_memcpy(out, &v, static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8));
 }
-
-// The layout of `name` in the instance's tree type (raises naming the fields it has).
-const rt::FieldLayout& field_of(const ModuleImpl& m, int instance, std::string_view name);
 
 int64_t Tree::num_elements(std::string_view field) const {
   const rt::FieldLayout& f = field_of(live(module_), instance_, field);
@@ -373,7 +367,7 @@ FieldInfo Tree::field(std::string_view name) const {
   info.shape = f.shape;
   for (size_t d = 0; d < f.shape.size(); ++d) info.offset.push_back(f.offset_of(d));
   info.sparse = sparse_path(layout, layout.node(f.place).parent);
-  info.path = layout.field_path(f.id);
+  if (f.shape.size() <= static_cast<size_t>(rt::kPathMaxIndices)) info.path = layout.field_path(f.id);
   return info;
 }
 

@@ -121,12 +121,16 @@ bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
   return true;
 }
 
-void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances) {
-  const KernelPlan& plan = kernel.plan;
-  GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' launched with " +
+void Context::check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how) {
+  GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' " + how + " with " +
                                                                  std::to_string(slot_instances.size()) + " of its " +
                                                                  std::to_string(plan.slots.size()) + " slots bound");
   for (int inst : slot_instances) live(inst, "a launch");
+}
+
+void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances) {
+  const KernelPlan& plan = kernel.plan;
+  check_binding(plan, slot_instances, "launched");
   // The scheduler decides on the host, before anything is queued, which
   // list generations this launch can skip (nothing it reads is on a device).
   std::vector<bool> run(plan.tasks.size());
@@ -142,20 +146,18 @@ void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::
 void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances,
                      void* command_buffer) {
   const KernelPlan& plan = kernel.plan;
-  GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' recorded with " +
-                                                                 std::to_string(slot_instances.size()) + " of its " +
-                                                                 std::to_string(plan.slots.size()) + " slots bound");
-  for (int inst : slot_instances) live(inst, "a recording");
+  check_binding(plan, slot_instances, "recorded");
   // Every task is recorded: when the command buffer runs, and how often,
-  // only the application knows. Launches made after it skip nothing for
-  // these instances (schedule()), and their pools are checked at each sync.
-  for (const TaskPlan& t : plan.tasks) schedule(t, slot_instances);
-  device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slot_instances, command_buffer);
+  // only the application knows. Marked first, so that the scheduler skips
+  // nothing for these instances from here on (schedule()); their pools are
+  // checked at each sync.
   for (int inst : slot_instances) {
     Instance& i = instances_[static_cast<size_t>(inst)];
     i.recorded = true;
     if (plan.may_allocate) i.pools_dirty = true;
   }
+  for (const TaskPlan& t : plan.tasks) schedule(t, slot_instances);
+  device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slot_instances, command_buffer);
 }
 
 void Context::sync() {

@@ -110,6 +110,8 @@ class Context {
 
  private:
   bool schedule(const TaskPlan& task, std::span<const int> slot_instances);
+  // Every slot bound, to a live instance (`how`: "launched", "recorded").
+  void check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how);
   Instance& live(int id, const char* what);
 
   std::unique_ptr<Device> device_;

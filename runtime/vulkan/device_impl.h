@@ -178,6 +178,8 @@ class DeviceImpl {
   std::uint64_t next_serial_ = 1;
   std::uint64_t completed_serial_ = 0;  // every serial <= this has finished
   std::vector<Garbage> garbage_;
+  std::vector<VkDescriptorBufferInfo> set_infos_;  // write_set's scratch
+  std::vector<VkWriteDescriptorSet> set_writes_;
   std::map<std::vector<std::uint64_t>, VkDescriptorSet> recorded_sets_;
   std::vector<VkDescriptorPool> recorded_pools_;
   std::uint32_t recorded_pool_sets_left_ = 0;

@@ -434,8 +434,10 @@ std::vector<DeviceImpl::Pipeline*> DeviceImpl::check_dispatches(const std::vecto
 }
 
 void DeviceImpl::write_set(VkDescriptorSet set, const Pipeline& p, const Dispatch& d) {
-  std::vector<VkDescriptorBufferInfo> infos(p.num_buffers, VkDescriptorBufferInfo{});
-  std::vector<VkWriteDescriptorSet> writes(p.num_buffers, VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
+  std::vector<VkDescriptorBufferInfo>& infos = set_infos_;  // reused: no allocation per dispatch
+  std::vector<VkWriteDescriptorSet>& writes = set_writes_;
+  infos.assign(p.num_buffers, VkDescriptorBufferInfo{});
+  writes.assign(p.num_buffers, VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET});
   for (std::uint32_t k = 0; k < p.num_buffers; ++k) {
     infos[k].buffer = buffers_[d.buffers[k].slot].buffer;
     infos[k].offset = 0;
