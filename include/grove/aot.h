@@ -8,11 +8,14 @@
 //   m.add_kernel("step", step);
 //   m.save("life.grove");
 //
-// Kernels in a module take their trees as arguments (arg(type, "tr")):
-// fields of the Program's own trees (prog.field, prog.root()) have no
-// place in a module. Each tree type brings Grove's own kernels along: one
-// per sparse field, which the runtime's host writes use to activate cells,
-// and the ones that deactivate_all runs.
+// Kernels in a module take tree types' instances as arguments (arg(type,
+// "tr")), or use the Program's own fields (prog.field, prog.root()): a
+// Program's own tree that a kernel uses is saved as tree type "root"
+// ("root1", "root2"... for trees laid out later), and the runtime makes
+// its one instance at load (runtime::Module::tree("root")). Each tree type
+// brings Grove's own kernels along: one per sparse field, which the
+// runtime's host writes use to activate cells, and one per sparse SNode,
+// which deactivate_all runs.
 #pragma once
 
 #include <cstdint>

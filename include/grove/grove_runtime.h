@@ -95,6 +95,10 @@ grove_result grove_module_tree_type_name(const grove_module* module, size_t i, c
 
 /* A zeroed instance of tree type `type`; `name` (or NULL) labels it in errors. */
 grove_result grove_module_instantiate(grove_module* module, const char* type, const char* name, grove_tree** out);
+/* The one instance of a Program's own tree (tree type "root", "root1", ...:
+ * the fields a Program declared with prog.field and prog.root()), made at
+ * load; GROVE_ERROR_INVALID_ARGUMENT for a tree type made to be instantiated. */
+grove_result grove_module_tree(grove_module* module, const char* type, grove_tree** out);
 /* Frees the handle (the tree's memory goes with its module). NULL is ignored. */
 void grove_tree_release(grove_tree* tree);
 

@@ -147,6 +147,10 @@ class Tree {
   void write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const;
   // Deactivates every sparse SNode of this instance.
   void deactivate_all() const;
+  // Deactivates every cell of SNode `snode` ("S3pointer", as stats() names
+  // it) and what lies below; a dense node or the root: the sparse nodes
+  // nearest below it (Program's SNode::deactivate_all).
+  void deactivate_all(std::string_view snode) const;
   // Every SNode of the instance but its places.
   std::vector<SNodeStats> stats() const;
 
@@ -180,6 +184,11 @@ class Module {
   std::vector<std::string> tree_types() const;
   // A zeroed instance of tree type `type`.
   Tree instantiate(std::string_view type, std::string_view name = "");
+  // The one instance of a Program's own tree (its prog.field and
+  // prog.root() fields), saved as tree type "root" ("root1", ... for
+  // later trees): made, zeroed, at load; kernels that use it take no
+  // argument for it.
+  Tree tree(std::string_view type);
   // Launches `kernel`: numbers for its number arguments and trees for its
   // tree arguments, each group in the order declared.
   void launch(std::string_view kernel, std::initializer_list<Arg> args);

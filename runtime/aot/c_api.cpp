@@ -232,6 +232,18 @@ grove_result grove_module_instantiate(grove_module* module, const char* type, co
   });
 }
 
+grove_result grove_module_tree(grove_module* module, const char* type, grove_tree** out) {
+  grove_result r = GROVE_OK;
+  if (null(module, "the module", "grove_module_tree", r) || null(type, "the tree type", "grove_module_tree", r) ||
+      null(out, "out", "grove_module_tree", r))
+    return r;
+  *out = nullptr;
+  if (!has(module->tree_types, type))
+    return fail(GROVE_ERROR_NOT_FOUND, "the module has no tree type '" + std::string(type) + "' (it has: " +
+                                           list(module->tree_types) + ")");
+  return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { *out = new grove_tree{module->module.tree(type)}; });
+}
+
 void grove_tree_release(grove_tree* tree) { delete tree; }
 
 grove_arg grove_arg_i32(int32_t v) {

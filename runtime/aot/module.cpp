@@ -369,6 +369,7 @@ std::vector<uint8_t> write_module(const ModuleData& m) {
   for (const ModuleTreeType& t : m.tree_types) {
     types.i32(t.id);
     types.str(t.name);
+    types.u32(t.own ? 1u : 0u);
     write_layout(types, t.layout);
   }
   ByteWriter kernels;
@@ -414,6 +415,9 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
       r.part("tree type '" + t.name + "'");
       if (t.id < 0 || m.tree_type(t.id) != nullptr || m.tree_type(t.name) != nullptr || t.name.empty())
         r.fail("its id " + std::to_string(t.id) + " or its name is negative, empty or taken");
+      const uint32_t own = r.u32();
+      if (own > 1) r.fail("its 'own tree' flag is " + std::to_string(own) + ", not 0 or 1");
+      t.own = own == 1;
       t.layout = read_layout(r);
       m.tree_types.push_back(std::move(t));
     }
@@ -440,8 +444,9 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
         if (slot.kind != TreeSlotPlan::Kind::tree) continue;
         const ModuleTreeType* t = m.tree_type(slot.tree_type);
         if (t == nullptr) r.fail("its tree slot " + std::to_string(s) + " names tree type " + std::to_string(slot.tree_type) + ", which the module lacks");
-        if (slot.param < 0 || slot.param >= static_cast<int>(p.slots.size()))
-          r.fail("its tree slot " + std::to_string(s) + " is bound to no tree argument");
+        if (slot.param < 0 ? !t->own : slot.param >= static_cast<int>(p.slots.size()))
+          r.fail("its tree slot " + std::to_string(s) + " is bound to no tree argument, and tree type '" + t->name +
+                 "' is not a Program's own tree");
       }
       for (size_t i = 0; i < p.tasks.size(); ++i) {
         const TaskPlan& task = p.tasks[i];
@@ -505,7 +510,8 @@ std::string describe(const ModuleData& m) {
   o << "tree types: " << m.tree_types.size() << "\n";
   for (const ModuleTreeType& t : m.tree_types) {
     o << "  " << t.name << " (type " << t.id << "): " << t.layout.total_words << " words ("
-      << t.layout.total_words * 4 / 1024 << " KiB) per instance\n";
+      << t.layout.total_words * 4 / 1024 << " KiB) per instance"
+      << (t.own ? "; the Program's own tree: one instance, made at load" : "") << "\n";
     for (const SNodeLayout& s : t.layout.nodes) {
       if (s.type == SNodeType::place) continue;
       o << "    " << std::string(static_cast<size_t>(s.depth) * 2, ' ') << s.name() << ": " << s.num_cells

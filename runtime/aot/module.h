@@ -29,12 +29,16 @@
 namespace grove::rt::aot {
 
 inline constexpr uint32_t kModuleMagic = 0x4d565247u;  // "GRVM"
-inline constexpr uint32_t kModuleVersion = 1;
+inline constexpr uint32_t kModuleVersion = 2;  // 2: tree types say whether they are a Program's own tree
 
 struct ModuleTreeType {
   int id = -1;       // what kernel plans' tree slots name (TreeSlotPlan::tree_type)
-  std::string name;  // as the user named it (Program::tree_type)
+  std::string name;  // as the user named it (Program::tree_type), or "root", "root1"... (own)
   TreeLayout layout;
+  // A tree of the Program's own (prog.field, prog.root()) rather than a
+  // tree type: the runtime makes its one instance at load, and kernels
+  // reach it through slots bound to no argument (TreeSlotPlan::param -1).
+  bool own = false;
 };
 
 struct ModuleData {

@@ -23,6 +23,7 @@ class ModuleImpl {
   std::map<std::string, std::unique_ptr<rt::LoadedKernel>, std::less<>> loaded;
   int scratch = -1;
   std::map<int, std::string> tree_names;  // by instance
+  std::map<int, int> own_instance;        // by tree type: the instance of a Program's own tree
   int unnamed = 0;
 
   const rt::aot::ModuleTreeType& type_of_instance(int instance) const {
@@ -91,6 +92,10 @@ class ModuleImpl {
         slots.push_back(scratch);
         continue;
       }
+      if (slot.param < 0) {  // a Program's own tree (the reader checked that it is one)
+        slots.push_back(own_instance.at(slot.tree_type));
+        continue;
+      }
       const auto param = static_cast<size_t>(slot.param);
       const std::string& want = data.tree_type(slot.tree_type)->name;
       if (param >= trees.size())
@@ -130,7 +135,13 @@ Module Module::load(std::span<const uint8_t> bytes, std::string_view source, con
   (void)options;
   throw Error(std::string(source) + " is a Vulkan module, and this grove_runtime was built without Vulkan");
 #endif
-  for (const rt::aot::ModuleTreeType& t : impl->data.tree_types) impl->context->add_type(t.id, t.layout);
+  for (const rt::aot::ModuleTreeType& t : impl->data.tree_types) {
+    impl->context->add_type(t.id, t.layout);
+    if (!t.own) continue;
+    const int id = impl->context->create_instance(t.id, t.name);
+    impl->own_instance[t.id] = id;
+    impl->tree_names[id] = t.name;
+  }
   int64_t scratch_words = 1;
   for (const rt::KernelPlan& k : impl->data.kernels) scratch_words = std::max(scratch_words, k.scratch_words);
   impl->scratch = impl->context->create_buffer(scratch_words, "scratch");
@@ -156,17 +167,35 @@ std::vector<std::string> Module::tree_types() const {
   return out;
 }
 
-Tree Module::instantiate(std::string_view type, std::string_view name) {
-  const rt::aot::ModuleTreeType* t = impl_->data.tree_type(type);
+namespace {
+const rt::aot::ModuleTreeType& tree_type_named(const ModuleImpl& m, std::string_view type) {
+  const rt::aot::ModuleTreeType* t = m.data.tree_type(type);
   if (t == nullptr) {
     std::string names;
-    for (const auto& tt : impl_->data.tree_types) names += (names.empty() ? "" : ", ") + tt.name;
-    throw Error(impl_->source + " has no tree type '" + std::string(type) + "' (it has: " + (names.empty() ? "none" : names) + ")");
+    for (const auto& tt : m.data.tree_types) names += (names.empty() ? "" : ", ") + tt.name;
+    throw Error(m.source + " has no tree type '" + std::string(type) + "' (it has: " + (names.empty() ? "none" : names) + ")");
   }
+  return *t;
+}
+}  // namespace
+
+Tree Module::instantiate(std::string_view type, std::string_view name) {
+  const rt::aot::ModuleTreeType* t = &tree_type_named(*impl_, type);
+  if (t->own)
+    throw Error("tree type '" + t->name + "' of " + impl_->source + " is the Program's own tree, whose one instance "
+                "the module made at load: use Module::tree(\"" + t->name + "\")");
   std::string n = name.empty() ? t->name + "#" + std::to_string(impl_->unnamed++) : std::string(name);
   const int id = impl_->context->create_instance(t->id, n);
   impl_->tree_names[id] = std::move(n);
   return Tree(impl_, id);
+}
+
+Tree Module::tree(std::string_view type) {
+  const rt::aot::ModuleTreeType& t = tree_type_named(*impl_, type);
+  if (!t.own)
+    throw Error("tree type '" + t.name + "' of " + impl_->source + " has no instance of its own (it is a tree type "
+                "of the Program's, not one of its own trees): make instances with Module::instantiate(\"" + t.name + "\")");
+  return Tree(impl_, impl_->own_instance.at(t.id));
 }
 
 void Module::launch(std::string_view kernel, std::initializer_list<Arg> args) {
@@ -328,19 +357,50 @@ void Tree::write_raw(std::string_view field, std::span<const int64_t> index, Dat
   v.type = compute_type(e.field->dtype);
   v.bits = bits;
   args.push_back(v);
-  args.emplace_back(*this);
+  if (!m.type_of_instance(instance_).own) args.emplace_back(*this);  // a Program's own tree is no argument
   m.launch(writer, args);
 }
 
+namespace {
+// Deactivates every cell of SNode `node` of `tree` (a dense node or the
+// root: of the sparse nodes nearest below it), through the module's
+// deactivation kernels, as Program's SNode::deactivate_all does.
+void deactivate_node(ModuleImpl& m, const Tree& tree, int node) {
+  const rt::aot::ModuleTreeType& t = m.type_of_instance(tree.instance());
+  const rt::SNodeLayout& s = t.layout.node(node);
+  if (!s.is_sparse()) {
+    for (int c : s.children) deactivate_node(m, tree, c);
+    return;
+  }
+  const std::string kernel = "__deactivate_all_" + t.name + "." + s.name();
+  if (m.data.kernel(kernel) == nullptr)
+    throw Error(m.source + " has no kernel that deactivates SNode '" + s.name() + "' of tree type '" + t.name +
+                "'; save the module again with this Grove");
+  std::vector<Arg> args;
+  if (!t.own) args.emplace_back(tree);
+  m.launch(kernel, args);
+}
+}  // namespace
+
 void Tree::deactivate_all() const {
   ModuleImpl& m = live(module_);
-  const int type = m.context->instance(instance_).type;
-  for (const rt::KernelPlan& k : m.data.kernels) {
-    if (k.name.rfind("__deactivate_all_" + m.type_of_instance(instance_).name + ".", 0) != 0) continue;
-    bool mine = false;
-    for (const rt::TreeSlotPlan& s : k.slots) mine |= s.kind == rt::TreeSlotPlan::Kind::tree && s.tree_type == type;
-    if (mine) m.launch(k.name, std::vector<Arg>{Arg(*this)});
+  deactivate_node(m, *this, m.type_of_instance(instance_).layout.root);
+}
+
+void Tree::deactivate_all(std::string_view snode) const {
+  ModuleImpl& m = live(module_);
+  const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
+  for (const rt::SNodeLayout& s : layout.nodes) {
+    if (s.name() != snode) continue;
+    if (s.type == rt::SNodeType::place)
+      throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its parent");
+    deactivate_node(m, *this, s.id);
+    return;
   }
+  std::string names;
+  for (const rt::SNodeLayout& s : layout.nodes)
+    if (s.type != rt::SNodeType::place) names += (names.empty() ? "" : ", ") + s.name();
+  throw Error("tree type '" + type() + "' has no SNode '" + std::string(snode) + "' (it has: " + names + ")");
 }
 
 void* Tree::vulkan_buffer() const {

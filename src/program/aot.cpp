@@ -41,7 +41,21 @@ struct Module::Impl {
     const std::string prefix = p.tree_types.at(id).name + ".";
     for (rt::FieldLayout& f : layout.fields)
       if (f.name.rfind(prefix, 0) == 0) f.name = f.name.substr(prefix.size());
-    data.tree_types.push_back({id, std::move(name), std::move(layout)});
+    data.tree_types.push_back({id, std::move(name), std::move(layout), false});
+  }
+
+  // A Program's own tree (prog.field, prog.root()), as tree type "root"
+  // for the first of them, "root1", "root2"... for later ones.
+  void add_own(int tree) {
+    detail::ProgramImpl& p = live();
+    int k = 0;
+    for (int t = 0; t < tree; ++t)
+      if (t < static_cast<int>(p.own_instance.size()) && p.own_instance[static_cast<size_t>(t)] >= 0) ++k;
+    const std::string name = k == 0 ? "root" : "root" + std::to_string(k);
+    if (data.tree_type(name) != nullptr)
+      throw Error("aot::Module: the Program's own tree is saved as tree type '" + name + "', a name taken by a tree "
+                  "type added under it; add that one under another name");
+    data.tree_types.push_back({tree, name, p.context->type(tree), true});
   }
 
   // The plan of `rec`, compiled, named `name` in the module.
@@ -51,11 +65,9 @@ struct Module::Impl {
     rt::KernelPlan plan = rec.compiled->plan;
     for (const rt::TreeSlotPlan& s : plan.slots) {
       if (s.kind != rt::TreeSlotPlan::Kind::tree) continue;
-      if (s.param < 0)
-        throw Error("aot::Module: kernel '" + rec.name + "' uses fields of the Program's own trees (prog.field, "
-                    "prog.root()); a module holds tree types: declare the fields in prog.tree_type and pass the "
-                    "tree to the kernel as an argument (arg(type, \"tr\"))");
-      if (!has_type(s.tree_type)) add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
+      if (has_type(s.tree_type)) continue;
+      if (s.param < 0) add_own(s.tree_type);
+      else add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
     }
     plan.name = name;
     return plan;
@@ -106,14 +118,15 @@ std::vector<uint8_t> Module::bytes() const {
   data.kernels.clear();
   for (const auto& [name, rec] : impl_->kernels) data.kernels.push_back(impl_->plan_of(*rec, name));
   // Grove's own kernels for each tree type: writers of its sparse fields and
-  // the deactivation of its sparse SNodes nearest the root.
+  // the deactivation of each of its sparse SNodes.
   for (const rt::aot::ModuleTreeType& t : impl_->data.tree_types) {
     for (const rt::FieldLayout& f : t.layout.fields) {
       if (!p.forest.is_sparse_path(p.forest.snode(f.place).parent)) continue;
       data.kernels.push_back(impl_->plan_of(p.writer_kernel(f.id), "__write_" + t.name + "." + f.name));
     }
-    for (int n : p.nearest_sparse(t.layout.root))
-      data.kernels.push_back(impl_->plan_of(p.clear_kernel(n), "__deactivate_all_" + t.name + "." + p.forest.snode(n).name()));
+    for (const rt::SNodeLayout& n : t.layout.nodes)
+      if (n.is_sparse())
+        data.kernels.push_back(impl_->plan_of(p.clear_kernel(n.id), "__deactivate_all_" + t.name + "." + n.name()));
   }
   data.features = rt::aot::features_of(data.kernels);
   return rt::aot::write_module(data);

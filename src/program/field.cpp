@@ -88,6 +88,7 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   require_scalar(*this, "read");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
   const int instance = p->host_instance(*this);
+  detail::TraceScope trace(*p, detail::HostOp::Kind::read);
   int64_t a = p->forest.find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
                                      [&](int64_t w) { return p->context->read_word(instance, w); });
   p->check_pools();
@@ -99,6 +100,14 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
     bits = ir::load_element(std::vector<uint32_t>(words, words + 2), 0, dt);
   }
   bits_to_host(compute_type(dt), bits, as, out);
+  if (detail::HostOp* op = trace.op()) {
+    op->fields = {ids_[0]};
+    op->instance = instance_;
+    op->index = idx;
+    op->as = as;
+    const auto* b = static_cast<const uint8_t*>(out);
+    op->bytes.assign(b, b + host_size(as));
+  }
 }
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
@@ -139,6 +148,7 @@ void Field::copy_out(DataType as, void* out) const {
   for (int id : ids_) p->materialize_field(id, "the host");
   std::vector<uint32_t> copy;
   const int instance = p->host_instance(*this);  // components share one SNode, so one tree
+  detail::TraceScope trace(*p, detail::HostOp::Kind::copy_out);
   auto word = p->context->snapshot(instance, copy);
   p->check_pools();
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
@@ -146,6 +156,12 @@ void Field::copy_out(DataType as, void* out) const {
     bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(copy, a, dt), as,
                  bytes + (static_cast<size_t>(n) * comps + c) * sz);
   });
+  if (detail::HostOp* op = trace.op()) {
+    op->fields = ids_;
+    op->instance = instance_;
+    op->as = as;
+    op->bytes.assign(bytes, bytes + static_cast<size_t>(num_elements()) * comps * sz);
+  }
 }
 
 void Field::copy_in(DataType as, const void* values, size_t count) const {

@@ -1,5 +1,6 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
+#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -212,6 +213,14 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     else slots.push_back(own_instance.at(static_cast<size_t>(slot.tree_type)));
   }
   if (!rec.internal) ++launches;
+  std::optional<TraceScope> trace;
+  if (!rec.internal) trace.emplace(*this, HostOp::Kind::launch);
+  if (HostOp* op = trace ? trace->op() : nullptr) {
+    for (size_t k = 0; k < kernels.size(); ++k)
+      if (kernels[k].get() == &rec) op->kernel = static_cast<int>(k);
+    op->bits = bits;
+    op->trees = trees;
+  }
   context->launch(*rec.compiled, bits, slots);
 }
 
@@ -258,6 +267,13 @@ KernelRecord& ProgramImpl::writer_kernel(int field) {
 
 void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
   const ir::FieldDecl& d = fields.get(field);
+  TraceScope trace(*this, HostOp::Kind::write);
+  if (HostOp* op = trace.op()) {
+    op->fields = {field};
+    op->instance = is_tree_type(forest.snode(forest.place_of(field)).tree) ? instance : -1;
+    op->index.assign(index, index + d.ndim());
+    op->bits = {bits};
+  }
   const int place = forest.place_of(field);
   const int tree = forest.snode(place).tree;
   if (!forest.is_sparse_path(forest.snode(place).parent)) {

@@ -1,4 +1,5 @@
 // src/program/program.cpp — Program, SNode and the choice of backend.
+#include <exception>
 #include <unistd.h>
 
 #include <algorithm>
@@ -104,7 +105,22 @@ namespace {
 std::atomic<int> g_programs{0};
 }  // namespace
 
+TraceScope::TraceScope(ProgramImpl& p, HostOp::Kind kind) : p_(p), exceptions_(std::uncaught_exceptions()) {
+  if (!p.trace || p.trace_ended) return;
+  index_ = static_cast<long>(p.trace->size());
+  p.trace->emplace_back().kind = kind;
+}
+
+TraceScope::~TraceScope() {
+  if (index_ < 0 || std::uncaught_exceptions() <= exceptions_) return;
+  (*p_.trace)[static_cast<size_t>(index_)].raised = true;
+  p_.trace_ended = true;
+}
+
+HostOp* TraceScope::op() { return index_ < 0 ? nullptr : &(*p_.trace)[static_cast<size_t>(index_)]; }
+
 ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
+  if (program_end_observed()) trace = std::make_unique<std::vector<HostOp>>();
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
@@ -472,7 +488,13 @@ int ProgramImpl::instantiate(int type, std::string_view name) {
   host_access("Program::instantiate", rec.name);
   const std::string shown =
       name.empty() ? rec.name + "#" + std::to_string(context->instances_made(type)) : std::string(name);
-  return context->create_instance(type, shown);
+  TraceScope trace(*this, HostOp::Kind::instantiate);
+  const int instance = context->create_instance(type, shown);
+  if (HostOp* op = trace.op()) {
+    op->type = type;
+    op->instance = instance;
+  }
+  return instance;
 }
 
 void copy_stats(const rt::NodeStats& n, SNodeStats& ss) {
@@ -610,6 +632,8 @@ SNode& SNode::capacity(int64_t cells) {
 
 void SNode::deactivate_all() {
   program_->host_access("SNode::deactivate_all", name());
+  detail::TraceScope trace(*program_, detail::HostOp::Kind::deactivate);
+  if (detail::HostOp* op = trace.op()) op->snode = id_;
   program_->deactivate_all(id_);
 }
 
@@ -644,7 +668,9 @@ Shape SNode::shape() const {
 // ---- Program ---------------------------------------------------------------
 
 Program::Program(Config config) : impl_(std::make_shared<detail::ProgramImpl>(config)) {}
-Program::~Program() = default;
+Program::~Program() {
+  if (impl_ && impl_->trace) detail::end_traced_program(*this);
+}
 
 Field Program::field(DataType type, std::string_view name) { return impl_->make_field(type, name, 1, 1); }
 
@@ -681,12 +707,16 @@ void Program::deactivate_all() {
   // through their Tree handles.
   for (int t = 0; t < impl_->forest.num_trees(); ++t) {
     const int root = impl_->forest.tree(t).root;
-    if (root >= 0 && impl_->forest.tree(t).laid_out && !impl_->is_tree_type(t)) impl_->deactivate_all(root);
+    if (root < 0 || !impl_->forest.tree(t).laid_out || impl_->is_tree_type(t)) continue;
+    detail::TraceScope trace(*impl_, detail::HostOp::Kind::deactivate);
+    if (detail::HostOp* op = trace.op()) op->snode = root;
+    impl_->deactivate_all(root);
   }
 }
 
 void Program::sync() {
   impl_->host_access("Program::sync", impl_->label());
+  detail::TraceScope trace(*impl_, detail::HostOp::Kind::sync);
   impl_->context->sync();
 }
 
@@ -697,6 +727,7 @@ void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_
 
 Stats Program::stats() const {
   impl_->host_access("Program::stats", impl_->label());
+  detail::TraceScope trace(*impl_, detail::HostOp::Kind::sync);
   impl_->context->sync();
   Stats st;
   const auto& forest = impl_->forest;
@@ -803,12 +834,18 @@ Field Tree::field(std::string_view name) const {
 void Tree::deactivate_all() const {
   detail::ProgramImpl* p = program();
   p->host_access("Tree::deactivate_all", name());
+  detail::TraceScope trace(*p, detail::HostOp::Kind::deactivate);
+  if (detail::HostOp* op = trace.op()) {
+    op->snode = p->forest.tree(type_).root;
+    op->instance = instance_;
+  }
   p->deactivate_all(p->forest.tree(type_).root, instance_);
 }
 
 Stats Tree::stats() const {
   detail::ProgramImpl* p = program();
   p->host_access("Tree::stats", name());
+  detail::TraceScope trace(*p, detail::HostOp::Kind::sync);
   p->context->sync();
   return p->instance_stats(type_, instance_);
 }

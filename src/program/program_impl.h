@@ -19,6 +19,7 @@
 #include "ir/passes/offload.h"
 #include "ir/snode.h"
 #include "program/backend.h"
+#include "program/test_hooks.h"
 #include "runtime/core/context.h"
 
 namespace grove::detail {
@@ -48,6 +49,23 @@ struct KernelRecord {
   std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
+};
+
+// One host operation of a traced Program (test_hooks.h): op() is nullptr
+// when the Program is not traced. An exception leaving the scope marks the
+// operation as raised and ends the trace.
+class TraceScope {
+ public:
+  TraceScope(ProgramImpl& p, HostOp::Kind kind);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+  HostOp* op();
+
+ private:
+  ProgramImpl& p_;
+  long index_ = -1;
+  int exceptions_ = 0;
 };
 
 // The recording state while a kernel body runs.
@@ -96,6 +114,10 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   std::vector<int> field_tree_type;          // by field id: the tree type it was declared in, or -1
   std::vector<std::unique_ptr<KernelRecord>> kernels;
   std::function<void(std::string_view)> print_sink;
+  // Host operations, recorded while a test observes Programs' ends
+  // (test_hooks.h; nullptr otherwise), up to the first that raised.
+  std::unique_ptr<std::vector<HostOp>> trace;
+  bool trace_ended = false;
   int open_tree = -1;
   int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
   int scratch_instance = -1;       // its buffer

@@ -35,6 +35,38 @@ void observe_lowered_kernel(const ir::Kernel& kernel, bool debug) {
   if (observer) observer(kernel, debug);
 }
 
+namespace {
+ProgramEndObserver& end_observer_slot() {
+  static ProgramEndObserver observer;
+  return observer;
+}
+}  // namespace
+
+void set_program_end_observer(ProgramEndObserver observer) {
+  std::lock_guard lock(g_mutex);
+  end_observer_slot() = std::move(observer);
+}
+
+bool program_end_observed() {
+  std::lock_guard lock(g_mutex);
+  return static_cast<bool>(end_observer_slot());
+}
+
+void end_traced_program(Program& program) {
+  ProgramImpl& p = *program.impl();
+  if (!p.trace) return;
+  const std::unique_ptr<std::vector<HostOp>> trace = std::move(p.trace);  // what the observer does is not traced
+  ProgramEndObserver observer;
+  {
+    std::lock_guard lock(g_mutex);
+    observer = end_observer_slot();
+  }
+  try {
+    if (observer) observer(program, *trace);
+  } catch (...) {  // NOLINT(bugprone-empty-catch): called from a destructor
+  }
+}
+
 void set_vulkan_test_profile(const VulkanTestProfile& profile) {
   std::lock_guard lock(g_mutex);
   g_profile = profile;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "grove/types.h"
+
 namespace grove {
 class Program;
 namespace ir {
@@ -61,5 +63,34 @@ using LoweredKernelObserver = std::function<void(const ir::Kernel& kernel, bool 
 void set_lowered_kernel_observer(LoweredKernelObserver observer);
 // Runs the observer, if any (ProgramImpl::compile).
 void observe_lowered_kernel(const ir::Kernel& kernel, bool debug);
+
+// ---- a Program's host operations, for the AOT round trip ----------------
+// What a Program's user did that reaches the device, in order, with what
+// the Program answered: tests/api/aot_round_trip.cpp replays it on an AOT
+// module of the Program's kernels in grove_runtime and compares.
+struct HostOp {
+  enum class Kind { launch, write, read, copy_out, deactivate, instantiate, sync };
+  Kind kind = Kind::sync;
+  int kernel = -1;               // launch: the kernel's id in its Program (not Grove's own kernels)
+  std::vector<uint64_t> bits;    // launch: the number arguments, converted; write: the value (compute type)
+  std::vector<int> trees;        // launch: the instance passed per tree parameter
+  std::vector<int> fields;       // write, read: the field; copy_out: its components
+  int instance = -1;             // write, read, copy_out, instantiate: the instance; -1: the tree's own
+  std::vector<int64_t> index;    // write, read: the user's index, offsets included
+  DataType as = DataType::unknown;  // read, copy_out: the host type asked for
+  std::vector<uint8_t> bytes;    // read, copy_out: what the Program gave back
+  int snode = -1;                // deactivate: the SNode (instance: as above)
+  int type = -1;                 // instantiate: the tree type
+  bool raised = false;           // the Program raised here; the trace ends with it
+};
+
+// Programs made after this call record their host operations; when one is
+// destroyed, `observer` gets it (still alive) and the operations
+// (process-wide; {} stops it). Exceptions it raises are swallowed.
+using ProgramEndObserver = std::function<void(Program& program, const std::vector<HostOp>& trace)>;
+void set_program_end_observer(ProgramEndObserver observer);
+bool program_end_observed();
+// Program::~Program: hands a traced Program to the observer.
+void end_traced_program(Program& program);
 
 }  // namespace grove::detail

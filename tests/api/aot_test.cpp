@@ -210,10 +210,7 @@ TEST_F(Aot, SavedFilesLoadAndAreReplacedWhole) {
 TEST_F(Aot, MisuseNamesWhatIsWrong) {
   Program prog(vulkan());
   World w(prog);
-  Field loose = prog.field(i32, "loose", {4});
-  Kernel uses_loose = prog.kernel("uses_loose", [&] { loose(0) = 1; });
   aot::Module m(prog, Arch::Vulkan);
-  EXPECT_THAT(error_of([&] { m.add_kernel("uses_loose", uses_loose); }), HasSubstr("prog.tree_type"));
   EXPECT_THAT(error_of([&] { m.add_kernel("__mine", w.seed); }), HasSubstr("Grove's own"));
   m.add_kernel("seed", w.seed);
   EXPECT_THAT(error_of([&] { m.add_kernel("seed", w.step); }), HasSubstr("added already"));
@@ -236,9 +233,61 @@ TEST_F(Aot, MisuseNamesWhatIsWrong) {
   EXPECT_THAT(error_of([&] { (void)t.read<int32_t>("y", {0, 0}); }), HasSubstr("no field 'y'"));
   EXPECT_THAT(error_of([&] { (void)t.read<int32_t>("x", {0, 32}); }), HasSubstr("outside [0, 32)"));
   EXPECT_THAT(error_of([&] { (void)t.read<int32_t>("x", {0}); }), HasSubstr("takes 2 indices"));
+  EXPECT_THAT(error_of([&] { mod.tree("world"); }), HasSubstr("make instances with Module::instantiate(\"world\")"));
+  EXPECT_THAT(error_of([&] { t.deactivate_all("S99pointer"); }), HasSubstr("no SNode 'S99pointer' (it has: "));
   // Still usable after every refusal.
   mod.launch("seed", {t, 1, 1.0f});
   EXPECT_EQ(t.read<int32_t>("x", {0, 0}), 1);
+}
+
+// Kernels on the Program's own fields (prog.field, prog.root()): their tree
+// travels as tree type "root", whose one instance the runtime makes at
+// load; host writes activate its sparse cells, and deactivate_all works on
+// it whole or one SNode at a time. Values by hand.
+TEST_F(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
+  Program prog(vulkan());
+  Field x = prog.field(i32, "x");
+  Field total = prog.field(i32, "total", {});
+  SNode& blocks = prog.root().pointer(i, 8);
+  blocks.dense(i, 4).place(x);
+  Kernel fill = prog.kernel("fill", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, a["n"], [&](Expr k) { x(k * 3) = k + 1; });
+  });
+  Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr k) { atomic_add(total(), x(k)); }); });
+  aot::Module m(prog, Arch::Vulkan);
+  m.add_kernel("fill", fill);
+  m.add_kernel("sum", sum);
+  const std::vector<uint8_t> bytes = m.bytes();
+  EXPECT_THAT(rt::aot::describe(rt::aot::read_module(bytes, "mod")),
+              ::testing::AllOf(HasSubstr("root (type "), HasSubstr("the Program's own tree: one instance, made at load"),
+                               HasSubstr("fill(n: i32)"), HasSubstr("__write_root.x"),
+                               HasSubstr("__deactivate_all_root." + blocks.name())));
+
+  runtime::Options options;
+  options.validation = true;
+  runtime::Module mod = runtime::Module::load(bytes, "mod", options);
+  runtime::Tree root = mod.tree("root");
+  EXPECT_EQ(root.name(), "root");
+  EXPECT_THAT(error_of([&] { mod.instantiate("root"); }), HasSubstr("use Module::tree(\"root\")"));
+  mod.launch("fill", {4});  // x[0, 3, 6, 9] = 1..4: blocks 0, 0, 1, 2
+  mod.launch("sum", {});
+  EXPECT_EQ(root.read<int32_t>("total", {}), 1 + 2 + 3 + 4);
+  EXPECT_EQ(root.read<int32_t>("x", {9}), 4);
+  auto active = [&] {
+    for (const runtime::SNodeStats& s : root.stats())
+      if (s.name == blocks.name()) return s.active_cells;
+    return int64_t{-1};
+  };
+  EXPECT_EQ(active(), 3);
+  root.write("x", {31}, 7);  // activates block 7
+  EXPECT_EQ(active(), 4);
+  root.deactivate_all(blocks.name());
+  EXPECT_EQ(active(), 0);
+  EXPECT_EQ(root.read<int32_t>("x", {9}), 0);
+  root.write("x", {5}, 2);
+  root.deactivate_all();
+  EXPECT_EQ(active(), 0);
+  EXPECT_EQ(root.read<int32_t>("total", {}), 10);  // dense: untouched
 }
 
 // A module saved where 64-bit integers exist, loaded where they do not: the
@@ -281,7 +330,7 @@ TEST_F(Aot, TruncatedCorruptAndForeignFilesAreRefused) {
   }
   std::vector<uint8_t> bytes = good;
   bytes[4] = 9;  // the format version
-  EXPECT_THAT(refused(bytes), HasSubstr("module format version 9; this Grove reads version 1"));
+  EXPECT_THAT(refused(bytes), HasSubstr("module format version 9; this Grove reads version 2"));
   bytes = good;
   bytes[0] ^= 1;
   EXPECT_THAT(refused(bytes), HasSubstr("not a Grove AOT module"));

@@ -95,6 +95,7 @@ int main(void) {
 
   grove_tree* world = NULL;
   CHECK_FAILS(grove_module_instantiate(m, "grid", "w", &world), GROVE_ERROR_NOT_FOUND, "no tree type 'grid' (it has: life)");
+  CHECK_FAILS(grove_module_tree(m, "life", &world), GROVE_ERROR_INVALID_ARGUMENT, "make instances with Module::instantiate");
   CHECK(grove_module_instantiate(m, "life", "world", &world) == GROVE_OK);
   if (world == NULL) return 1;
   int64_t elements = 0;
