@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "ir/assert.h"
 
@@ -426,6 +428,153 @@ Kernel::Kernel(std::string name, std::vector<KernelArg> args, const FieldTable* 
 
 void replace_all_uses(Block* root, Stmt* from, Stmt* to) {
   walk(root, [&](Stmt* s) { s->replace_operand(from, to); });
+}
+
+}  // namespace grove::ir
+
+// ---- fingerprint -----------------------------------------------------------
+
+namespace grove::ir {
+
+// Two 64-bit lanes, each folding 64-bit words pairwise through a full
+// 64 x 64 -> 128-bit multiply (high xor low: the mixing step of wyhash).
+// A statement's members are packed into four words and mixed in two
+// independent products before they reach the lanes, so that a statement
+// costs one dependent step per lane. Statements are numbered in program
+// order (as the text form numbers them): operands hash as numbers, not
+// addresses.
+class Fingerprinter {
+ public:
+  explicit Fingerprinter(const Kernel& kernel) : kernel_(kernel) {}
+
+  Fingerprint run(std::initializer_list<std::string_view> extra) {
+    lanes(extra.size(), 0);
+    for (std::string_view e : extra) str(e);
+    str(kernel_.name());
+    lanes(kernel_.args().size(), kernel_.tree_params.size() << 8 | static_cast<uint64_t>(kernel_.stage));
+    for (const KernelArg& a : kernel_.args()) {
+      str(a.name);
+      lanes(static_cast<uint64_t>(a.type), 1);
+    }
+    for (const TreeParam& t : kernel_.tree_params) {
+      str(t.name);
+      lanes(static_cast<uint64_t>(static_cast<int64_t>(t.tree)), 2);
+    }
+    block(kernel_.body());
+    return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};
+  }
+
+ private:
+  static constexpr uint64_t kS[8] = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull,
+                                     0x589965cc75374cc3ull, 0x1d8e4e27c47d124full, 0x9e3779b97f4a7c15ull,
+                                     0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull};
+  __extension__ typedef unsigned __int128 U128;  // GCC and Clang, on every 64-bit target Grove builds for
+  static uint64_t mum(uint64_t x, uint64_t y) {
+    const U128 p = static_cast<U128>(x) * y;
+    return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
+  }
+  // Folds the pair (x, y) into both lanes.
+  void lanes(uint64_t x, uint64_t y) {
+    a_ = mum(a_ ^ x ^ kS[0], y ^ kS[1]);
+    b_ = mum(b_ ^ y ^ kS[2], x ^ kS[3]);
+    ++count_;
+  }
+  void str(std::string_view s) {
+    size_t i = 0;
+    for (; i + 16 <= s.size(); i += 16) {
+      uint64_t w[2];
+      std::memcpy(w, s.data() + i, 16);
+      lanes(w[0], w[1]);
+    }
+    uint64_t tail[2] = {0, 0};
+    std::memcpy(tail, s.data() + i, s.size() - i);
+    lanes(tail[0] ^ s.size() << 56, tail[1] ^ s.size());
+  }
+
+  // Statement numbers: an open-addressing table kept per thread and reused
+  // (a slot is empty unless stamped with this fingerprint's generation), so
+  // that a fingerprint neither allocates nor clears in the steady state.
+  struct Slot {
+    const Stmt* stmt;
+    uint32_t number, generation;
+  };
+  static std::vector<Slot>& table() {
+    thread_local std::vector<Slot> slots(4096, Slot{nullptr, 0, 0});
+    return slots;
+  }
+  static uint32_t next_generation() {
+    thread_local uint32_t generation = 0;
+    if (++generation == 0) {  // wrapped: forget every stamp
+      std::fill(table().begin(), table().end(), Slot{nullptr, 0, 0});
+      generation = 1;
+    }
+    return generation;
+  }
+  size_t slot(const Stmt* s) const {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(s) >> 4) * 0x9e3779b97f4a7c15ull >> 20) &
+           (slots_.size() - 1);
+  }
+  // The number of statement `s` (its place in program order).
+  uint64_t number_of(const Stmt* s) const {
+    for (size_t h = slot(s);; h = (h + 1) & (slots_.size() - 1)) {
+      if (slots_[h].generation != generation_) return ~0ull;  // not defined before its use
+      if (slots_[h].stmt == s) return slots_[h].number;
+    }
+  }
+  void number(const Stmt* s) {
+    if (2 * (static_cast<size_t>(next_) + 1) > slots_.size()) {
+      std::vector<Slot> old = slots_;
+      slots_.assign(slots_.size() * 2, Slot{nullptr, 0, 0});
+      for (const Slot& e : old)
+        if (e.generation == generation_) insert(e.stmt, e.number);
+    }
+    insert(s, next_++);
+  }
+  void insert(const Stmt* s, uint32_t n) {
+    size_t h = slot(s);
+    while (slots_[h].generation == generation_) h = (h + 1) & (slots_.size() - 1);
+    slots_[h] = {s, n, generation_};
+  }
+
+  void block(const Block* b) {
+    lanes(b->size(), 3);
+    for (size_t i = 0; i < b->size(); ++i) stmt(b->at(i));
+  }
+  void stmt(const Stmt* s) {
+    number(s);
+    const uint64_t w0 = static_cast<uint64_t>(s->kind_) | static_cast<uint64_t>(s->type_) << 8 |
+                        static_cast<uint64_t>(s->op_) << 16 | static_cast<uint64_t>(s->storage_) << 24 |
+                        static_cast<uint64_t>(s->mark_) << 32 | static_cast<uint64_t>(s->blocks_.size()) << 40 |
+                        static_cast<uint64_t>(std::min<size_t>(s->text_.size(), 0xffff)) << 48;
+    const uint64_t w1 = static_cast<uint64_t>(static_cast<uint32_t>(s->index_)) |
+                        static_cast<uint64_t>(static_cast<uint32_t>(s->tree_param_)) << 32;
+    const uint64_t w2 = static_cast<uint64_t>(static_cast<uint32_t>(s->field_)) |
+                        static_cast<uint64_t>(s->operands_.size()) << 32;
+    // Operands, two numbers to a word.
+    uint64_t ops = kS[4];
+    const size_t n = s->operands_.size();
+    for (size_t i = 0; i < n; i += 2) {
+      const uint64_t lo = number_of(s->operands_[i]);
+      const uint64_t hi = i + 1 < n ? number_of(s->operands_[i + 1]) : 0xffffffffull;
+      ops = mum(ops ^ (lo | hi << 32), kS[5] ^ i);
+    }
+    const uint64_t m1 = mum(w0 ^ kS[6], w1 ^ kS[7]);
+    const uint64_t m2 = mum(w2 ^ kS[1], s->bits_ ^ kS[3]);
+    lanes(m1 ^ ops, m2 + ops);
+    if (!s->text_.empty()) str(s->text_);  // its length is in w0
+    if (s->field_ >= 0 && s->field_ < kernel_.fields().size()) str(kernel_.fields().get(s->field_).name);
+    for (const auto& b : s->blocks_) block(b.get());
+  }
+
+  const Kernel& kernel_;
+  uint64_t a_ = 0x6a09e667f3bcc908ull, b_ = 0xbb67ae8584caa73bull, count_ = 0;
+  std::vector<Slot>& slots_ = table();  // a power of two
+  uint32_t generation_ = next_generation();
+  uint32_t next_ = 0;
+};
+
+Fingerprint fingerprint(const Kernel& kernel, std::initializer_list<std::string_view> extra) {
+  return Fingerprinter(kernel).run(extra);
 }
 
 }  // namespace grove::ir

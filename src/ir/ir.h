@@ -8,6 +8,8 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <initializer_list>
+#include <string_view>
 #include <vector>
 
 #include "grove/types.h"
@@ -100,6 +102,19 @@ bool is_logical(BinaryOp op);     // logic_and / logic_or: u1 operands and resul
 bool is_bitwise(BinaryOp op);     // bit_*, shl, shr: integer operands only
 
 class Block;
+class Kernel;
+
+// A 128-bit hash of everything a kernel's text form says (its name,
+// arguments, tree parameters, stage and every statement with its
+// attributes, operands and blocks), computed without printing it: what a
+// code cache that must answer in microseconds keys on, with `extra` (what
+// else decides the code: options, a plan's bytes). Kernels that print
+// alike have equal fingerprints; unequal texts collide with odds of 2^-128.
+struct Fingerprint {
+  uint64_t a = 0, b = 0;
+  bool operator==(const Fingerprint&) const = default;
+};
+Fingerprint fingerprint(const Kernel& kernel, std::initializer_list<std::string_view> extra = {});
 class Stmt;
 class SNodeForest;
 
@@ -208,6 +223,7 @@ class Stmt {
  private:
   friend class Builder;
   friend class Block;
+  friend class Fingerprinter;  // reads every member below: keep it in step
   Stmt(StmtKind kind, DataType type) : kind_(kind), type_(type) {}
 
   StmtKind kind_;

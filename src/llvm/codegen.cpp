@@ -1109,7 +1109,12 @@ struct Jit::Impl {
     if (!machines.back()) throw Error("LLVM cannot target this CPU (" + triple + ", " + cpu + ")");
   }
   std::mutex mutex;                                 // the machines and the table are not thread-safe
-  std::unordered_map<std::string, CpuCode> memory;  // by key (without the texts)
+  // Compiled kernels (without the texts), by the fingerprint of the kernel
+  // and of what else decides the code (the options): a hit prints nothing.
+  struct MemoryKeyHash {
+    size_t operator()(const ir::Fingerprint& f) const { return static_cast<size_t>(f.a); }
+  };
+  std::unordered_map<ir::Fingerprint, CpuCode, MemoryKeyHash> memory;
 
   // A relocatable object (or assembly text) for `module`.
   static std::string emit(llvm::TargetMachine& machine, llvm::Module& module, llvm::CodeGenFileType type,
@@ -1235,25 +1240,31 @@ Jit::Host Jit::host() const {
 CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   if (kernel.stage != ir::Stage::lowered)
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
-  // Everything that decides the code. The build stamp stands for the code
-  // generator's own source: a rebuilt Grove never trusts an older file.
+  // In memory: the kernel's fingerprint, and the options' (what else
+  // decides the code; the target and build are this Jit's own).
+  const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  if (!options.keep_text) {
+    if (auto it = impl_->memory.find(memory_key); it != impl_->memory.end()) {
+      CpuCode out = it->second;
+      out.source = CpuCode::Source::memory;
+      return out;
+    }
+  }
+  lock.unlock();
+  // On disk: everything that decides the code, as text. The build stamp
+  // stands for the code generator's own source: a rebuilt Grove never
+  // trusts an older file.
   const std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
                           "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
                           impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
                           (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
                           "\n" + ir::print_kernel(kernel);
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (!options.keep_text) {
-    if (auto it = impl_->memory.find(key); it != impl_->memory.end()) {
-      CpuCode out = it->second;
-      out.source = CpuCode::Source::memory;
-      return out;
-    }
-    if (!options.cache_dir.empty()) {
-      if (std::optional<CpuCode> hit = DiskCache(options.cache_dir).load(key)) {
-        impl_->memory[key] = *hit;
-        return std::move(*hit);
-      }
+  lock.lock();
+  if (!options.keep_text && !options.cache_dir.empty()) {
+    if (std::optional<CpuCode> hit = DiskCache(options.cache_dir).load(key)) {
+      impl_->memory[memory_key] = *hit;
+      return std::move(*hit);
     }
   }
   ++g_compilations;
@@ -1281,7 +1292,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   out.messages = std::move(emitted.messages);
   out.library = link_shared_object(objects, kernel.name());
   if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, out);
-  impl_->memory[key] = out;
+  impl_->memory[memory_key] = out;
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);
   out.assembly = std::move(assembly);

@@ -33,11 +33,12 @@
 // the context's word context::kMessageBase, which the device sets before
 // each launch (so the code holds no device's ids and can be cached).
 //
-// Compiling: one Jit per Program. A kernel whose key (the code generator's
-// build, LLVM's version, the target, the options, the kernel's plan and
-// lowered IR text) was compiled before by this Jit is not compiled again
-// (in memory); with a cache directory, a key another process compiled is
-// read from disk (disk_cache.h) and LLVM is not called at all.
+// Compiling: one Jit per Program. A kernel whose lowered IR and options
+// (the plan among them) have the fingerprint (ir::fingerprint) of one this
+// Jit compiled is not compiled again, and nothing is printed; with a cache
+// directory, a key another process compiled (the code generator's build,
+// LLVM's version, the target, the options, the plan and the lowered IR
+// text) is read from disk (disk_cache.h) and LLVM is not called at all.
 //
 // Code is position-independent, optimised at -O3 for this CPU (its
 // features, vector width included), and needs no more of the process than
