@@ -1243,14 +1243,16 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // In memory: the kernel's fingerprint, and the options' (what else
   // decides the code; the target and build are this Jit's own).
   const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
+  // A copy of the code held in memory, if any (called with the lock held).
+  auto held = [&]() -> std::optional<CpuCode> {
+    auto it = options.keep_text ? impl_->memory.end() : impl_->memory.find(memory_key);
+    if (it == impl_->memory.end()) return std::nullopt;
+    CpuCode out = it->second;
+    out.source = CpuCode::Source::memory;
+    return out;
+  };
   std::unique_lock<std::mutex> lock(impl_->mutex);
-  if (!options.keep_text) {
-    if (auto it = impl_->memory.find(memory_key); it != impl_->memory.end()) {
-      CpuCode out = it->second;
-      out.source = CpuCode::Source::memory;
-      return out;
-    }
-  }
+  if (std::optional<CpuCode> hit = held()) return std::move(*hit);
   lock.unlock();
   // On disk: everything that decides the code, as text. The build stamp
   // stands for the code generator's own source: a rebuilt Grove never
@@ -1261,6 +1263,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
                           (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
                           "\n" + ir::print_kernel(kernel);
   lock.lock();
+  if (std::optional<CpuCode> hit = held()) return std::move(*hit);  // another thread compiled it meanwhile
   if (!options.keep_text && !options.cache_dir.empty()) {
     if (std::optional<CpuCode> hit = DiskCache(options.cache_dir).load(key)) {
       impl_->memory[memory_key] = *hit;

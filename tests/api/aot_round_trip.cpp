@@ -10,7 +10,9 @@
 // every tree in the module must hold the same values bit for bit, with the
 // same active cells and pool use per SNode. Operations on trees no kernel
 // used (so not in the module) are left out. ctest runs every suite of
-// the API tests so (tests/CMakeLists.txt).
+// the API tests so (tests/CMakeLists.txt), with lavapipe on one thread:
+// results that depend on the order parallel invocations run in (the
+// positions of parallel appends) are then the same on both sides.
 #include <gtest/gtest.h>
 
 #include <cstdio>
