@@ -5,10 +5,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
-#include <initializer_list>
 #include <string_view>
 #include <vector>
 

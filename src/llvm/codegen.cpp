@@ -1245,7 +1245,8 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
   // A copy of the code held in memory, if any (called with the lock held).
   auto held = [&]() -> std::optional<CpuCode> {
-    auto it = options.keep_text ? impl_->memory.end() : impl_->memory.find(memory_key);
+    if (options.keep_text) return std::nullopt;  // texts are not kept in memory: compile
+    auto it = impl_->memory.find(memory_key);
     if (it == impl_->memory.end()) return std::nullopt;
     CpuCode out = it->second;
     out.source = CpuCode::Source::memory;

@@ -21,7 +21,7 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -204,19 +204,22 @@ class Replay {
   // Every field of every tree in the module, and its SNodes' active cells
   // and pool use, against the Program's.
   void compare_everything() {
-    std::vector<std::pair<int, runtime::Tree*>> trees;  // (Program instance, module tree)
-    for (auto& [tree, t] : own_)
-      if (tree < static_cast<int>(p_.own_instance.size())) trees.emplace_back(-1 - tree, &t);
+    struct Compared {
+      int instance;  // the Program's
+      bool own;      // the instance of one of its own trees (host handles name it -1)
+      runtime::Tree* tree;
+    };
+    std::vector<Compared> trees;
+    for (auto& [tree, t] : own_) trees.push_back({p_.own_instance.at(static_cast<size_t>(tree)), true, &t});
     for (auto& [instance, t] : instances_)
-      if (p_.context->alive(instance)) trees.emplace_back(instance, &t);
-    for (const auto& [key, t] : trees) {
-      const int instance = key < 0 ? p_.own_instance[static_cast<size_t>(-1 - key)] : key;
+      if (p_.context->alive(instance)) trees.push_back({instance, false, &t});
+    for (const auto& [instance, own, t] : trees) {
       const rt::aot::ModuleTreeType& type = *data_.tree_type(p_.context->instance(instance).type);
       for (const rt::FieldLayout& f : type.layout.fields) {
         int64_t elements = 1;
         for (int64_t e : f.shape) elements *= e;
         if (elements > (int64_t{1} << 22)) continue;  // a sparse index space too large to copy whole
-        const Field field(p_.weak_from_this(), {f.id}, 1, 1, key < 0 ? -1 : instance);
+        const Field field(p_.weak_from_this(), {f.id}, 1, 1, own ? -1 : instance);
         std::vector<uint8_t> want, got;
         values(field, *t, f, want, got);
         ++g_totals.fields;
