@@ -102,13 +102,16 @@ bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
   ListSchedule& s = instances_[static_cast<size_t>(inst)].schedule;
   if (t.kind == TaskKind::clear_list) {
     // A list is up to date when it was generated after the last change of
-    // every node on its path.
+    // every node above it. The list of S holds S's containers, which are
+    // the active cells of S's parent: a change of S's own cells leaves it
+    // as it is (and an activation below S marks every sparse node on its
+    // path, so the nodes above see it).
     const TreeLayout& layout = type(instances_[static_cast<size_t>(inst)].type);
     auto gen = s.generated.find(t.snode);
     // A command buffer recorded with this instance may run at any time, so
     // no list of it is ever known to be fresh.
     bool fresh = gen != s.generated.end() && !instances_[static_cast<size_t>(inst)].recorded;
-    for (int n = t.snode; n >= 0 && fresh; n = layout.node(n).parent) {
+    for (int n = layout.node(t.snode).parent; n >= 0 && fresh; n = layout.node(n).parent) {
       auto mod = s.modified.find(n);
       if (mod != s.modified.end() && mod->second >= gen->second) fresh = false;
     }
