@@ -242,4 +242,77 @@ float BlockGrid::read(int i, int j, int k) const {
   return v < 2 ? 0.0f : pool_[static_cast<size_t>(v - 2) * kBlockVoxels + voxel_of(i, j, k)];
 }
 
+// ---- the listed block grid (the occupancy sweep) -------------------------------
+
+namespace {
+constexpr int kRunWords = 16;  // bit words per listgen iteration, as Grove's CPU listgen
+}  // namespace
+
+ListedBlockGrid::ListedBlockGrid(const std::vector<std::uint8_t>& active) {
+  const size_t blocks = size_t{kBlocksPerAxis} * kBlocksPerAxis * kBlocksPerAxis;
+  if (active.size() != blocks) throw std::invalid_argument("ListedBlockGrid: one flag per block");
+  slots_.assign(blocks, 0);
+  bits_.assign(blocks / 32, 0);
+  list_.assign(blocks * 4, 0);
+  std::uint32_t entries = 0;
+  for (size_t b = 0; b < blocks; ++b)
+    if (active[b]) {
+      slots_[b] = ++entries;
+      bits_[b / 32] |= 1u << (b % 32);
+    }
+  pool_.assign(size_t{entries} * kBlockVoxels, 1.0f);
+}
+
+void ListedBlockGrid::make_list(const Threads& t) {
+  count_.store(0);
+  t.parallel_for_dynamic(
+      static_cast<std::int64_t>(bits_.size() / kRunWords), 8,
+      [](void* d, std::int64_t lo, std::int64_t hi) {
+        auto& g = *static_cast<ListedBlockGrid*>(d);
+        for (std::int64_t run = lo; run < hi; ++run) {
+          const size_t first = static_cast<size_t>(run) * kRunWords;
+          std::uint32_t n = 0;
+          for (size_t w = first; w < first + kRunWords; ++w)
+            for (std::uint32_t m = g.bits_[w]; m != 0; m &= m - 1) {
+              const size_t slot = w * 32 + static_cast<size_t>(__builtin_ctz(m));
+              if (g.slots_[slot] != 0) ++n;
+              else g.bits_[w] &= ~(1u << (slot % 32));  // emptied since: as Grove's listgen does
+            }
+          if (n == 0) continue;
+          std::uint32_t at = g.count_.fetch_add(n, std::memory_order_relaxed);
+          for (size_t w = first; w < first + kRunWords; ++w)
+            for (std::uint32_t m = g.bits_[w]; m != 0; m &= m - 1) {
+              const std::uint32_t slot = static_cast<std::uint32_t>(w * 32) + static_cast<std::uint32_t>(__builtin_ctz(m));
+              std::uint32_t* e = &g.list_[size_t{at++} * 4];
+              e[0] = (g.slots_[slot] - 1) * kBlockVoxels;
+              e[1] = slot / (kBlocksPerAxis * kBlocksPerAxis) * 8;
+              e[2] = slot / kBlocksPerAxis % kBlocksPerAxis * 8;
+              e[3] = slot % kBlocksPerAxis * 8;
+            }
+        }
+      },
+      this);
+}
+
+std::int32_t ListedBlockGrid::sum_list(const Threads& t) const {
+  std::atomic<std::int32_t> total{0};
+  struct Args {
+    const ListedBlockGrid* g;
+    std::atomic<std::int32_t>* total;
+  } args{this, &total};
+  t.parallel_for_dynamic(
+      count_.load(), 16,
+      [](void* d, std::int64_t lo, std::int64_t hi) {
+        const Args& a = *static_cast<const Args*>(d);
+        std::int32_t s = 0;
+        for (std::int64_t e = lo; e < hi; ++e) {
+          const float* block = a.g->pool_.data() + a.g->list_[static_cast<size_t>(e) * 4];
+          for (int v = 0; v < kBlockVoxels; ++v) s += static_cast<std::int32_t>(block[v]);
+        }
+        a.total->fetch_add(s, std::memory_order_relaxed);
+      },
+      &args);
+  return total.load();
+}
+
 }  // namespace grove_bench::cpp

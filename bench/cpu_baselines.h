@@ -82,4 +82,29 @@ class BlockGrid {
   std::int64_t capacity_;
 };
 
+// The occupancy sweep's hand-written side: a grid of 64^3 blocks of 8^3
+// voxels (512^3), a slot per block (its pool entry + 1; 0: none) and an
+// occupancy bit per slot, as Grove's pointer(ijk, 64).dense(ijk, 8) keeps
+// them. make_list() lists the active blocks from the bits the way Grove's
+// listgen does, written for this one layout: runs of 16 bit words (512
+// slots) in parallel, the slot of each set bit checked, the run's entries
+// (pool entry and the block's three coordinates, four words) taken with one
+// atomic add. sum_list() sums every voxel of the listed blocks, each value
+// truncated to an integer, entries split over the threads.
+class ListedBlockGrid {
+ public:
+  static constexpr int kBlocksPerAxis = 64;
+  // active[b]: whether block b (b = (bi * 64 + bj) * 64 + bk) is active;
+  // its voxels hold 1.
+  explicit ListedBlockGrid(const std::vector<std::uint8_t>& active);
+  void make_list(const Threads& t);
+  std::int32_t sum_list(const Threads& t) const;
+  std::int64_t listed() const { return count_.load(); }
+
+ private:
+  std::vector<std::uint32_t> slots_, bits_, list_;
+  std::vector<float> pool_;
+  std::atomic<std::uint32_t> count_{0};
+};
+
 }  // namespace grove_bench::cpp

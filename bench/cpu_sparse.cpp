@@ -26,6 +26,7 @@
 // Every side's result is checked against values worked out from shell.h
 // before timing.
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -268,65 +269,113 @@ Pair laplacian_pair(int threads) {
 constexpr int kSweepBlocks = 64;  // per axis: 512^3 voxels, 262144 blocks
 constexpr int kBlockVoxels = 512;
 
-Pair occupancy_pair(int threads, int percent) {
-  struct Grid {
-    grove::Program prog;
-    grove::Field x, total;
-    grove::SNode* blocks = nullptr;
-    grove::Kernel fill, touch, sum;
-    Grid(int threads, int percent) : prog(GroveShell::config(threads)) {
-      using namespace grove;
-      x = prog.field(f32, "x");
-      blocks = &prog.root().pointer(ijk, kSweepBlocks);
-      blocks->capacity(std::int64_t{kSweepBlocks} * kSweepBlocks * kSweepBlocks);
-      blocks->dense(ijk, 8).place(x);
-      total = prog.field(i32, "total", {});  // exact, and summed in registers (see GroveShell)
-      // Block b is active when its hash falls in the first `percent` of
-      // 100 (block 0 always, for `touch`); all its voxels hold 1.
-      fill = prog.kernel("fill", [this, percent] {
-        constexpr int n = kSweepBlocks;
-        for_range(0, n * n * n, [&](Expr b) {
-          Expr h = cast(u32, b) * 2654435761u;
-          if_((h >> 8u) % 100u < static_cast<std::uint32_t>(percent) || b == 0, [&] {
-            Expr bi = b / (n * n) * 8, bj = b / n % n * 8, bk = b % n * 8;
-            for_range(0, kBlockVoxels, [&](Expr v) { x(bi + v / 64, bj + v / 8 % 8, bk + v % 8) = 1.0f; });
-          });
+// Block b of the sweep is active when its hash falls in the first
+// `percent` of 100 (block 0 always, for `touch`).
+bool sweep_active(std::uint32_t b, int percent) {
+  return ((b * 2654435761u) >> 8u) % 100u < static_cast<std::uint32_t>(percent) || b == 0;
+}
+
+struct SweepGrid {
+  grove::Program prog;
+  grove::Field x, total;
+  grove::SNode *blocks = nullptr, *cells = nullptr;
+  grove::Kernel fill, touch, sum;
+  std::int64_t voxels = 0;
+  SweepGrid(int threads, int percent) : prog(GroveShell::config(threads)) {
+    using namespace grove;
+    x = prog.field(f32, "x");
+    blocks = &prog.root().pointer(ijk, kSweepBlocks);
+    blocks->capacity(std::int64_t{kSweepBlocks} * kSweepBlocks * kSweepBlocks);
+    cells = &blocks->dense(ijk, 8);
+    cells->place(x);
+    total = prog.field(i32, "total", {});  // exact, and summed in registers (see GroveShell)
+    // All the voxels of an active block hold 1 (sweep_active, in the IR).
+    fill = prog.kernel("fill", [this, percent] {
+      constexpr int n = kSweepBlocks;
+      for_range(0, n * n * n, [&](Expr b) {
+        Expr h = cast(u32, b) * 2654435761u;
+        if_((h >> 8u) % 100u < static_cast<std::uint32_t>(percent) || b == 0, [&] {
+          Expr bi = b / (n * n) * 8, bj = b / n % n * 8, bk = b % n * 8;
+          for_range(0, kBlockVoxels, [&](Expr v) { x(bi + v / 64, bj + v / 8 % 8, bk + v % 8) = 1.0f; });
         });
       });
-      // Writes a voxel of an active block: changes nothing, but the kernel
-      // may activate, so the next struct-for regenerates its lists.
-      touch = prog.kernel("touch", [this] { x(0, 0, 0) = 1.0f; });
-      sum = prog.kernel("sum", [this] {
-        total() = 0;
-        for_each(x, [&](Expr i, Expr j, Expr k) { total() += cast(i32, x(i, j, k)); });
-      });
-    }
-  };
-  auto g = std::make_shared<Grid>(threads, percent);
-  g->fill();
-  std::int64_t want_blocks = 0;
-  for (std::uint32_t b = 0; b < kSweepBlocks * kSweepBlocks * kSweepBlocks; ++b)
-    want_blocks += ((b * 2654435761u) >> 8u) % 100u < static_cast<std::uint32_t>(percent) || b == 0;
-  const std::int64_t voxels = want_blocks * kBlockVoxels;
-  g->sum();
-  check(g->total.read<std::int32_t>() == voxels, "the sweep's sum");
-  const std::string name = g->blocks->name();
-  const std::int64_t runs = g->prog.stats().at(name).listgen_runs;
-  g->sum();
-  check(g->prog.stats().at(name).listgen_runs == runs, "a read-only struct-for reuses its lists");
-  g->touch();
-  g->sum();
-  check(g->prog.stats().at(name).listgen_runs == runs + 1, "a struct-for after `touch` regenerates its lists");
-  const double v = static_cast<double>(voxels);
+    });
+    // Writes a voxel of an active block: changes nothing, but the kernel
+    // may activate, so the next struct-for regenerates its lists.
+    touch = prog.kernel("touch", [this] { x(0, 0, 0) = 1.0f; });
+    sum = prog.kernel("sum", [this] {
+      total() = 0;
+      for_each(x, [&](Expr i, Expr j, Expr k) { total() += cast(i32, x(i, j, k)); });
+    });
+    fill();
+    for (std::uint32_t b = 0; b < kSweepBlocks * kSweepBlocks * kSweepBlocks; ++b)
+      voxels += sweep_active(b, percent) ? kBlockVoxels : 0;
+    sum();
+    check(total.read<std::int32_t>() == voxels, "the sweep's sum");
+    const std::string name = cells->name();  // the list of the active blocks' cells
+    const std::int64_t runs = prog.stats().at(name).listgen_runs;
+    sum();
+    check(prog.stats().at(name).listgen_runs == runs, "a read-only struct-for reuses its lists");
+    touch();
+    sum();
+    check(prog.stats().at(name).listgen_runs == runs + 1, "a struct-for after `touch` regenerates its lists");
+  }
+};
+
+// The struct-for with its lists regenerated against the same launch with
+// its lists still valid: listgen's share.
+Pair occupancy_pair(int threads, int percent) {
+  auto g = std::make_shared<SweepGrid>(threads, percent);
+  const double v = static_cast<double>(g->voxels);
   return {.grove = {[g] { g->sum(); }, {}},
           .baseline = {[g] { g->sum(); }, {}},
-          .items_per_run = voxels,
+          .items_per_run = g->voxels,
           .before_grove = [g] { g->touch(); },
           .derive = [v](double grove_s, double cached_s, Counters& c) {
             c.emplace_back("active_voxels", v);
             c.emplace_back("ns_per_voxel_with_listgen", grove_s / v * 1e9);
             c.emplace_back("ns_per_voxel_lists_cached", cached_s / v * 1e9);
             c.emplace_back("listgen_share", grove_s > 0 ? 1.0 - cached_s / grove_s : 0.0);
+          }};
+}
+
+// The struct-for with its lists regenerated against hand-written C++ that
+// makes the same list the same way and sums over it
+// (cpp::ListedBlockGrid): what listing the active blocks of this layout
+// costs without Grove. The baseline's share of its own time spent listing
+// is a counter.
+Pair occupancy_listed_pair(int threads, int percent) {
+  auto g = std::make_shared<SweepGrid>(threads, percent);
+  std::vector<std::uint8_t> active(std::size_t{kSweepBlocks} * kSweepBlocks * kSweepBlocks);
+  for (std::uint32_t b = 0; b < active.size(); ++b) active[b] = sweep_active(b, percent);
+  struct Baseline {
+    Baseline(int threads, const std::vector<std::uint8_t>& active) : threads(threads), grid(active) {}
+    cpp::Threads threads;
+    cpp::ListedBlockGrid grid;
+    double list_s = 0, total_s = 0;  // over every run: the listing's share
+  };
+  auto c = std::make_shared<Baseline>(threads, active);
+  c->grid.make_list(c->threads);
+  check(c->grid.sum_list(c->threads) == g->voxels, "the listed block grid's sum");
+  check(c->grid.listed() * kBlockVoxels == g->voxels, "the listed block grid's list");
+  const double v = static_cast<double>(g->voxels);
+  return {.grove = {[g] { g->sum(); }, {}},
+          .baseline = {[c] {
+                         const auto start = std::chrono::steady_clock::now();
+                         c->grid.make_list(c->threads);
+                         const auto listed = std::chrono::steady_clock::now();
+                         benchmark::DoNotOptimize(c->grid.sum_list(c->threads));
+                         c->list_s += std::chrono::duration<double>(listed - start).count();
+                         c->total_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                       },
+                       {}},
+          .items_per_run = g->voxels,
+          .before_grove = [g] { g->touch(); },
+          .derive = [v, c](double grove_s, double baseline_s, Counters& out) {
+            out.emplace_back("active_voxels", v);
+            out.emplace_back("ns_per_voxel_with_listgen", grove_s / v * 1e9);
+            out.emplace_back("baseline_ns_per_voxel", baseline_s / v * 1e9);
+            out.emplace_back("baseline_listing_share", c->total_s > 0 ? c->list_s / c->total_s : 0.0);
           }};
 }
 
@@ -342,9 +391,12 @@ void register_cpu_sparse() {
     reg("cpu_shell_sum", vs_openvdb, [threads] { return sum_pair(threads, true); });
     reg("cpu_shell_sum", vs_block_grid, [threads] { return sum_pair(threads, false); });
     reg("cpu_shell_laplacian", vs_openvdb, [threads] { return laplacian_pair(threads); });
-    for (const int percent : {1, 10, 50, 100})
+    for (const int percent : {1, 10, 50, 100}) {
       reg("cpu_occupancy_" + std::to_string(percent) + "pct", "lists_cached",
           [threads, percent] { return occupancy_pair(threads, percent); });
+      reg("cpu_occupancy_" + std::to_string(percent) + "pct", "listed_block_grid",
+          [threads, percent] { return occupancy_listed_pair(threads, percent); });
+    }
   }
 }
 

@@ -169,9 +169,11 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
         auto it = run.counters.find(std::string(counter));
         return it == run.counters.end() ? -1.0 : static_cast<double>(it->second);
       };
-      Measurement& m = add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
-      add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
-      // Extra columns (the last repetition's), written with the record.
+      add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
+      Measurement& m = add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
+      // Extra columns (the last repetition's), written with the record of
+      // this pair: kept with its baseline, since several pairs of one
+      // workload share its Grove side.
       m.counters.clear();
       for (const auto& [counter, v] : run.counters)
         if (counter != kGroveCounter && counter != kBaselineCounter)
@@ -225,6 +227,7 @@ std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {
                          .baseline_s = b.seconds,
                          .ratio = g.seconds > 0 ? b.seconds / g.seconds : 0,
                          .counters = g.counters});
+      records.back().counters.insert(records.back().counters.end(), b.counters.begin(), b.counters.end());
     }
   }
   return records;

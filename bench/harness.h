@@ -75,8 +75,9 @@ struct Measurement {
   double seconds = 0;    // real time per iteration
   int repetitions = 0;
   std::string error;     // non-empty when the benchmark failed or skipped
-  // Grove side, unpaired benchmarks: the user counters of its last
-  // repetition (bytes per kernel, say), written into its records.
+  // The user counters of its last repetition, written into its records:
+  // on the Grove side for unpaired benchmarks (bytes per kernel, say), on
+  // the baseline side for pairs (each pair's own columns).
   std::vector<std::pair<std::string, double>> counters;
 };
 
