@@ -163,6 +163,36 @@ inline void storage_layouts(const App& app, uint32_t n, VkShaderStageFlags stage
   check(vkCreatePipelineLayout(app.device, &pli, nullptr, &layout), "vkCreatePipelineLayout");
 }
 
+// A command pool of the application's queue family.
+inline VkCommandPool command_pool(const App& app) {
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpi.queueFamilyIndex = app.family;
+  check(vkCreateCommandPool(app.device, &cpi, nullptr, &pool), "vkCreateCommandPool");
+  return pool;
+}
+
+// A primary command buffer from `pool`, begun.
+inline VkCommandBuffer begin_commands(const App& app, VkCommandPool pool) {
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = pool;
+  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cai.commandBufferCount = 1;
+  check(vkAllocateCommandBuffers(app.device, &cai, &cmd), "vkAllocateCommandBuffers");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+  return cmd;
+}
+
+// Submits `cmd` to the application's queue, signalling `fence` (may be null).
+inline void submit(const App& app, VkCommandBuffer cmd, VkFence fence) {
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cmd;
+  check(vkQueueSubmit(app.queue, 1, &si, fence), "vkQueueSubmit");
+}
+
 // Binds `buffers` (whole) to bindings 0.. of `set`.
 inline void bind_storage(const App& app, VkDescriptorSet set, const std::vector<VkBuffer>& buffers) {
   std::vector<VkDescriptorBufferInfo> infos;

@@ -275,18 +275,8 @@ int run(const Options& o) {
     // One command buffer, recorded once, submitted every frame: the
     // simulation steps, the snapshot that fills the map, Grove's barrier,
     // the application's render pass, and the copy to the host.
-    VkCommandPool pool = VK_NULL_HANDLE;
-    VkCommandPoolCreateInfo cpi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cpi.queueFamilyIndex = app.family;
-    check(vkCreateCommandPool(app.device, &cpi, nullptr, &pool), "vkCreateCommandPool");
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = pool;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    check(vkAllocateCommandBuffers(app.device, &cai, &cmd), "vkAllocateCommandBuffers");
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+    VkCommandPool pool = vulkan_embed::command_pool(app);
+    VkCommandBuffer cmd = vulkan_embed::begin_commands(app, pool);
     for (int s = 0; s < o.steps; ++s) {
       life.record(cmd, "count", {world});
       life.record(cmd, "update", {world});
@@ -322,10 +312,7 @@ int run(const Options& o) {
     std::filesystem::create_directories(o.out);
     std::vector<uint8_t> pixels(frame_bytes);
     for (int f = 0; f < o.frames; ++f) {
-      VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-      si.commandBufferCount = 1;
-      si.pCommandBuffers = &cmd;
-      check(vkQueueSubmit(app.queue, 1, &si, fence), "vkQueueSubmit");
+      vulkan_embed::submit(app, cmd, fence);
       check(vkWaitForFences(app.device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
       check(vkResetFences(app.device, 1, &fence), "vkResetFences");
       std::memcpy(pixels.data(), readback.mapped, frame_bytes);

@@ -56,9 +56,7 @@ struct Probe {
     dpi.poolSizeCount = 1;
     dpi.pPoolSizes = &size;
     check(vkCreateDescriptorPool(app.device, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
-    VkCommandPoolCreateInfo cmi{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cmi.queueFamilyIndex = app.family;
-    check(vkCreateCommandPool(app.device, &cmi, nullptr, &commands), "vkCreateCommandPool");
+    commands = vulkan_embed::command_pool(app);
   }
 
   // Every element of a field of extents n0 x n1 (first indices 0), row-major.
@@ -77,14 +75,7 @@ struct Probe {
     dai.pSetLayouts = &set_layout;
     check(vkAllocateDescriptorSets(app.device, &dai, &set), "vkAllocateDescriptorSets");
     vulkan_embed::bind_storage(app, set, {static_cast<VkBuffer>(tree.vulkan_buffer()), paths.buffer, out.buffer});
-    VkCommandBuffer cmd = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cai.commandPool = commands;
-    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cai.commandBufferCount = 1;
-    check(vkAllocateCommandBuffers(app.device, &cai, &cmd), "vkAllocateCommandBuffers");
-    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    check(vkBeginCommandBuffer(cmd, &begin), "vkBeginCommandBuffer");
+    VkCommandBuffer cmd = vulkan_embed::begin_commands(app, commands);
     m.record_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
     vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
@@ -97,10 +88,7 @@ struct Probe {
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
                          nullptr, 0, nullptr);
     check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd;
-    check(vkQueueSubmit(app.queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    vulkan_embed::submit(app, cmd, VK_NULL_HANDLE);
     check(vkQueueWaitIdle(app.queue), "vkQueueWaitIdle");
     std::vector<uint32_t> result(static_cast<size_t>(n0) * n1);
     std::memcpy(result.data(), out.mapped, result.size() * 4);
