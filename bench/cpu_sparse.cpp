@@ -22,6 +22,11 @@
 //                        with the same launch on lists still valid
 //                        ("lists_cached"): 1 - ratio is listgen's share; counters
 //                        give the time per active voxel
+//   cpu_occupancy_listed_<p>pct  the same struct-for (lists regenerated)
+//                        against hand-written C++ that makes the same list
+//                        the same way and sums over it ("listed_block_grid",
+//                        cpp::ListedBlockGrid); a counter gives the share of
+//                        its own time spent listing
 //
 // Every side's result is checked against values worked out from shell.h
 // before timing.
@@ -394,7 +399,9 @@ void register_cpu_sparse() {
     for (const int percent : {1, 10, 50, 100}) {
       reg("cpu_occupancy_" + std::to_string(percent) + "pct", "lists_cached",
           [threads, percent] { return occupancy_pair(threads, percent); });
-      reg("cpu_occupancy_" + std::to_string(percent) + "pct", "listed_block_grid",
+      // A workload of its own: the Grove sides of two pairs of one workload
+      // are averaged together, and `lists_cached`'s ratio must be its own.
+      reg("cpu_occupancy_listed_" + std::to_string(percent) + "pct", "listed_block_grid",
           [threads, percent] { return occupancy_listed_pair(threads, percent); });
     }
   }
