@@ -76,6 +76,8 @@ void node_numbers(S& s, F&& f) {
   f(s.order_offset);
   f(s.spare_offset);
   f(s.queue_offset);
+  f(s.in_use_offset);
+  f(s.coords_offset);
   f(s.state_offset);
   f(s.list_offset);
   f(s.list_capacity);
@@ -193,6 +195,10 @@ void check_layout(ByteReader& r, TreeLayout& l) {
       inside(s.order_offset, s.capacity, what + "'s allocation order");
       inside(s.spare_offset, s.capacity, what + "'s spare slots");
       inside(s.queue_offset, s.capacity, what + "'s gc queue");
+      if (s.type == SNodeType::pointer) {
+        inside(s.in_use_offset, (s.capacity + 31) / 32, what + "'s in-use bits");
+        inside(s.coords_offset, s.capacity, what + "'s entry coordinates", s.entry_coord_words());
+      }
       inside(s.state_offset, kPoolStateWords, what + "'s pool state");
       if (s.state_offset + kPoolStateWords > l.root_offset) r.fail(what + "'s pool state lies past the header");
     }
@@ -203,8 +209,8 @@ void check_layout(ByteReader& r, TreeLayout& l) {
       inside(s.list_offset + 1, s.list_capacity, what + "'s list", s.list_entry_words);
       inside(s.list_offset, 1, what + "'s list length");
     }
-    if (s.type == SNodeType::pointer && s.container_words < s.num_cells + s.mask_words)
-      r.fail(what + "'s containers are smaller than its slots and occupancy bits");
+    if (s.type == SNodeType::pointer && s.container_words < s.num_cells)
+      r.fail(what + "'s containers are smaller than its slots");
   }
   for (int p : l.pools)
     if (!l.has_node(p) || !l.node(p).has_pool()) r.fail("pool " + std::to_string(p) + " is not a pointer or dynamic node");

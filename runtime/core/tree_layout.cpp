@@ -47,6 +47,10 @@ bool SNodeLayout::is_sparse() const {
 }
 bool SNodeLayout::has_pool() const { return type == SNodeType::pointer || type == SNodeType::dynamic; }
 bool SNodeLayout::has_list() const { return type != SNodeType::root && type != SNodeType::place; }
+int64_t SNodeLayout::entry_coord_words() const { return type == SNodeType::pointer ? std::max(1, ndim()) : 0; }
+int64_t SNodeLayout::pool_bookkeeping_words() const {
+  return 3 + (type == SNodeType::pointer ? entry_coord_words() + 1 : 0);
+}
 
 void TreeLayout::index() {
   slot_.clear();

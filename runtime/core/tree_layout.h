@@ -50,8 +50,7 @@ struct SNodeLayout {
   int64_t cell_words = 0;         // one cell = its children's containers side by side
   int64_t container_words = 0;    // one container of this node (place: the value)
   int64_t component_offset = 0;   // where this node's container starts in its parent's cell
-  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container;
-                                  // pointer: occupancy bits after the slots (listgen's)
+  int64_t mask_words = 0;         // bitmasked: the bit words at the start of a container
   int64_t num_chunks = 0;         // dynamic: chunk slots per container
   int64_t max_cells = 0;          // most cells of this node that can exist at once
   // Pools (pointer: cells; dynamic: chunks of chunk_size cells), DESIGN.md "Memory contract".
@@ -61,6 +60,12 @@ struct SNodeLayout {
   int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
   int64_t spare_offset = -1;      // candidates left by CAS losers, a ring: capacity words
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
+  // Pointer pools, for listgen (docs/memory.md, "Lists and struct-fors"):
+  // one bit per entry, set by the entry's publisher and cleared by the gc
+  // that frees it, and per entry the coordinates of the cell it was
+  // published in (entry_coord_words() each).
+  int64_t in_use_offset = -1;     // ceil(capacity / 32) words
+  int64_t coords_offset = -1;     // capacity * entry_coord_words() words
   // Allocator state: kPoolStateWords words in the tree header, the pools'
   // blocks side by side in TreeDecl::pools order.
   int64_t state_offset = -1;
@@ -72,6 +77,12 @@ struct SNodeLayout {
   bool is_sparse() const;         // pointer, bitmasked or dynamic
   bool has_pool() const;          // pointer or dynamic
   bool has_list() const;          // not root, not place
+  // Pointer: the coordinates kept per pool entry, max(1, ndim()); else 0.
+  int64_t entry_coord_words() const;
+  // Words of bookkeeping per pool entry: its position in the allocation
+  // order, its spare slot, its gc queue slot and, for a pointer, its
+  // coordinates and (rounded up to a word) its in-use bit.
+  int64_t pool_bookkeeping_words() const;
 
   std::string name() const;       // "S3dense", "S5place_x"
   // Physical axes: index vectors inside the runtime (and list entries) hold
@@ -99,11 +110,10 @@ enum PoolState : int64_t {
   kAppendFailures = 5,// dynamic: appends past the maximum length
   kHighWater = 6,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc
   kCollected = 7,     // entries gc returned to the allocation order so far
-  kPoolStateWords = 8,
+  kPositions = 8,     // most order positions ever taken, as of the last gc: every entry
+                      // ever handed out is below max(this, min(tickets, capacity))
+  kPoolStateWords = 9,
 };
-// Words of bookkeeping per pool entry: its position in the allocation
-// order, its spare slot and its gc queue slot.
-inline constexpr int64_t kPoolBookkeepingWords = 3;
 
 // Tree header words before the per-pool states.
 enum TreeHeader : int64_t {
@@ -113,7 +123,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 3;
+inline constexpr uint32_t kLayoutVersionValue = 4;
 
 // Field path words (TreeLayout::field_path; shaders/grove_tree.glsl reads
 // them). Header: levels, indices, root cell's word, the place's word in its

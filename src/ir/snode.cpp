@@ -271,8 +271,7 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         return align;
       case SNodeType::pointer:
         s.pool_entry_words = align_up(s.cell_words, align);
-        s.mask_words = (s.num_cells + 31) / 32;
-        s.container_words = sum(s, s.num_cells, s.mask_words);  // one slot per cell, then occupancy bits
+        s.container_words = s.num_cells;  // one slot per cell
         return 1;
       case SNodeType::dynamic:
         s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;
@@ -313,7 +312,7 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         // full pool reuses it).
         int64_t headroom = std::max<int64_t>(possible / 2, 1024);
         if (cap == 0)
-          cap = std::clamp<int64_t>(share / ((s.pool_entry_words + kPoolBookkeepingWords) * 4), 1,
+          cap = std::clamp<int64_t>(share / ((s.pool_entry_words + s.pool_bookkeeping_words()) * 4), 1,
                                     std::min(possible + headroom, kMaxPoolCapacity));
         s.capacity = cap;
         s.max_cells = s.type == SNodeType::pointer
@@ -347,6 +346,12 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     cur = sum(s, cur, s.capacity);
     s.queue_offset = cur;
     cur = sum(s, cur, s.capacity);
+    if (s.type == SNodeType::pointer) {
+      s.in_use_offset = cur;
+      cur = sum(s, cur, (s.capacity + 31) / 32);
+      s.coords_offset = cur;
+      cur = sum(s, cur, product(s, s.capacity, s.entry_coord_words()));
+    }
   }
   for (int id : t.nodes) {
     SNodeDecl& s = node(id);

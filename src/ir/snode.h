@@ -22,7 +22,6 @@ using rt::kMaxAxes;
 using rt::kMaxCells;
 using rt::kMaxPoolCapacity;
 using rt::kMaxTreeWords;
-using rt::kPoolBookkeepingWords;
 using rt::kTreeMagic;
 using rt::PoolState;
 using rt::snode_type_name;

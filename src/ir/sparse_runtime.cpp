@@ -141,7 +141,7 @@ Stmt* SparseRuntime::allocate(int pool) {
   return get(result);
 }
 
-Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void()>& published) {
+Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void(Stmt*)>& published) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* value = var(U32, load_shared(t, slot));
@@ -155,7 +155,7 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<voi
               bin(BinaryOp::cmp_eq, old, u32(0)),
               [&] {
                 set(value, candidate);
-                if (published) published();
+                if (published) published(candidate);
               },
               [&] {
                 // Lost the race: the winner's entry is used, ours goes to the
@@ -247,13 +247,9 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       }
       case SNodeType::pointer: {
         Stmt* slot = bin(BinaryOp::add, container, c);
-        // The slot's publisher sets its occupancy bit (for listgen).
-        auto occupied = [&] {
-          Stmt* word = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells))),
-                           bin(BinaryOp::div, c, u32(32)));
-          atomic(AtomicOp::bit_or, t, word, bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, c, u32(32))));
-        };
-        Stmt* v = activate ? activate_slot(path[n], slot, occupied) : load_shared(t, slot);
+        // The slot's publisher records the entry for listgen.
+        auto published = [&](Stmt* v) { record_published(path[n], space, idx, bin(BinaryOp::sub, v, u32(1))); };
+        Stmt* v = activate ? activate_slot(path[n], slot, published) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
@@ -553,7 +549,6 @@ void SparseRuntime::release_container(int node, Stmt* container) {
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
                 [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
       });
-      zero_words(t, bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells))), s.mask_words);
       return;
     case SNodeType::dynamic:
       atomic(AtomicOp::exchange, t, container, u32(0));
@@ -654,69 +649,85 @@ void SparseRuntime::for_list_cells(
   b_.set_insert_point(saved, pos);
 }
 
-void SparseRuntime::for_occupied_slots(int child_node, int naxes,
-                                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt*>& idx, Stmt* entry) {
+  const SNodeDecl& s = forest_.snode(pool);
+  const SNodeDecl& last = forest_.snode(space);
+  const int t = s.tree;
+  // Entries share bit words, and publishers of other entries run at once.
+  atomic(AtomicOp::bit_or, t,
+         bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), bin(BinaryOp::div, entry, u32(32))),
+         bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32))));
+  // The cell's global index in the pool node's index space, as local_cell
+  // reads it level by level (so indices past the shape wrap the same way).
+  const int64_t words = s.entry_coord_words();
+  Stmt* at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.coords_offset)),
+                 bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(words))));
+  for (int64_t a = 0; a < words; ++a) {
+    auto ua = static_cast<size_t>(a);
+    Stmt* v = u32(0);
+    if (s.shape[ua] > 1) {
+      v = idx.at(ua);
+      const int64_t stride = last.shape[ua] / s.shape[ua];
+      if (stride != 1) v = bin(BinaryOp::div, v, u32(static_cast<uint64_t>(stride)));
+      v = bin(BinaryOp::mod, v, u32(static_cast<uint64_t>(s.shape[ua])));
+    }
+    store(t, a == 0 ? at : bin(BinaryOp::add, at, u32(static_cast<uint64_t>(a))), v);
+  }
+}
+
+void SparseRuntime::for_pool_cells(int child_node, int naxes,
+                                   const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
   const SNodeDecl& child = forest_.snode(child_node);
   const int node = child.parent;
   const SNodeDecl& s = forest_.snode(node);
   const int t = s.tree;
-  GROVE_ASSERT(s.type == SNodeType::pointer, "for_occupied_slots of a node that is not a pointer");
-  Stmt* count = bin(BinaryOp::min, load(t, u32(static_cast<uint64_t>(s.list_offset))),
-                    u32(static_cast<uint64_t>(s.list_capacity)));
-  // An iteration takes `run` occupancy words of one container (32 slots
-  // each): as many as cells_per_iteration_ cells, at least one.
-  const uint64_t words = static_cast<uint64_t>(s.mask_words);
-  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, words);
-  const uint64_t parts = (words + run - 1) / run;
-  Stmt* total = parts == 1 ? count : bin(BinaryOp::mul, count, u32(parts));
+  GROVE_ASSERT(s.type == SNodeType::pointer, "for_pool_cells of a node that is not a pointer");
+  // Every entry ever handed out lies below the most order positions taken
+  // (PoolState::kPositions): only their bit words are read.
+  const uint64_t cap = static_cast<uint64_t>(s.capacity);
+  Stmt* positions = bin(BinaryOp::max, load(t, state(node, kPositions)),
+                        bin(BinaryOp::min, load(t, state(node, kTickets)), u32(cap)));
+  Stmt* words = bin(BinaryOp::div, bin(BinaryOp::add, positions, u32(31)), u32(32));
+  // An iteration takes `run` bit words (32 entries each): as many as
+  // cells_per_iteration_ cells, at least one.
+  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, (cap + 31) / 32);
+  Stmt* total = run == 1 ? words : bin(BinaryOp::div, bin(BinaryOp::add, words, u32(run - 1)), u32(run));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
   Block* saved = b_.block();
   size_t pos = b_.position();
   b_.set_insert_point_to_end(loop->body());
   Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = parts == 1 ? idx : bin(BinaryOp::div, idx, u32(parts));
-  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
-                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
-  Stmt* container = load(t, entry);
-  Stmt* mask = bin(BinaryOp::add, container, u32(static_cast<uint64_t>(s.num_cells)));
-  std::vector<Stmt*> bases = list_entry_bases(node, entry, naxes);
-  Stmt* first = parts == 1 ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
-  Stmt* last = parts == 1 ? u32(words)
-               : words % run == 0 ? bin(BinaryOp::add, first, u32(run))
-                                  : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(words));
-  // Calls visit(word address, cell number) for every set bit of the run's words.
-  auto each_bit = [&](const std::function<void(Stmt*, Stmt*, Stmt*)>& visit) {
-    serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
-      Stmt* word = bin(BinaryOp::add, mask, b_.cast(U32, w));
-      Stmt* bits = var(U32, load(t, word));
-      Stmt* lp = b_.while_loop();
-      Block* outer = b_.block();
-      size_t at = b_.position();
-      b_.set_insert_point_to_end(lp->body());
-      if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
-      Stmt* now = get(bits);
-      Stmt* b = b_.unary(UnaryOp::ctz, now);
-      set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
-      visit(word, b, bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b));
-      b_.set_insert_point(outer, at);
-    });
-  };
-  // 1. Count the occupied slots, clearing the bits of slots emptied since
-  //    they were set (deactivation leaves its bit: docs/memory.md).
+  Stmt* first = run == 1 ? idx : bin(BinaryOp::mul, idx, u32(run));
+  Stmt* last = run == 1 ? bin(BinaryOp::add, idx, u32(1)) : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), words);
+  Stmt* bits_at = u32(static_cast<uint64_t>(s.in_use_offset));
+  // 1. Count the run's entries in use.
   Stmt* found = var(U32, u32(0));
-  each_bit([&](Stmt* word, Stmt* b, Stmt* c) {
-    if_then(bin(BinaryOp::cmp_ne, load(t, bin(BinaryOp::add, container, c)), u32(0)),
-            [&] { set(found, bin(BinaryOp::add, get(found), u32(1))); },
-            [&] { store(t, word, bin(BinaryOp::bit_and, load(t, word),
-                                     b_.unary(UnaryOp::bit_not, bin(BinaryOp::shl, u32(1), b)))); });
+  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+    Stmt* bits = load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w)));
+    set(found, bin(BinaryOp::add, get(found), b_.unary(UnaryOp::popcnt, bits)));
   });
   // 2. One atomic add for the run, then its entries in order.
   if_then(bin(BinaryOp::cmp_ne, get(found), u32(0)), [&] {
     Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
-    each_bit([&](Stmt*, Stmt*, Stmt* c) {
-      Stmt* v = load(t, bin(BinaryOp::add, container, c));
-      body(get(at), entry_address(node, bin(BinaryOp::sub, v, u32(1))), cell_index(node, bases, c));
+    const int64_t words_per = s.entry_coord_words();
+    serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+      Stmt* bits = var(U32, load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w))));
+      Stmt* lp = b_.while_loop();
+      Block* outer = b_.block();
+      size_t here = b_.position();
+      b_.set_insert_point_to_end(lp->body());
+      if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+      Stmt* now = get(bits);
+      set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
+      Stmt* entry = bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b_.unary(UnaryOp::ctz, now));
+      Stmt* coords_at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.coords_offset)),
+                            bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(words_per))));
+      std::vector<Stmt*> coords;
+      for (int a = 0; a < naxes; ++a)
+        coords.push_back(a < words_per ? load(t, bin(BinaryOp::add, coords_at, u32(static_cast<uint64_t>(a)))) : u32(0));
+      body(get(at), entry_address(node, entry), coords);
       set(at, bin(BinaryOp::add, get(at), u32(1)));
+      b_.set_insert_point(outer, here);
     });
   });
   b_.set_insert_point(saved, pos);
@@ -760,8 +771,8 @@ void SparseRuntime::emit_listgen(int node) {
     return;
   }
   if (p.type == SNodeType::pointer) {
-    // The parent's occupied slots, found from its occupancy bits.
-    for_occupied_slots(node, ncoords, [&](Stmt* at, Stmt* cell, const std::vector<Stmt*>& coords) {
+    // The parent's pool entries in use, in memory order.
+    for_pool_cells(node, ncoords, [&](Stmt* at, Stmt* cell, const std::vector<Stmt*>& coords) {
       write_entry(at, bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(s.component_offset))), coords);
     });
     return;
@@ -786,7 +797,7 @@ void SparseRuntime::emit_listgen(int node) {
             });
             break;
           }
-          case SNodeType::pointer:  // for_occupied_slots, above
+          case SNodeType::pointer:  // for_pool_cells, above
           case SNodeType::root:
           case SNodeType::dynamic:
           case SNodeType::place:
@@ -867,6 +878,12 @@ void SparseRuntime::emit_gc(int pool) {
     Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, end, u32(1)),
                    atomic(AtomicOp::add, t, state(pool, kCollected), u32(1)));
     store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.order_offset)), at), bin(BinaryOp::sub, entry, at));
+    // Listgen lists a pointer's entries by their in-use bits; other freed
+    // entries of the same word are cleared at once.
+    if (s.type == SNodeType::pointer)
+      atomic(AtomicOp::bit_and, t,
+             bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), bin(BinaryOp::div, entry, u32(32))),
+             b_.unary(UnaryOp::bit_not, bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32)))));
   };
   if_then(
       bin(BinaryOp::cmp_lt, i, spares),
@@ -900,7 +917,9 @@ void SparseRuntime::emit_gc_finish(int pool) {
   // use; entries in use only grow between two gcs (kernels without gc do not
   // free any), so the most held since the last gc is that plus the entries
   // this gc found queued.
-  Stmt* next = bin(BinaryOp::sub, order_taken(pool), load(t, state(pool, kCollected)));
+  Stmt* taken = order_taken(pool);
+  store(t, state(pool, kPositions), bin(BinaryOp::max, load(t, state(pool, kPositions)), taken));
+  Stmt* next = bin(BinaryOp::sub, taken, load(t, state(pool, kCollected)));
   store(t, state(pool, kTickets), next);
   Stmt* before = bin(BinaryOp::add, next, load(t, state(pool, kQueueCount)));
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), before));

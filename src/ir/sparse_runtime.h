@@ -101,8 +101,9 @@ class SparseRuntime {
   // `space`: the SNode whose index space `indices` are in (default: node).
   Cell walk(int node, const std::vector<Stmt*>& indices, bool activate, int space = -1);
   // Returns the slot value (entry + 1) after activation; 0 if the pool is
-  // full. `published` is emitted where this invocation's candidate won the slot.
-  Stmt* activate_slot(int pool, Stmt* slot_address, const std::function<void()>& published = nullptr);
+  // full. `published(entry + 1)` is emitted where this invocation's
+  // candidate won the slot.
+  Stmt* activate_slot(int pool, Stmt* slot_address, const std::function<void(Stmt*)>& published = nullptr);
   Stmt* allocate(int pool);  // u32 entry + 1, or 0
   Stmt* order_taken(int pool);          // gc: end of the order positions taken
   Stmt* spare_slot(int pool, Stmt* n);  // address of the ring slot of the n-th spare (u32)
@@ -122,14 +123,19 @@ class SparseRuntime {
   void for_list_cells(int node, int naxes,
                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   // The listgen loop of `child`, whose parent is a pointer: walks the
-  // occupancy bits of every container in the parent's list (a run of
+  // parent's pool in entry order through its in-use bits (a run of
   // cells_per_iteration_ / 32 words an iteration, at least one), counts the
-  // run's occupied slots (clearing the bits of emptied ones), takes that many
-  // entries of child's list with one atomic add, and calls body(entry
-  // number, cell address, the cell's global index (u32) on axes
-  // 0..naxes-1) for each occupied slot, in order.
-  void for_occupied_slots(int child, int naxes,
-                          const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
+  // run's entries in use, takes that many entries of child's list with one
+  // atomic add, and calls body(list entry number, cell address, the cell's
+  // global index (u32) on axes 0..naxes-1) for each, in entry order. The
+  // list is in memory order, so a struct-for over it streams through the
+  // pool however the entries were handed out.
+  void for_pool_cells(int child, int naxes,
+                      const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
+  // What a pointer's publisher records for listgen: the entry's in-use bit,
+  // and the coordinates of the cell (in `pool`'s index space) it now holds.
+  // `idx`: u32 indices in `space`'s index space, kMaxAxes of them.
+  void record_published(int pool, int space, const std::vector<Stmt*>& idx, Stmt* entry);
   // A list entry's container coordinates, scaled to `node`'s index space
   // (u32, axes 0..naxes-1); and the global index of cell `c` of it.
   std::vector<Stmt*> list_entry_bases(int node, Stmt* entry, int naxes);

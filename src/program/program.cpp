@@ -416,7 +416,7 @@ ir::SNodeForest ProgramImpl::lay_out(int tree, int64_t budget_bytes, int64_t* po
   *pool_bytes = 0;
   for (int p : laid_out.tree(tree).pools) {
     const ir::SNodeDecl& s = laid_out.snode(p);
-    *pool_bytes += s.capacity * (s.pool_entry_words + ir::kPoolBookkeepingWords) * 4;  // < the tree's bytes
+    *pool_bytes += s.capacity * (s.pool_entry_words + s.pool_bookkeeping_words()) * 4;  // < the tree's bytes
   }
   return laid_out;
 }

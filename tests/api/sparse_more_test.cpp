@@ -221,6 +221,51 @@ TEST_P(SparseMore, DeactivatingAPointerFreesBitmaskedChildrenToo) {
   EXPECT_EQ(prog.stats().find(inner.name())->pool_used, 32);
 }
 
+// A struct-for after a deactivation in the same kernel. Listgen below a
+// pointer lists its pool's entries in use, and the entries below a
+// deactivated cell of an outer pointer are freed only by gc, so the kernel
+// collects before it lists. x[8o, 8o + 8) lies in outer cell o, x[2m, 2m + 2)
+// in inner cell m.
+TEST_P(SparseMore, StructForAfterDeactivatingAnOuterCellInTheSameKernel) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  Field drop = prog.field(i32, "drop", {8});
+  Field sums = prog.field(i64, "sums", {2});
+  SNode& outer = prog.root().pointer(i, 8);
+  outer.pointer(i, 4).dense(i, 2).place(x);
+  Kernel prune_then_sum = prog.kernel("prune_then_sum", [&] {
+    for_range(0, 8, [&](Expr o) { if_(drop(o) != 0, [&] { deactivate(outer, {o}); }); });
+    sums(0) = cast(i64, 0);
+    sums(1) = cast(i64, 0);
+    for_each(x, [&](Expr n) {
+      sums(0) += cast(i64, 1);
+      sums(1) += cast(i64, n);
+    });
+  });
+  std::set<int> blocks;  // active inner cells
+  auto write = [&](std::vector<int> at) {
+    for (int n : at) {
+      x.write<int32_t>({n}, 1);
+      blocks.insert(n / 2);
+    }
+  };
+  auto check = [&](std::vector<int32_t> dropped, const char* what) {
+    drop.from_vector(dropped);
+    for (int o = 0; o < 8; ++o)
+      if (dropped[static_cast<size_t>(o)] != 0) std::erase_if(blocks, [&](int m) { return m / 4 == o; });
+    int64_t count = 0, index_sum = 0;
+    for (int m : blocks) count += 2, index_sum += 4 * m + 1;
+    prune_then_sum();
+    EXPECT_EQ(sums.to_vector<int64_t>(), (std::vector<int64_t>{count, index_sum})) << what;
+  };
+  write({0, 3, 9, 17, 18, 40, 63});
+  check({0, 1, 1, 0, 0, 0, 0, 0}, "outer cells 1 and 2 dropped");
+  check({0, 0, 0, 0, 0, 0, 0, 0}, "nothing dropped");
+  write({9, 41, 47});
+  check({0, 0, 0, 0, 0, 1, 0, 0}, "outer cell 5 dropped, 1 back");
+  EXPECT_EQ(prog.stats().find(outer.name())->pool_used, 3);  // outer cells 0, 1 and 7
+}
+
 TEST_P(SparseMore, DeactivateAllOnBitmaskedAndDynamic) {
   Program prog(config());
   Field x = prog.field(i32, "x"), v = prog.field(i32, "v");
@@ -465,11 +510,11 @@ TEST_P(SparseMore, RandomPatternMatchesAReference) {
   EXPECT_GE(static_cast<size_t>(prog.stats().find(inner.name())->active_cells), cells.size());
 }
 
-// Listgen finds a pointer's children through its occupancy bits. Rounds of
-// activations and deactivations in one parallel loop (a deactivation leaves
-// its bit for the next listgen to clear), each round followed by
-// struct-fors over both children of the pointer, checked against a set of
-// active cells. 1600 slots: 50 occupancy words, more than one run of them.
+// Listgen finds a pointer's children through the in-use bits of its pool.
+// Rounds of activations and deactivations in one parallel loop (gc clears
+// the bits of the entries it frees, and reuses them), each round followed
+// by struct-fors over both children of the pointer, checked against a set
+// of active cells. Up to 1600 entries: 50 bit words, more than one run.
 TEST_P(SparseMore, StructForsFollowRoundsOfActivationAndDeactivation) {
   Program prog(config());
   Field x = prog.field(i32, "x"), y = prog.field(i32, "y");

@@ -104,24 +104,37 @@ class Offloader {
     std::vector<std::unique_ptr<Stmt>> top;
     while (!body->empty()) top.push_back(body->take(0));
     std::vector<std::unique_ptr<Stmt>> serial;
+    // The trees (tree, tree_param) tasks so far deactivate cells of, not
+    // collected since: a pointer's in-use bits are exact only after gc.
+    std::set<std::pair<int, int>> uncollected;
+    auto note_deactivations = [&](Stmt* t) {
+      for (const BoundSNode& b : deactivated_snodes(t->body()))
+        uncollected.insert({forest_.snode(b.snode).tree, b.tree_param});
+    };
     auto flush_serial = [&] {
       if (serial.empty()) return;
       Stmt* t = new_task(TaskKind::serial, -1, -1, "serial");
       for (auto& s : serial) t->body()->append(std::move(s));
       serial.clear();
+      note_deactivations(t);
     };
     for (auto& s : top) {
       if (s->kind() == StmtKind::RangeFor) {
         flush_serial();
         Stmt* t = new_task(TaskKind::range_for, -1, -1, "range_for");
         t->body()->append(std::move(s));
+        note_deactivations(t);
       } else if (s->kind() == StmtKind::StructFor) {
         flush_serial();
         int node = s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
         std::vector<int> path = forest_.path(node);
         check_loop_size(path);
-        // The lists of the instance the loop runs over.
+        // The lists of the instance the loop runs over, made after the gc of
+        // what earlier tasks deactivated in it (listgen below a pointer reads
+        // the pool's in-use bits, which gc clears).
         const int param = s->tree_param();
+        const std::pair<int, int> tree{forest_.snode(node).tree, param};
+        if (uncollected.erase(tree) != 0) emit_gc(tree.first, tree.second);
         for (size_t n = 1; n < path.size(); ++n) {
           const SNodeDecl& level = forest_.snode(path[n]);
           emit_runtime_task(TaskKind::clear_list, path[n], param, "clear_list " + level.name(),
@@ -132,42 +145,32 @@ class Offloader {
         }
         Stmt* t = new_task(TaskKind::struct_for, node, param, "struct_for " + forest_.snode(node).name());
         t->body()->append(std::move(s));
+        note_deactivations(t);
       } else {
         serial.push_back(std::move(s));
       }
     }
     flush_serial();
 
-    // 2. What each user task may change; the pools to collect afterwards:
-    // those of the trees the kernel deactivates cells of. A kernel that only
-    // activates leaves its losers' candidates in the spare slots, where
-    // allocations reuse them once a pool is used up and the next gc returns
-    // them to the allocation order, so it needs no gc dispatches of its own.
-    std::set<std::pair<int, int>> collected_trees;  // (tree, tree_param)
+    // 2. What each user task may change.
     for (size_t n = 0; n < body->size(); ++n) {
       Stmt* t = body->at(n);
       std::set<BoundSNode> m;
       if (t->task_kind() == TaskKind::serial || t->task_kind() == TaskKind::range_for ||
-          t->task_kind() == TaskKind::struct_for) {
+          t->task_kind() == TaskKind::struct_for)
         collect_modifies(forest_, kernel_.fields(), t->body(), m);
-        for (const BoundSNode& s : deactivated_snodes(t->body()))
-          collected_trees.insert({forest_.snode(s.snode).tree, s.tree_param});
-      }
       result_.tasks[n].modifies.assign(m.begin(), m.end());
     }
 
     // 3. Values that cross tasks: recompute pure ones, keep the rest in scratch.
     localize();
 
-    // 4. gc for every pool of the trees the kernel deactivates cells of.
-    for (auto [tree, param] : collected_trees) {
-      for (int pool : forest_.tree(tree).pools) {
-        const std::string name = forest_.snode(pool).name();
-        emit_runtime_task(TaskKind::gc, pool, param, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
-        emit_runtime_task(TaskKind::gc_finish, pool, param, "gc_finish " + name,
-                          [&](SparseRuntime& rt) { rt.emit_gc_finish(pool); });
-      }
-    }
+    // 4. gc for every pool of the trees the kernel deactivates cells of and
+    // has not collected yet. A kernel that only activates leaves its losers'
+    // candidates in the spare slots, where allocations reuse them once a
+    // pool is used up and the next gc returns them to the allocation order,
+    // so it needs no gc dispatches of its own.
+    for (auto [tree, param] : uncollected) emit_gc(tree, param);
     kernel_.stage = Stage::offloaded;
     result_.scratch_words_used = used_;
     return std::move(result_);
@@ -185,6 +188,18 @@ class Offloader {
                     "' runs a parallel loop over the " + std::to_string(cells) + " cells SNode '" + s.name() +
                     "' can have, more than the 2^31-1 iterations one loop may take; loop over a coarser "
                     "SNode, or split the field over several SNodes");
+    }
+  }
+
+  // gc and gc_finish for every pool of a tree, in the tree's pool order (a
+  // pool's gc queues the entries below the ones it frees for the gc of the
+  // pools below).
+  void emit_gc(int tree, int param) {
+    for (int pool : forest_.tree(tree).pools) {
+      const std::string name = forest_.snode(pool).name();
+      emit_runtime_task(TaskKind::gc, pool, param, "gc " + name, [&](SparseRuntime& rt) { rt.emit_gc(pool); });
+      emit_runtime_task(TaskKind::gc_finish, pool, param, "gc_finish " + name,
+                        [&](SparseRuntime& rt) { rt.emit_gc_finish(pool); });
     }
   }
 
