@@ -128,14 +128,20 @@ class Offloader {
         flush_serial();
         int node = s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
         std::vector<int> path = forest_.path(node);
-        check_loop_size(path);
+        // The lists the loop needs: each level's is made from its parent's,
+        // except below the root and below a pointer, whose pool listgen
+        // walks instead; so only the levels from the deepest of those on.
+        size_t first = 1;
+        for (size_t n = 1; n < path.size(); ++n)
+          if (forest_.snode(path[n - 1]).type == SNodeType::pointer) first = n;
+        check_loop_size(path, first);
         // The lists of the instance the loop runs over, made after the gc of
         // what earlier tasks deactivated in it (listgen below a pointer reads
         // the pool's in-use bits, which gc clears).
         const int param = s->tree_param();
         const std::pair<int, int> tree{forest_.snode(node).tree, param};
         if (uncollected.erase(tree) != 0) emit_gc(tree.first, tree.second);
-        for (size_t n = 1; n < path.size(); ++n) {
+        for (size_t n = first; n < path.size(); ++n) {
           const SNodeDecl& level = forest_.snode(path[n]);
           emit_runtime_task(TaskKind::clear_list, path[n], param, "clear_list " + level.name(),
                             [&](SparseRuntime& rt) { rt.emit_clear_list(path[n]); });
@@ -179,8 +185,8 @@ class Offloader {
  private:
   // Listgen and the struct-for loop over every cell of every container a
   // list can hold, in one parallel loop with an i32 index.
-  void check_loop_size(const std::vector<int>& path) const {
-    for (size_t n = 1; n < path.size(); ++n) {
+  void check_loop_size(const std::vector<int>& path, size_t first) const {
+    for (size_t n = first; n < path.size(); ++n) {
       const SNodeDecl& s = forest_.snode(path[n]);
       const int64_t cells = forest_.snode(s.parent).max_cells * s.num_cells;  // <= kMaxCells
       if (cells > std::numeric_limits<int32_t>::max())
