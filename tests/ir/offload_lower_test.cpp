@@ -113,17 +113,20 @@ kernel @k() stage typed {
   EXPECT_EQ(r.tasks[2].snode, 5);
 }
 
-// A pointer's in-use bits are exact only after gc, so a struct-for after a
-// deactivation in the same kernel lists after the gc of that tree, and the
-// kernel needs no other gc unless it deactivates again.
-TEST(Offload, AListgenAfterADeactivationFollowsItsGc) {
-  const std::string module = R"(field @d : i32[4]
+// A kernel that begins by deactivating cell 3 of the pointer (S4).
+constexpr const char* kDeactivatesCell3 = R"(field @d : i32[4]
 field @s : f32[16]
 
 kernel @k() stage typed {
   %0 = const i32 3
   snode_op deactivate $S4[%0]
-  %1 = struct_for @s {
+)";
+
+// A pointer's in-use bits are exact only after gc, so a struct-for after a
+// deactivation in the same kernel lists after the gc of that tree, and the
+// kernel needs no other gc unless it deactivates again.
+TEST(Offload, AListgenAfterADeactivationFollowsItsGc) {
+  const std::string module = std::string(kDeactivatesCell3) + R"(  %1 = struct_for @s {
     %2 = loop_index i32 %1 0
     %3 = const f32 1
     field_store @s[%2] %3
@@ -260,14 +263,7 @@ kernel @k() stage typed {
 }
 
 TEST(LowerAccess, ADeactivationIsFollowedByGcOfItsTree) {
-  const std::string module = R"(field @d : i32[4]
-field @s : f32[16]
-
-kernel @k() stage typed {
-  %0 = const i32 3
-  snode_op deactivate $S4[%0]
-}
-)";
+  const std::string module = std::string(kDeactivatesCell3) + "}\n";
   std::string text = run(module, true);
   EXPECT_NE(text.find("tree_atomic exchange u32 @t1["), std::string::npos) << text;  // the slot
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\"", "task gc $S4 \"gc S4pointer\"",
