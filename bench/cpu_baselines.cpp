@@ -276,7 +276,7 @@ void ListedBlockGrid::make_list(const Threads& t) {
             for (std::uint32_t m = g.bits_[w]; m != 0; m &= m - 1) {
               const size_t slot = w * 32 + static_cast<size_t>(__builtin_ctz(m));
               if (g.slots_[slot] != 0) ++n;
-              else g.bits_[w] &= ~(1u << (slot % 32));  // emptied since: as Grove's listgen does
+              else g.bits_[w] &= ~(1u << (slot % 32));  // emptied since
             }
           if (n == 0) continue;
           std::uint32_t at = g.count_.fetch_add(n, std::memory_order_relaxed);

@@ -84,12 +84,12 @@ class BlockGrid {
 
 // The occupancy sweep's hand-written side: a grid of 64^3 blocks of 8^3
 // voxels (512^3), a slot per block (its pool entry + 1; 0: none) and an
-// occupancy bit per slot, as Grove's pointer(ijk, 64).dense(ijk, 8) keeps
-// them. make_list() lists the active blocks from the bits the way Grove's
-// listgen does, written for this one layout: runs of 16 bit words (512
-// slots) in parallel, the slot of each set bit checked, the run's entries
-// (pool entry and the block's three coordinates, four words) taken with one
-// atomic add. sum_list() sums every voxel of the listed blocks, each value
+// occupancy bit per slot, its pool in slot order. make_list() lists the
+// active blocks from the bits the way Grove's listgen did until it walked
+// the pool instead (docs/memory.md), written for this one layout: runs of
+// 16 bit words (512 slots) in parallel, the slot of each set bit checked,
+// the run's entries (pool entry and the block's three coordinates, four
+// words) taken with one atomic add. sum_list() sums every voxel of the listed blocks, each value
 // truncated to an integer, entries split over the threads.
 class ListedBlockGrid {
  public:

@@ -24,7 +24,8 @@
 //                        give the time per active voxel
 //   cpu_occupancy_listed_<p>pct  the same struct-for (lists regenerated)
 //                        against hand-written C++ that makes the same list
-//                        the same way and sums over it ("listed_block_grid",
+//                        from occupancy bits and slots and sums over it
+//                        ("listed_block_grid",
 //                        cpp::ListedBlockGrid); a counter gives the share of
 //                        its own time spent listing
 //
@@ -345,7 +346,7 @@ Pair occupancy_pair(int threads, int percent) {
 }
 
 // The struct-for with its lists regenerated against hand-written C++ that
-// makes the same list the same way and sums over it
+// makes the same list from occupancy bits and slots and sums over it
 // (cpp::ListedBlockGrid): what listing the active blocks of this layout
 // costs without Grove. The baseline's share of its own time spent listing
 // is a counter.

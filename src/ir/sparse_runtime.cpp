@@ -649,19 +649,29 @@ void SparseRuntime::for_list_cells(
   b_.set_insert_point(saved, pos);
 }
 
+std::pair<Stmt*, Stmt*> SparseRuntime::in_use_bit(int pool, Stmt* entry) {
+  const SNodeDecl& s = forest_.snode(pool);
+  Stmt* word = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), bin(BinaryOp::div, entry, u32(32)));
+  return {word, bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32)))};
+}
+
+Stmt* SparseRuntime::entry_coords(int pool, Stmt* entry) {
+  const SNodeDecl& s = forest_.snode(pool);
+  return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.coords_offset)),
+             bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.entry_coord_words()))));
+}
+
 void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt*>& idx, Stmt* entry) {
   const SNodeDecl& s = forest_.snode(pool);
   const SNodeDecl& last = forest_.snode(space);
   const int t = s.tree;
   // Entries share bit words, and publishers of other entries run at once.
-  atomic(AtomicOp::bit_or, t,
-         bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), bin(BinaryOp::div, entry, u32(32))),
-         bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32))));
+  auto [word, bit] = in_use_bit(pool, entry);
+  atomic(AtomicOp::bit_or, t, word, bit);
   // The cell's global index in the pool node's index space, as local_cell
   // reads it level by level (so indices past the shape wrap the same way).
   const int64_t words = s.entry_coord_words();
-  Stmt* at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.coords_offset)),
-                 bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(words))));
+  Stmt* at = entry_coords(pool, entry);
   for (int64_t a = 0; a < words; ++a) {
     auto ua = static_cast<size_t>(a);
     Stmt* v = u32(0);
@@ -720,8 +730,7 @@ void SparseRuntime::for_pool_cells(int child_node, int naxes,
       Stmt* now = get(bits);
       set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
       Stmt* entry = bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b_.unary(UnaryOp::ctz, now));
-      Stmt* coords_at = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.coords_offset)),
-                            bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(words_per))));
+      Stmt* coords_at = entry_coords(node, entry);
       std::vector<Stmt*> coords;
       for (int a = 0; a < naxes; ++a)
         coords.push_back(a < words_per ? load(t, bin(BinaryOp::add, coords_at, u32(static_cast<uint64_t>(a)))) : u32(0));
@@ -880,10 +889,10 @@ void SparseRuntime::emit_gc(int pool) {
     store(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.order_offset)), at), bin(BinaryOp::sub, entry, at));
     // Listgen lists a pointer's entries by their in-use bits; other freed
     // entries of the same word are cleared at once.
-    if (s.type == SNodeType::pointer)
-      atomic(AtomicOp::bit_and, t,
-             bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), bin(BinaryOp::div, entry, u32(32))),
-             b_.unary(UnaryOp::bit_not, bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32)))));
+    if (s.type == SNodeType::pointer) {
+      auto [word, bit] = in_use_bit(pool, entry);
+      atomic(AtomicOp::bit_and, t, word, b_.unary(UnaryOp::bit_not, bit));
+    }
   };
   if_then(
       bin(BinaryOp::cmp_lt, i, spares),

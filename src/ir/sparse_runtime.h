@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "ir/builder.h"
@@ -136,6 +137,10 @@ class SparseRuntime {
   // and the coordinates of the cell (in `pool`'s index space) it now holds.
   // `idx`: u32 indices in `space`'s index space, kMaxAxes of them.
   void record_published(int pool, int space, const std::vector<Stmt*>& idx, Stmt* entry);
+  // A pointer pool entry's in-use bit: the address of its word and its mask
+  // (u32); and the address of the entry's first coordinate.
+  std::pair<Stmt*, Stmt*> in_use_bit(int pool, Stmt* entry);
+  Stmt* entry_coords(int pool, Stmt* entry);
   // A list entry's container coordinates, scaled to `node`'s index space
   // (u32, axes 0..naxes-1); and the global index of cell `c` of it.
   std::vector<Stmt*> list_entry_bases(int node, Stmt* entry, int naxes);

@@ -1,12 +1,12 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
-#include <optional>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "ir/eval.h"

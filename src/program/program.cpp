@@ -1,10 +1,10 @@
 // src/program/program.cpp — Program, SNode and the choice of backend.
-#include <exception>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <exception>
 #include <iostream>
 #include <limits>
 

@@ -13,54 +13,41 @@ namespace {
 std::mutex g_mutex;
 VulkanTestProfile g_profile;
 std::vector<std::string> g_messages;
-// A function's static: set_lowered_kernel_observer may run in another
-// translation unit's static initialisation, before this one's.
-LoweredKernelObserver& observer_slot() {
-  static LoweredKernelObserver observer;
+// The observer of one kind. A function's static: a setter may run in
+// another translation unit's static initialisation, before this one's.
+template <typename Observer>
+Observer& observer_slot() {
+  static Observer observer;
   return observer;
+}
+template <typename Observer>
+void set_observer(Observer observer) {
+  std::lock_guard lock(g_mutex);
+  observer_slot<Observer>() = std::move(observer);
+}
+// A copy, called outside the lock (an observer may use the hooks itself).
+template <typename Observer>
+Observer current_observer() {
+  std::lock_guard lock(g_mutex);
+  return observer_slot<Observer>();
 }
 }  // namespace
 
-void set_lowered_kernel_observer(LoweredKernelObserver observer) {
-  std::lock_guard lock(g_mutex);
-  observer_slot() = std::move(observer);
-}
+void set_lowered_kernel_observer(LoweredKernelObserver observer) { set_observer(std::move(observer)); }
 
 void observe_lowered_kernel(const ir::Kernel& kernel, bool debug) {
-  LoweredKernelObserver observer;
-  {
-    std::lock_guard lock(g_mutex);
-    observer = observer_slot();
-  }
-  if (observer) observer(kernel, debug);
+  if (LoweredKernelObserver observer = current_observer<LoweredKernelObserver>()) observer(kernel, debug);
 }
 
-namespace {
-ProgramEndObserver& end_observer_slot() {
-  static ProgramEndObserver observer;
-  return observer;
-}
-}  // namespace
+void set_program_end_observer(ProgramEndObserver observer) { set_observer(std::move(observer)); }
 
-void set_program_end_observer(ProgramEndObserver observer) {
-  std::lock_guard lock(g_mutex);
-  end_observer_slot() = std::move(observer);
-}
-
-bool program_end_observed() {
-  std::lock_guard lock(g_mutex);
-  return static_cast<bool>(end_observer_slot());
-}
+bool program_end_observed() { return static_cast<bool>(current_observer<ProgramEndObserver>()); }
 
 void end_traced_program(Program& program) {
   ProgramImpl& p = *program.impl();
   if (!p.trace) return;
   const std::unique_ptr<std::vector<HostOp>> trace = std::move(p.trace);  // what the observer does is not traced
-  ProgramEndObserver observer;
-  {
-    std::lock_guard lock(g_mutex);
-    observer = end_observer_slot();
-  }
+  const ProgramEndObserver observer = current_observer<ProgramEndObserver>();
   try {
     if (observer) observer(program, *trace);
   } catch (...) {  // NOLINT(bugprone-empty-catch): called from a destructor
