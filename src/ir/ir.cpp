@@ -2,6 +2,7 @@
 #include "ir/ir.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <sstream>
 #include <string_view>
@@ -426,6 +427,11 @@ Kernel::Kernel(std::string name, std::vector<KernelArg> args, const FieldTable* 
     : name_(std::move(name)), args_(std::move(args)), fields_(fields),
       body_(std::make_unique<Block>(nullptr)) {}
 
+Numbering::Numbering() {
+  static std::atomic<uint64_t> serials{0};
+  serial_ = serials.fetch_add(1, std::memory_order_relaxed) + 1;  // 0: never numbered
+}
+
 void replace_all_uses(Block* root, Stmt* from, Stmt* to) {
   walk(root, [&](Stmt* s) { s->replace_operand(from, to); });
 }
@@ -491,50 +497,11 @@ class Fingerprinter {
     lanes(tail[0] ^ s.size() << 56, tail[1] ^ s.size());
   }
 
-  // Statement numbers: an open-addressing table kept per thread and reused
-  // (a slot is empty unless stamped with this fingerprint's generation), so
-  // that a fingerprint neither allocates nor clears in the steady state.
-  struct Slot {
-    const Stmt* stmt;
-    uint32_t number, generation;
-  };
-  static std::vector<Slot>& table() {
-    thread_local std::vector<Slot> slots(4096, Slot{nullptr, 0, 0});
-    return slots;
-  }
-  static uint32_t next_generation() {
-    thread_local uint32_t generation = 0;
-    if (++generation == 0) {  // wrapped: forget every stamp
-      std::fill(table().begin(), table().end(), Slot{nullptr, 0, 0});
-      generation = 1;
-    }
-    return generation;
-  }
-  size_t slot(const Stmt* s) const {
-    return static_cast<size_t>((reinterpret_cast<uintptr_t>(s) >> 4) * 0x9e3779b97f4a7c15ull >> 20) &
-           (slots_.size() - 1);
-  }
   // The number of statement `s` (its place in program order).
   uint64_t number_of(const Stmt* s) const {
-    for (size_t h = slot(s);; h = (h + 1) & (slots_.size() - 1)) {
-      if (slots_[h].generation != generation_) return ~0ull;  // not defined before its use
-      if (slots_[h].stmt == s) return slots_[h].number;
-    }
+    return numbering_.has(s) ? numbering_.get(s) : ~0ull;  // ~0: not defined before its use
   }
-  void number(const Stmt* s) {
-    if (2 * (static_cast<size_t>(next_) + 1) > slots_.size()) {
-      std::vector<Slot> old = slots_;
-      slots_.assign(slots_.size() * 2, Slot{nullptr, 0, 0});
-      for (const Slot& e : old)
-        if (e.generation == generation_) insert(e.stmt, e.number);
-    }
-    insert(s, next_++);
-  }
-  void insert(const Stmt* s, uint32_t n) {
-    size_t h = slot(s);
-    while (slots_[h].generation == generation_) h = (h + 1) & (slots_.size() - 1);
-    slots_[h] = {s, n, generation_};
-  }
+  void number(const Stmt* s) { numbering_.set(s, next_++); }
 
   void block(const Block* b) {
     lanes(b->size(), 3);
@@ -568,8 +535,7 @@ class Fingerprinter {
 
   const Kernel& kernel_;
   uint64_t a_ = 0x6a09e667f3bcc908ull, b_ = 0xbb67ae8584caa73bull, count_ = 0;
-  std::vector<Slot>& slots_ = table();  // a power of two
-  uint32_t generation_ = next_generation();
+  Numbering numbering_;
   uint32_t next_ = 0;
 };
 

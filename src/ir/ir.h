@@ -224,17 +224,21 @@ class Stmt {
   friend class Builder;
   friend class Block;
   friend class Fingerprinter;  // reads every member below: keep it in step
+  friend class Numbering;
   Stmt(StmtKind kind, DataType type) : kind_(kind), type_(type) {}
 
   StmtKind kind_;
   DataType type_;
   uint8_t op_ = 0;
+  DataType storage_ = DataType::unknown;
   int index_ = 0;
   int field_ = -1;
-  DataType storage_ = DataType::unknown;
-  uint64_t bits_ = 0;
   int tree_param_ = -1;
+  uint64_t bits_ = 0;
   uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction
+  // Its number in the last Numbering that reached it, and that numbering.
+  mutable uint32_t number_ = 0;
+  mutable uint64_t numbering_ = 0;
   std::string text_;
   std::vector<Stmt*> operands_;
   std::vector<std::unique_ptr<Block>> blocks_;
@@ -330,6 +334,26 @@ void walk(Block* block, F&& f) {
     for (const auto& b : s->blocks()) walk(b.get(), f);
   }
 }
+
+// Numbers statements in program order for the printer and the fingerprint
+// without a map: a statement keeps the number the last numbering gave it,
+// stamped with that numbering's serial, so that a statement this numbering
+// has not reached (one defined later, or outside the kernel) reads as
+// unnumbered. A kernel is numbered (printed, fingerprinted) by one thread at
+// a time, like every other use of the IR.
+class Numbering {
+ public:
+  Numbering();
+  void set(const Stmt* s, uint32_t number) const {
+    s->number_ = number;
+    s->numbering_ = serial_;
+  }
+  bool has(const Stmt* s) const { return s->numbering_ == serial_; }
+  uint32_t get(const Stmt* s) const { return s->number_; }  // when has(s)
+
+ private:
+  uint64_t serial_;
+};
 
 // Every use of `from` in `root` (recursively) now refers to `to`.
 void replace_all_uses(Block* root, Stmt* from, Stmt* to);

@@ -20,7 +20,6 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
-#include <unordered_map>
 
 #include "ir/assert.h"
 
@@ -127,7 +126,7 @@ class Printer {
  public:
   explicit Printer(const Kernel& kernel) : kernel_(kernel) {
     walk(kernel.body(), [&](Stmt* s) {
-      if (numbered(s)) numbers_[s] = next_++;
+      if (numbered(s)) numbers_.set(s, next_++);
     });
   }
 
@@ -350,13 +349,14 @@ class Printer {
   }
 
   void value(std::string& out, const Stmt* s) const {
-    auto it = s ? numbers_.find(s) : numbers_.end();
-    if (it == numbers_.end()) {
+    if (s == nullptr || !numbers_.has(s)) {
       out += "%?";
-    } else {
-      out += '%';
-      out += std::to_string(it->second);
+      return;
     }
+    char digits[16];
+    digits[0] = '%';
+    const auto [end, ec] = std::to_chars(digits + 1, digits + sizeof digits, numbers_.get(s));
+    out.append(digits, end);
   }
 
   void operand(std::string& out, const Stmt* s) const {
@@ -411,8 +411,8 @@ class Printer {
   }
 
   const Kernel& kernel_;
-  std::unordered_map<const Stmt*, int> numbers_;
-  int next_ = 0;
+  Numbering numbers_;
+  uint32_t next_ = 0;
 };
 
 int field_of(const Stmt* s) {
