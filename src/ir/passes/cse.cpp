@@ -18,23 +18,28 @@
 #include "ir/passes/cse.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <unordered_map>
 #include <vector>
 
 #include "ir/assert.h"
+#include "ir/stmt_map.h"
 
 namespace grove::ir {
 
 namespace {
 
+// Pure statements have at most three operands (select), kept in the key
+// itself: a key allocates nothing.
 struct Key {
   StmtKind kind;
   DataType type;
   uint8_t op;
+  uint8_t size;  // operands used
   int index;
   uint64_t bits;
-  std::vector<const Stmt*> operands;
+  std::array<const Stmt*, 3> operands;
 
   bool operator==(const Key&) const = default;
 };
@@ -47,7 +52,7 @@ struct KeyHash {
     mix(static_cast<size_t>(k.type));
     mix(k.op);
     mix(static_cast<size_t>(k.index));
-    for (const Stmt* s : k.operands) mix(std::hash<const Stmt*>()(s));
+    for (size_t i = 0; i < k.size; ++i) mix(std::hash<const Stmt*>()(k.operands[i]));
     return h;
   }
 };
@@ -72,7 +77,10 @@ bool make_key(const Stmt* s, Key* key) {
   key->op = 0;
   key->index = 0;
   key->bits = 0;
-  key->operands.assign(s->operands().begin(), s->operands().end());
+  key->operands = {};
+  if (s->operands().size() > key->operands.size()) return false;  // never a pure statement
+  key->size = static_cast<uint8_t>(s->operands().size());
+  std::copy(s->operands().begin(), s->operands().end(), key->operands.begin());
   switch (s->kind()) {
     case StmtKind::Const:
       key->bits = s->bits();
@@ -118,8 +126,7 @@ class Cse {
     while (i < block->size()) {
       Stmt* s = block->at(i);
       for (size_t k = 0; k < s->operands().size(); ++k) {
-        auto it = replaced_.find(s->operands()[k]);
-        if (it != replaced_.end()) s->set_operand(k, it->second);
+        if (Stmt* const* to = replaced_.find(s->operands()[k])) s->set_operand(k, *to);
       }
       Key key;
       if (make_key(s, &key)) {
@@ -140,7 +147,7 @@ class Cse {
 
   bool changed_ = false;
   std::unordered_map<Key, Stmt*, KeyHash> available_;
-  std::unordered_map<const Stmt*, Stmt*> replaced_;
+  StmtMap<Stmt*> replaced_;
   // Erased statements stay allocated until the pass ends (their addresses are
   // keys of `replaced_`), though this pass creates no statements.
   std::vector<std::unique_ptr<Stmt>> dead_;

@@ -16,7 +16,7 @@
 // is_active/length snode_ops have no side effects and go.
 #include "ir/passes/dce.h"
 
-#include <unordered_map>
+#include "ir/stmt_map.h"
 
 namespace grove::ir {
 
@@ -88,8 +88,8 @@ class Dce {
   }
 
   Kernel& kernel_;
-  std::unordered_map<const Stmt*, int> uses_;
-  std::unordered_map<const Stmt*, int> loads_;  // local_loads per alloca
+  StmtMap<int> uses_;
+  StmtMap<int> loads_;  // local_loads per alloca
 };
 
 }  // namespace
