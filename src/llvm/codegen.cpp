@@ -1262,7 +1262,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
                           "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
                           impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
                           (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
-                          "\n" + ir::print_kernel(kernel);
+                          "\n" + (options.text.empty() ? ir::print_module({&kernel}) : std::string(options.text));
   lock.lock();
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);  // another thread compiled it meanwhile
   if (!options.keep_text && !options.cache_dir.empty()) {

@@ -109,6 +109,11 @@ struct CodegenOptions {
   std::string cache_dir;
   // What else decides the code and is not in the IR text (the plan).
   std::string key_extra;
+  // The kernel's text form (ir::print_module of it alone) when the caller
+  // has printed it already (the pass pipeline's last stage): the disk key
+  // holds it, and printing a large kernel again costs tens of
+  // microseconds. Empty: the Jit prints it.
+  std::string_view text;
 };
 
 // Compiles kernels just in time for the host CPU, and remembers what it

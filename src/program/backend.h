@@ -40,10 +40,12 @@ class Backend {
   // (ir::SparseRuntime::set_cells_per_iteration): 1 where every cell is a
   // thread of its own (GPUs).
   virtual uint32_t cells_per_iteration() const { return 1; }
-  // `kernel` (at Stage::lowered) outlives the result; `plan` is its
-  // backend-neutral plan (ir::plan_kernel), which the backend completes.
-  virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
-                                                    rt::KernelPlan plan) = 0;
+  // `kernel` (at Stage::lowered) outlives the result; `text` is its text
+  // form (ir::print_module of it alone), as the pipeline's last stage
+  // printed it; `plan` is its backend-neutral plan (ir::plan_kernel), which
+  // the backend completes.
+  virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
+                                                    const ir::SNodeForest& forest, rt::KernelPlan plan) = 0;
 };
 
 // GROVE_DUMP_DIR, created, or "" when it is unset: where each kernel's IR

@@ -40,13 +40,14 @@ class CpuBackend : public Backend {
   // serial loop that LLVM vectorises. Bigger containers (a dense field under
   // the root) are split into runs, so that they still spread over the cores.
   uint32_t cells_per_iteration() const override { return 512; }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest&,
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     const std::string dump = dump_dir();
     llvm_backend::CodegenOptions options;
     options.debug = debug_;
     options.keep_text = !dump.empty();
     options.cache_dir = cache_dir_;
+    options.text = text;
     {
       const std::vector<uint8_t> bytes = rt::serialize(plan);  // what the plan adds to the IR
       options.key_extra.assign(bytes.begin(), bytes.end());

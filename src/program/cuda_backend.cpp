@@ -22,7 +22,7 @@ class CudaBackend : public Backend {
  public:
   CudaBackend(int sm, rt::Device& device, bool debug) : ptx_(sm), device_(device), debug_(debug) {}
   Arch arch() const override { return Arch::Cuda; }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest&,
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     const std::string dump = dump_dir();
     cuda::PtxCode code = ptx_.compile(kernel, debug_, !dump.empty());

@@ -64,7 +64,7 @@ class InterpDevice : public rt::HostDevice {
 class InterpBackend : public Backend {
  public:
   Arch arch() const override { return Arch::Interp; }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
                                             rt::KernelPlan plan) override {
     auto k = std::make_unique<InterpKernel>(kernel, forest);
     plan.backend = "interp";  // the code is the lowered IR the interpreter keeps

@@ -130,7 +130,8 @@ void ProgramImpl::compile(KernelRecord& rec) {
   ir::PlanOptions plan_options;
   plan_options.scratch_tree = scratch_tree;
   plan_options.scratch_words = offloaded.scratch_words_used;
-  rec.compiled = backend->compile(*kernel, forest, ir::plan_kernel(*kernel, offloaded.tasks, plan_options));
+  rec.compiled = backend->compile(*kernel, stages.back().second, forest,
+                                  ir::plan_kernel(*kernel, offloaded.tasks, plan_options));
   if (!dump.empty())
     std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
   ensure_scratch(offloaded.scratch_words_used);

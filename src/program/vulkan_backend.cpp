@@ -62,7 +62,7 @@ class VulkanBackend : public Backend {
  public:
   VulkanBackend(rt::Device& device, bool debug) : device_(device), vk_(*vk::vulkan_device_of(device)), debug_(debug) {}
   Arch arch() const override { return Arch::Vulkan; }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
                                             rt::KernelPlan plan) override;
 
  private:
@@ -74,7 +74,8 @@ class VulkanBackend : public Backend {
   uint32_t next_message_ = 0;  // message ids are unique in the device's table
 };
 
-std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kernel, std::string_view,
+                                                         const ir::SNodeForest& forest,
                                                          rt::KernelPlan plan) {
   const vk::DeviceInfo& info = vk_.info();
   spirv::CodegenOptions options = codegen_options_for(info);
