@@ -29,7 +29,7 @@
 namespace grove::rt::aot {
 
 inline constexpr uint32_t kModuleMagic = 0x4d565247u;  // "GRVM"
-inline constexpr uint32_t kModuleVersion = 3;  // 2: tree types say whether they are a Program's own tree; 3: pointer pools keep in-use bits and entry coordinates
+inline constexpr uint32_t kModuleVersion = 4;  // 2: tree types say whether they are a Program's own tree; 3: pointer pools keep in-use bits and entry coordinates; 4: a list below a pointer holds only its containers
 
 struct ModuleTreeType {
   int id = -1;       // what kernel plans' tree slots name (TreeSlotPlan::tree_type)

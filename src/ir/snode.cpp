@@ -357,7 +357,9 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     SNodeDecl& s = node(id);
     if (!s.has_list()) continue;
     s.list_capacity = node(s.parent).max_cells;
-    s.list_entry_words = 1 + std::max(1, s.ndim());
+    // [container][its coordinates]; below a pointer the container alone
+    // (the pool keeps its entries' coordinates: SparseRuntime::list_entry_bases).
+    s.list_entry_words = node(s.parent).type == SNodeType::pointer ? 1 : 1 + std::max(1, s.ndim());
     s.list_offset = cur;
     cur = sum(s, cur, sum(s, 1, product(s, s.list_capacity, s.list_entry_words)));
   }

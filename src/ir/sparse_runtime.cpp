@@ -574,15 +574,26 @@ Stmt* SparseRuntime::mask_bit(int tree, Stmt* container, Stmt* c) {
       u32(0));
 }
 
-std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, int naxes) {
+std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, Stmt* container, int naxes) {
   const SNodeDecl& s = forest_.snode(node);
+  const SNodeDecl& p = forest_.snode(s.parent);
   // A cell's global index in the node's index space: its container's
-  // coordinates (stored in the list entry) scaled by the node's extents,
-  // plus the cell's local coordinates (cell_locals).
+  // coordinates scaled by the node's extents, plus the cell's local
+  // coordinates (cell_index). The list entry holds the coordinates after
+  // the container, except below a pointer: there the entry is the container
+  // alone, and the coordinates are those its pool entry's publisher recorded
+  // (record_published), so that listgen writes one word per container.
+  Stmt* coords = bin(BinaryOp::add, entry, u32(1));
   int stored = static_cast<int>(s.list_entry_words) - 1;
+  if (p.type == SNodeType::pointer) {
+    Stmt* offset = bin(BinaryOp::sub, container, u32(static_cast<uint64_t>(p.pool_offset + s.component_offset)));
+    coords = entry_coords(s.parent, bin(BinaryOp::div, offset, u32(static_cast<uint64_t>(p.pool_entry_words))));
+    stored = static_cast<int>(std::min<int64_t>(std::max(1, s.ndim()), p.entry_coord_words()));
+  }
   std::vector<Stmt*> bases;
   for (int a = 0; a < naxes; ++a) {
-    Stmt* base = a < stored ? load(s.tree, bin(BinaryOp::add, entry, u32(static_cast<uint64_t>(1 + a)))) : u32(0);
+    Stmt* base = a < stored ? load(s.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))))
+                            : u32(0);
     bases.push_back(bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)]))));
   }
   return bases;
@@ -633,10 +644,10 @@ void SparseRuntime::for_list_cells(
   Stmt* container = load(t, entry);
   if (run == 1) {
     Stmt* c = bin(BinaryOp::mod, idx, u32(cells));  // the cell's number in its container
-    body(c, container, cell_index(node, list_entry_bases(node, entry, naxes), c));
+    body(c, container, cell_index(node, list_entry_bases(node, entry, container, naxes), c));
   } else {
     // The run's bases are read before its cell loop, which does the rest.
-    std::vector<Stmt*> bases = list_entry_bases(node, entry, naxes);
+    std::vector<Stmt*> bases = list_entry_bases(node, entry, container, naxes);
     Stmt* first = whole ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
     Stmt* last = whole                  ? u32(cells)
                  : cells % run == 0 ? bin(BinaryOp::add, first, u32(run))
@@ -685,8 +696,7 @@ void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt
   }
 }
 
-void SparseRuntime::for_pool_cells(int child_node, int naxes,
-                                   const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt*, Stmt*)>& body) {
   const SNodeDecl& child = forest_.snode(child_node);
   const int node = child.parent;
   const SNodeDecl& s = forest_.snode(node);
@@ -719,7 +729,6 @@ void SparseRuntime::for_pool_cells(int child_node, int naxes,
   // 2. One atomic add for the run, then its entries in order.
   if_then(bin(BinaryOp::cmp_ne, get(found), u32(0)), [&] {
     Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
-    const int64_t words_per = s.entry_coord_words();
     serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
       Stmt* bits = var(U32, load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w))));
       Stmt* lp = b_.while_loop();
@@ -730,11 +739,7 @@ void SparseRuntime::for_pool_cells(int child_node, int naxes,
       Stmt* now = get(bits);
       set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
       Stmt* entry = bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b_.unary(UnaryOp::ctz, now));
-      Stmt* coords_at = entry_coords(node, entry);
-      std::vector<Stmt*> coords;
-      for (int a = 0; a < naxes; ++a)
-        coords.push_back(a < words_per ? load(t, bin(BinaryOp::add, coords_at, u32(static_cast<uint64_t>(a)))) : u32(0));
-      body(get(at), entry_address(node, entry), coords);
+      body(get(at), entry_address(node, entry));
       set(at, bin(BinaryOp::add, get(at), u32(1)));
       b_.set_insert_point(outer, here);
     });
@@ -780,9 +785,10 @@ void SparseRuntime::emit_listgen(int node) {
     return;
   }
   if (p.type == SNodeType::pointer) {
-    // The parent's pool entries in use, in memory order.
-    for_pool_cells(node, ncoords, [&](Stmt* at, Stmt* cell, const std::vector<Stmt*>& coords) {
-      write_entry(at, bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(s.component_offset))), coords);
+    // The parent's pool entries in use, in memory order; a list entry is
+    // the container alone (list_entry_bases reads the pool's coordinates).
+    for_pool_cells(node, [&](Stmt* at, Stmt* cell) {
+      write_entry(at, bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(s.component_offset))), {});
     });
     return;
   }

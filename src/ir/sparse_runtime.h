@@ -127,12 +127,10 @@ class SparseRuntime {
   // parent's pool in entry order through its in-use bits (a run of
   // cells_per_iteration_ / 32 words an iteration, at least one), counts the
   // run's entries in use, takes that many entries of child's list with one
-  // atomic add, and calls body(list entry number, cell address, the cell's
-  // global index (u32) on axes 0..naxes-1) for each, in entry order. The
-  // list is in memory order, so a struct-for over it streams through the
-  // pool however the entries were handed out.
-  void for_pool_cells(int child, int naxes,
-                      const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
+  // atomic add, and calls body(list entry number, cell address) for each,
+  // in entry order. The list is in memory order, so a struct-for over it
+  // streams through the pool however the entries were handed out.
+  void for_pool_cells(int child, const std::function<void(Stmt*, Stmt*)>& body);
   // What a pointer's publisher records for listgen: the entry's in-use bit,
   // and the coordinates of the cell (in `pool`'s index space) it now holds.
   // `idx`: u32 indices in `space`'s index space, kMaxAxes of them.
@@ -141,9 +139,10 @@ class SparseRuntime {
   // (u32); and the address of the entry's first coordinate.
   std::pair<Stmt*, Stmt*> in_use_bit(int pool, Stmt* entry);
   Stmt* entry_coords(int pool, Stmt* entry);
-  // A list entry's container coordinates, scaled to `node`'s index space
-  // (u32, axes 0..naxes-1); and the global index of cell `c` of it.
-  std::vector<Stmt*> list_entry_bases(int node, Stmt* entry, int naxes);
+  // The coordinates of a list entry's container (at `entry`, holding
+  // `container`), scaled to `node`'s index space (u32, axes 0..naxes-1);
+  // and the global index of cell `c` of it.
+  std::vector<Stmt*> list_entry_bases(int node, Stmt* entry, Stmt* container, int naxes);
   std::vector<Stmt*> cell_index(int node, const std::vector<Stmt*>& bases, Stmt* c);
   bool subtree_has_pool(int node) const;
 
