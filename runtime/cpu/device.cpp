@@ -85,17 +85,28 @@ class CpuDevice : public HostDevice {
       if (!task.parallel) {
         fn(p, a, 0, 1);
       } else if (const int32_t count = k.counts[i](p, a); count > 0) {
-        run_parallel(fn, p, a, count);
+        run_parallel(fn, p, a, count, min_grain(task.kind));
       }
       if (failed()) return;  // an assertion failed: later tasks do not run
     }
   }
 
-  void run_parallel(TaskFn fn, uint32_t* const* p, const uint64_t* a, int32_t count) {
+  // The fewest iterations of a task worth handing to another thread. A
+  // listgen iteration reads 16 words of in-use bits and writes a word per
+  // entry in use (at most 512): well under a microsecond, less than waking
+  // a thread and joining it, so a chunk takes eight at least, and a list of
+  // a few thousand entries is made on the launching thread alone.
+  static int32_t min_grain(TaskKind kind) { return kind == TaskKind::listgen ? 8 : 1; }
+
+  void run_parallel(TaskFn fn, uint32_t* const* p, const uint64_t* a, int32_t count, int32_t min_grain) {
+    if (count <= min_grain) {
+      fn(p, a, 0, count);
+      return;
+    }
     // About eight chunks per thread: enough to balance uneven iterations
     // (a struct-for's cells differ in cost), few enough that a chunk's
     // call is noise.
-    const int32_t grain = std::max<int32_t>(1, count / (8 * threads_));
+    const int32_t grain = std::max<int32_t>(min_grain, count / (8 * threads_));
     // oneTBB orders what the launching thread did before the loop before
     // every chunk, and every chunk before the join. ThreadSanitizer does
     // not see that (pool.h), so the same edges are told to it here; races

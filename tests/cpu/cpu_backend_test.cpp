@@ -236,20 +236,22 @@ TEST(CpuStress, ManyThreadsActivateTheSameBlocks) {
   }
 }
 
-// Threads activate different cells, scattered over a pointer's 4096 blocks:
+// Threads activate different cells, scattered over a pointer's 16384 blocks:
 // exactly the blocks written become active, and a struct-for visits exactly
-// their cells.
+// their cells. The pool's entries fill more bit words than one thread
+// lists alone (a listgen iteration takes 16 words, a chunk at least 8
+// iterations), so listgen runs in parallel too.
 TEST(CpuStress, ManyThreadsActivateDifferentCells) {
-  const int cells = 4096 * 16, writes = 20000;
+  const int cells = 16384 * 16, writes = 80000;
   std::vector<char> written(static_cast<size_t>(cells), 0);
   for (int m = 0; m < writes; ++m) written[static_cast<size_t>((static_cast<int64_t>(m) * 7919) % cells)] = 1;
-  std::vector<char> block(4096, 0);
+  std::vector<char> block(16384, 0);
   for (int c = 0; c < cells; ++c) block[static_cast<size_t>(c / 16)] |= written[static_cast<size_t>(c)];
   const int64_t blocks_written = std::count(block.begin(), block.end(), 1);
   for (int round = 0; round < kRounds; ++round) {
     Program prog(cpu(8));
     Field x = prog.field(i32, "x");
-    SNode& blocks = prog.root().pointer(i, 4096);
+    SNode& blocks = prog.root().pointer(i, 16384);
     blocks.dense(i, 16).place(x);
     Field visited = prog.field(i32, "visited", {}), marked = prog.field(i32, "marked", {});
     Kernel w = prog.kernel("w", [&] { for_range(0, writes, [&](Expr m) { x((m * 7919) % cells) = 1; }); });
@@ -261,6 +263,7 @@ TEST(CpuStress, ManyThreadsActivateDifferentCells) {
     });
     w();
     r();
+    ASSERT_GT(blocks_written, 8 * 16 * 32);  // more than one listgen chunk's entries
     ASSERT_EQ(prog.stats().find(blocks.name())->active_cells, blocks_written) << round;
     ASSERT_EQ(prog.stats().find(blocks.name())->pool_used, blocks_written) << round;
     ASSERT_EQ(visited.read<int>(), blocks_written * 16) << round;
