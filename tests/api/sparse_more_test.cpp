@@ -107,6 +107,37 @@ TEST_P(SparseMore, TwoDimensionalBitmaskedWithOddExtents) {
     }
 }
 
+// A pointer that splits only axis i of its 2-D child: a struct-for over the
+// child finds each cell's i from the pool entry's coordinates (one axis
+// recorded) and its j from the child alone.
+TEST_P(SparseMore, StructForBelowAPointerOverFewerAxes) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 6);
+  blocks.dense(ij, {4, 8}).place(x);
+  ASSERT_EQ(x.shape(), (Shape{24, 8}));
+  Field cells = prog.field(i32, "cells", {}), index = prog.field(i64, "index", {});
+  Field values = prog.field(i32, "values", {});
+  Kernel w = prog.kernel("w", [&] { x(5, 7) = 3; x(22, 0) = 4; x(13, 2) = 5; });
+  Kernel visit = prog.kernel("visit", [&] {
+    for_each(x, [&](Expr i, Expr j) {
+      atomic_add(cells(), 1);
+      atomic_add(index(), cast(i64, i * 100 + j));
+      atomic_add(values(), x(i, j));
+    });
+  });
+  w();
+  visit();
+  // Blocks 1 (rows 4..7), 3 (rows 12..15) and 5 (rows 20..23) are active.
+  int64_t want_index = 0;
+  for (int block : {1, 3, 5})
+    for (int r = 4 * block; r < 4 * block + 4; ++r)
+      for (int c = 0; c < 8; ++c) want_index += r * 100 + c;
+  EXPECT_EQ(cells.read<int32_t>(), 3 * 32);
+  EXPECT_EQ(index.read<int64_t>(), want_index);
+  EXPECT_EQ(values.read<int32_t>(), 12);
+}
+
 TEST_P(SparseMore, ThreeDimensionalPointer) {
   Program prog(config());
   Field x = prog.field(f32, "x");
