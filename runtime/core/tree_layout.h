@@ -60,10 +60,11 @@ struct SNodeLayout {
   int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
   int64_t spare_offset = -1;      // candidates left by CAS losers, a ring: capacity words
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
-  // Pointer pools, for listgen (docs/memory.md, "Lists and struct-fors"):
-  // one bit per entry, set by the entry's publisher and cleared by the gc
-  // that frees it, and per entry the coordinates of the cell it was
-  // published in (entry_coord_words() each).
+  // Pointer pools (docs/memory.md, "Lists and struct-fors"): one bit per
+  // entry, set by the entry's publisher and cleared by the gc that frees it
+  // (listgen reads them), and per entry the coordinates of the cell it was
+  // published in, entry_coord_words() each (the loops over a list of the
+  // pool's entries read them: the list holds only the containers).
   int64_t in_use_offset = -1;     // ceil(capacity / 32) words
   int64_t coords_offset = -1;     // capacity * entry_coord_words() words
   // Allocator state: kPoolStateWords words in the tree header, the pools'

@@ -247,7 +247,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
       }
       case SNodeType::pointer: {
         Stmt* slot = bin(BinaryOp::add, container, c);
-        // The slot's publisher records the entry for listgen.
+        // The slot's publisher records the entry for listgen and the lists' readers.
         auto published = [&](Stmt* v) { record_published(path[n], space, idx, bin(BinaryOp::sub, v, u32(1))); };
         Stmt* v = activate ? activate_slot(path[n], slot, published) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));

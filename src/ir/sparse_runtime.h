@@ -131,8 +131,9 @@ class SparseRuntime {
   // in entry order. The list is in memory order, so a struct-for over it
   // streams through the pool however the entries were handed out.
   void for_pool_cells(int child, const std::function<void(Stmt*, Stmt*)>& body);
-  // What a pointer's publisher records for listgen: the entry's in-use bit,
-  // and the coordinates of the cell (in `pool`'s index space) it now holds.
+  // What a pointer's publisher records: the entry's in-use bit (for
+  // listgen), and the coordinates of the cell (in `pool`'s index space) it
+  // now holds (for the loops over the lists listgen makes).
   // `idx`: u32 indices in `space`'s index space, kMaxAxes of them.
   void record_published(int pool, int space, const std::vector<Stmt*>& idx, Stmt* entry);
   // A pointer pool entry's in-use bit: the address of its word and its mask

@@ -1258,11 +1258,12 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // On disk: everything that decides the code, as text. The build stamp
   // stands for the code generator's own source: a rebuilt Grove never
   // trusts an older file.
-  const std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
-                          "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
-                          impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
-                          (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra +
-                          "\n" + (options.text.empty() ? ir::print_module({&kernel}) : std::string(options.text));
+  std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
+                    "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
+                    impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
+                    (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra + "\n";
+  if (options.text.empty()) key += ir::print_module({&kernel});
+  else key += options.text;
   lock.lock();
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);  // another thread compiled it meanwhile
   if (!options.keep_text && !options.cache_dir.empty()) {
