@@ -731,17 +731,32 @@ void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt
     Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
     serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
       Stmt* bits = var(U32, load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w))));
-      Stmt* lp = b_.while_loop();
-      Block* outer = b_.block();
-      size_t here = b_.position();
-      b_.set_insert_point_to_end(lp->body());
-      if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
-      Stmt* now = get(bits);
-      set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
-      Stmt* entry = bin(BinaryOp::add, bin(BinaryOp::mul, b_.cast(U32, w), u32(32)), b_.unary(UnaryOp::ctz, now));
-      body(get(at), entry_address(node, entry));
-      set(at, bin(BinaryOp::add, get(at), u32(1)));
-      b_.set_insert_point(outer, here);
+      Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
+      // Pools hand out entries from the bottom, so most words are full: a
+      // counted loop over their 32 entries (which a CPU vectorises) instead
+      // of one trip per bit.
+      if_then(
+          bin(BinaryOp::cmp_eq, get(bits), u32(0xffffffffu)),
+          [&] {
+            Stmt* base = get(at);
+            serial_loop(i32(0), i32(32), [&](Stmt* b) {
+              Stmt* bit = b_.cast(U32, b);
+              body(bin(BinaryOp::add, base, bit), entry_address(node, bin(BinaryOp::add, word_first, bit)));
+            });
+            set(at, bin(BinaryOp::add, base, u32(32)));
+          },
+          [&] {
+            Stmt* lp = b_.while_loop();
+            Block* outer = b_.block();
+            size_t here = b_.position();
+            b_.set_insert_point_to_end(lp->body());
+            if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+            Stmt* now = get(bits);
+            set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
+            body(get(at), entry_address(node, bin(BinaryOp::add, word_first, b_.unary(UnaryOp::ctz, now))));
+            set(at, bin(BinaryOp::add, get(at), u32(1)));
+            b_.set_insert_point(outer, here);
+          });
     });
   });
   b_.set_insert_point(saved, pos);
