@@ -7,7 +7,11 @@
 // large one is fresh pages from the kernel, zero until touched, so a tree
 // whose pools are mostly unused (or a scratch buffer sized for the longest
 // lists) costs neither the time to clear it nor resident memory for the
-// parts no kernel reaches.
+// parts no kernel reaches. A buffer starts on a 64-byte cache line (calloc
+// gives 16 bytes): the tree layout starts its root region and pools on a
+// line, so that a vector loop over a dense field does not split every
+// 512-bit load and store across two lines (the 5-point stencil on one
+// thread: 19.6-19.9 ms split, 17.0-18.3 ms not).
 #pragma once
 
 #include <algorithm>
@@ -24,16 +28,20 @@
 
 namespace grove::rt {
 
-// `count` zeroed words from calloc.
+// `count` zeroed words from calloc, starting on a 64-byte line.
 class Words {
  public:
+  static constexpr size_t kLineWords = 16;
   Words() = default;
   explicit Words(size_t count)
-      : data_(static_cast<uint32_t*>(std::calloc(std::max<size_t>(count, 1), sizeof(uint32_t)))), size_(count) {
+      : data_(static_cast<uint32_t*>(std::calloc(std::max<size_t>(count, 1) + kLineWords - 1, sizeof(uint32_t)))),
+        size_(count) {
     if (data_ == nullptr) throw std::bad_alloc();
+    const size_t past = reinterpret_cast<uintptr_t>(data_.get()) / sizeof(uint32_t) % kLineWords;
+    words_ = data_.get() + (past == 0 ? 0 : kLineWords - past);
   }
-  uint32_t* data() { return data_.get(); }
-  const uint32_t* data() const { return data_.get(); }
+  uint32_t* data() { return words_; }
+  const uint32_t* data() const { return words_; }
   size_t size() const { return size_; }
   uint32_t* begin() { return data(); }
   uint32_t* end() { return data() + size_; }
@@ -45,7 +53,8 @@ class Words {
   struct Free {
     void operator()(uint32_t* p) const { std::free(p); }
   };
-  std::unique_ptr<uint32_t[], Free> data_;
+  std::unique_ptr<uint32_t[], Free> data_;  // what calloc returned
+  uint32_t* words_ = nullptr;                // the first word on a line, inside data_
   size_t size_ = 0;
 };
 
