@@ -8,9 +8,30 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <vector>
 
 namespace grove_bench::cpp {
+
+// Arrays that start on a 64-byte cache line, as tuned code allocates them
+// (std::vector's own start 16 bytes into one) and as Grove lays out its
+// fields and pools: a 512-bit access of either side is never split across
+// two lines by where its array starts.
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <class U>
+  LineAllocator(const LineAllocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const LineAllocator<U>&) const {
+    return true;
+  }
+};
+template <class T>
+using LineVector = std::vector<T, LineAllocator<T>>;
 
 // A oneTBB task arena of a fixed number of threads (kept out of this
 // header's users, who need no oneTBB header).
@@ -77,7 +98,7 @@ class BlockGrid {
   static constexpr std::uint32_t kMaking = 1;
   float* block_for_write(int i, int j, int k);
   std::vector<std::atomic<std::uint32_t>> slots_;
-  std::vector<float> pool_;
+  LineVector<float> pool_;
   std::atomic<std::int64_t> used_{0};
   std::int64_t capacity_;
 };
@@ -103,7 +124,7 @@ class ListedBlockGrid {
 
  private:
   std::vector<std::uint32_t> slots_, bits_, list_;
-  std::vector<float> pool_;
+  LineVector<float> pool_;
   std::atomic<std::uint32_t> count_{0};
 };
 

@@ -95,8 +95,8 @@ Pair copy_pair(int threads) {
   };
   auto g = std::make_shared<Grove>(threads);
   auto t = std::make_shared<cpp::Threads>(threads);
-  auto a = std::make_shared<std::vector<float>>(kN);
-  auto b = std::make_shared<std::vector<float>>(kN, 0.0f);
+  auto a = std::make_shared<cpp::LineVector<float>>(kN);
+  auto b = std::make_shared<cpp::LineVector<float>>(kN, 0.0f);
   fill_mod7(a->data(), kN);
   g->init();
   g->copy();
@@ -134,9 +134,9 @@ Pair triad_pair(int threads) {
   };
   auto g = std::make_shared<Grove>(threads);
   auto t = std::make_shared<cpp::Threads>(threads);
-  auto a = std::make_shared<std::vector<float>>(kN, 0.0f);
-  auto b = std::make_shared<std::vector<float>>(kN);
-  auto c = std::make_shared<std::vector<float>>(kN, 2.0f);
+  auto a = std::make_shared<cpp::LineVector<float>>(kN, 0.0f);
+  auto b = std::make_shared<cpp::LineVector<float>>(kN);
+  auto c = std::make_shared<cpp::LineVector<float>>(kN, 2.0f);
   fill_mod7(b->data(), kN);
   g->init();
   g->triad(kS);
@@ -173,8 +173,8 @@ Pair saxpy_pair(int threads) {
   };
   auto g = std::make_shared<Grove>(threads);
   auto t = std::make_shared<cpp::Threads>(threads);
-  auto x = std::make_shared<std::vector<float>>(kN);
-  auto y = std::make_shared<std::vector<float>>(kN, 1.0f);
+  auto x = std::make_shared<cpp::LineVector<float>>(kN);
+  auto y = std::make_shared<cpp::LineVector<float>>(kN, 1.0f);
   fill_mod7(x->data(), kN);
   g->init();
   g->saxpy(kA);
@@ -193,8 +193,8 @@ Pair saxpy_pair(int threads) {
 // ---- 5-point stencil -------------------------------------------------------------
 
 // Small integers: every sum is exact in any order.
-std::vector<float> stencil_input() {
-  std::vector<float> a(static_cast<size_t>(kStencilN * kStencilN));
+cpp::LineVector<float> stencil_input() {
+  cpp::LineVector<float> a(static_cast<size_t>(kStencilN * kStencilN));
   for (std::int64_t i = 0; i < kStencilN; ++i)
     for (std::int64_t j = 0; j < kStencilN; ++j)
       a[static_cast<size_t>(i * kStencilN + j)] = static_cast<float>((i * 3 + j * 5) % 17);
@@ -228,8 +228,8 @@ Pair stencil_pair(int threads) {
   };
   auto g = std::make_shared<Grove>(threads);
   auto t = std::make_shared<cpp::Threads>(threads);
-  auto a = std::make_shared<std::vector<float>>(stencil_input());
-  auto b = std::make_shared<std::vector<float>>(a->size(), 0.0f);
+  auto a = std::make_shared<cpp::LineVector<float>>(stencil_input());
+  auto b = std::make_shared<cpp::LineVector<float>>(a->size(), 0.0f);
   g->init();
   g->step();
   cpp::stencil5(*t, a->data(), b->data(), kStencilN);
@@ -270,7 +270,7 @@ Pair sum_pair(int threads) {
   };
   auto g = std::make_shared<Grove>(threads);
   auto t = std::make_shared<cpp::Threads>(threads);
-  auto x = std::make_shared<std::vector<std::int32_t>>(kN);
+  auto x = std::make_shared<cpp::LineVector<std::int32_t>>(kN);
   std::int64_t want = 0;
   for (std::int64_t i = 0; i < kN; ++i) want += (*x)[static_cast<size_t>(i)] = static_cast<std::int32_t>(i % 7);
   g->init();
