@@ -22,15 +22,20 @@ TEST(SNodeLayout, ContainersAfterABigSiblingAreStaggered) {
   }
   forest.lay_out(t);
   auto start = [&](int n) { return forest.snode(n).component_offset; };
-  const int64_t big = int64_t{1} << 16, stagger = 1040;
+  const int64_t big = int64_t{1} << 16, stagger = 1024;
   EXPECT_EQ(start(dense[0]), 0);
   EXPECT_EQ(start(dense[1]), big + stagger);
   EXPECT_EQ(start(dense[2]), 2 * (big + stagger));
   EXPECT_EQ(start(dense[3]), 3 * big + 3 * stagger);  // after a big one
   EXPECT_EQ(start(dense[4]), 3 * big + 3 * stagger + 8);  // after a small one: packed
-  // No two big arrays start a multiple of 4 KiB (1024 words) apart.
+  // No two big arrays start a power of two apart, and equal indices of any
+  // two lie at equal addresses modulo 4 KiB (1024 words).
   for (int a = 0; a < 3; ++a)
-    for (int b = a + 1; b < 3; ++b) EXPECT_NE((start(dense[b]) - start(dense[a])) % 1024, 0) << a << " " << b;
+    for (int b = a + 1; b < 3; ++b) {
+      const int64_t apart = start(dense[b]) - start(dense[a]);
+      EXPECT_NE(apart & (apart - 1), 0) << a << " " << b;
+      EXPECT_EQ(apart % 1024, 0) << a << " " << b;
+    }
 }
 
 }  // namespace
