@@ -116,11 +116,15 @@ void register_pair(std::string_view workload, grove::Arch arch, std::string_view
           if (pair.before_grove) pair.before_grove();
           return timed(pair.grove);
         };
+        auto baseline_run = [&] {
+          if (pair.before_baseline) pair.before_baseline();
+          return timed(pair.baseline);
+        };
         if (grove_first) {
           g = grove_run();
-          b = timed(pair.baseline);
+          b = baseline_run();
         } else {
-          b = timed(pair.baseline);
+          b = baseline_run();
           g = grove_run();
         }
         grove_first = !grove_first;

@@ -46,6 +46,10 @@ struct Pair {
   // Untimed work right before each run of the Grove side (state it needs
   // that a run of the baseline side may not have: stale lists, say).
   std::function<void()> before_grove;
+  // The same before each run of the baseline side: work of the same cost
+  // that leaves the baseline's state as it is, so that both sides start
+  // from the same idle time and caches.
+  std::function<void()> before_baseline;
   // Extra columns worked out from the two sides' medians.
   std::function<void(double grove_s, double baseline_s, Counters&)> derive;
 };
