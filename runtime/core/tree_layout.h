@@ -124,7 +124,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 6;  // 6: the root region starts on a 64-byte line
+inline constexpr uint32_t kLayoutVersionValue = 6;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart
 
 // Field path words (TreeLayout::field_path; shaders/grove_tree.glsl reads
 // them). Header: levels, indices, root cell's word, the place's word in its
