@@ -8,10 +8,10 @@
 // whose pools are mostly unused (or a scratch buffer sized for the longest
 // lists) costs neither the time to clear it nor resident memory for the
 // parts no kernel reaches. A buffer starts on a 64-byte cache line (calloc
-// gives 16 bytes): the tree layout starts its root region and pools on a
-// line, so that a vector loop over a dense field does not split every
-// 512-bit load and store across two lines (the 5-point stencil on one
-// thread: 19.6-19.9 ms split, 17.0-18.3 ms not).
+// gives 16 bytes), as the tree layout's root region does (kLineWords), so
+// that a vector loop over a dense field does not split every 512-bit load
+// and store across two lines (the 5-point stencil on one thread:
+// 19.6-19.9 ms split, 17.0-18.3 ms not).
 #pragma once
 
 #include <algorithm>
@@ -25,20 +25,20 @@
 
 #include "runtime/core/assert.h"
 #include "runtime/core/device.h"
+#include "runtime/core/tree_layout.h"
 
 namespace grove::rt {
 
 // `count` zeroed words from calloc, starting on a 64-byte line.
 class Words {
  public:
-  static constexpr size_t kLineWords = 16;
   Words() = default;
   explicit Words(size_t count)
-      : data_(static_cast<uint32_t*>(std::calloc(std::max<size_t>(count, 1) + kLineWords - 1, sizeof(uint32_t)))),
+      : data_(static_cast<uint32_t*>(std::calloc(std::max<size_t>(count, 1) + kLine - 1, sizeof(uint32_t)))),
         size_(count) {
     if (data_ == nullptr) throw std::bad_alloc();
-    const size_t past = reinterpret_cast<uintptr_t>(data_.get()) / sizeof(uint32_t) % kLineWords;
-    words_ = data_.get() + (past == 0 ? 0 : kLineWords - past);
+    const size_t past = reinterpret_cast<uintptr_t>(data_.get()) / sizeof(uint32_t) % kLine;
+    words_ = data_.get() + (past == 0 ? 0 : kLine - past);
   }
   uint32_t* data() { return words_; }
   const uint32_t* data() const { return words_; }
@@ -50,6 +50,7 @@ class Words {
   operator std::span<uint32_t>() { return {data(), size_}; }
 
  private:
+  static constexpr size_t kLine = static_cast<size_t>(kLineWords);
   struct Free {
     void operator()(uint32_t* p) const { std::free(p); }
   };

@@ -125,6 +125,10 @@ enum TreeHeader : int64_t {
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
 inline constexpr uint32_t kLayoutVersionValue = 6;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart
+// A cache line in words. The root region starts on one (offset from the
+// buffer's start), and host buffers start on one (rt::Words), so a dense
+// field under the root whose rows are whole lines is line-aligned.
+inline constexpr int64_t kLineWords = 16;
 
 // Field path words (TreeLayout::field_path; shaders/grove_tree.glsl reads
 // them). Header: levels, indices, root cell's word, the place's word in its

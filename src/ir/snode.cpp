@@ -199,14 +199,14 @@ int64_t align_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 // kStaggerWords (4 KiB) later than packing would put them.
 constexpr int64_t kBigContainerWords = int64_t{1} << 14;
 constexpr int64_t kStaggerWords = 1024;
-// The root region starts on a 64-byte cache line (host buffers start on
-// one: rt::Words), so a dense field's rows of whole lines take no vector
-// access split across two lines (the 5-point stencil on one thread went
-// from 19.6-19.9 ms to 17.0-18.3 ms). Pools stay where packing puts them
-// (two-word alignment): starting them on a line made the struct-for over
-// 8^3 f32 blocks 1.6x slower on the AMD Zen 5 these benchmarks ran on
-// (BENCHMARKS.md, session 7), though the loop's code was the same.
-constexpr int64_t kLineWords = 16;
+// The root region starts on a 64-byte cache line (rt::kLineWords; host
+// buffers start on one: rt::Words), so a dense field's rows of whole lines
+// take no vector access split across two lines (the 5-point stencil on one
+// thread went from 19.6-19.9 ms to 17.0-18.3 ms). Pools stay where packing
+// puts them (two-word alignment): starting them on a line made the
+// struct-for over 8^3 f32 blocks 1.6x slower on the AMD Zen 5 these
+// benchmarks ran on (BENCHMARKS.md, session 7), though the loop's code was
+// the same.
 }  // namespace
 
 void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
@@ -345,7 +345,7 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     node(p).state_offset = cur;
     cur += kPoolStateWords;
   }
-  cur = align_up(cur, kLineWords);
+  cur = align_up(cur, rt::kLineWords);
   t.root_offset = cur;
   cur = sum(node(t.root), cur, node(t.root).container_words);
   for (int p : t.pools) {
