@@ -15,8 +15,8 @@ namespace grove_bench::cpp {
 
 // Arrays that start on a 64-byte cache line, as tuned code allocates them
 // (std::vector's own start 16 bytes into one) and as Grove lays out its
-// fields and pools: a 512-bit access of either side is never split across
-// two lines by where its array starts.
+// dense fields: a 512-bit access of either side is never split across two
+// lines by where its array starts.
 template <class T>
 struct LineAllocator {
   using value_type = T;

@@ -110,22 +110,19 @@ void register_pair(std::string_view workload, grove::Arch arch, std::string_view
       const Pair pair = setup();
       std::vector<double> grove_s, baseline_s;
       bool grove_first = true;
+      // A side's untimed preparation, then its timed run.
+      auto run = [](const std::function<void()>& before, const Side& side) {
+        if (before) before();
+        return timed(side);
+      };
       for (auto _ : state) {
         double g = 0, b = 0;
-        auto grove_run = [&] {
-          if (pair.before_grove) pair.before_grove();
-          return timed(pair.grove);
-        };
-        auto baseline_run = [&] {
-          if (pair.before_baseline) pair.before_baseline();
-          return timed(pair.baseline);
-        };
         if (grove_first) {
-          g = grove_run();
-          b = baseline_run();
+          g = run(pair.before_grove, pair.grove);
+          b = run(pair.before_baseline, pair.baseline);
         } else {
-          b = baseline_run();
-          g = grove_run();
+          b = run(pair.before_baseline, pair.baseline);
+          g = run(pair.before_grove, pair.grove);
         }
         grove_first = !grove_first;
         grove_s.push_back(g / pair.runs_per_sample);
