@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "../support/scratch_dir.h"
 #include "backend_fixture.h"
 #include "grove/aot.h"
 #include "grove/runtime.h"
@@ -195,7 +196,8 @@ TEST_F(Aot, SavedFilesLoadAndAreReplacedWhole) {
   World w(prog);
   aot::Module m(prog, Arch::Vulkan);
   m.add_kernel("seed", w.seed);  // brings its tree type along
-  const std::string path = ::testing::TempDir() + "aot_saved.grove";
+  const grove::testing::ScratchDir dir("grove_aot_saved");
+  const std::string path = (dir / "aot_saved.grove").string();
   m.save(path);
   runtime::Module mod = runtime::Module::load(path);
   runtime::Tree t = mod.instantiate("world");

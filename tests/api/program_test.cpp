@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
 #include "backend_fixture.h"
 
 using namespace grove;
@@ -50,10 +51,8 @@ TEST_P(ProgramTest, PrintIrShowsEveryStage) {
 }
 
 TEST_P(ProgramTest, DumpDirReceivesEveryStage) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("grove_dump_" + std::string(arch_name(GetParam())));
-  std::filesystem::remove_all(dir);
-  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  const grove::testing::ScratchDir dir("grove_dump_" + std::string(arch_name(GetParam())));
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
   Program prog(config());
   Field x = prog.field(i32, "x", {4});
   Kernel k = prog.kernel("dumped", [&] { for_range(0, 4, [&](Expr n) { x(n) = n; }); });

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../api/backend_fixture.h"
+#include "../support/scratch_dir.h"
 #include "grove/grove.h"
 #include "program/test_hooks.h"
 #include "runtime/core/plan.h"
@@ -88,9 +89,8 @@ TEST(CpuBackend, ThreadsFromTheEnvironmentReplaceEveryCore) {
 // assembly; a saxpy's parallel loop over a contiguous axis is vector code
 // in both (the host's widest float vectors: 4 lanes at least).
 TEST(CpuBackend, DumpsLlvmIrAndAssemblyAndTheDenseLoopIsVectorCode) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_cpu_backend";
-  std::filesystem::remove_all(dir);
-  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  const grove::testing::ScratchDir dir("grove_dump_cpu_backend");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
   Program prog(cpu());
   const int n = 1 << 16;
   Field x = prog.field(f32, "x", {n}), y = prog.field(f32, "y", {n});
@@ -127,9 +127,8 @@ TEST(CpuBackend, DumpsLlvmIrAndAssemblyAndTheDenseLoopIsVectorCode) {
 // cell is vectorised too, but with a gather per field read); the sum it
 // computes is the one worked out here.
 TEST(CpuBackend, StructForWalksABlocksCellsInAVectorLoop) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_cpu_struct_for";
-  std::filesystem::remove_all(dir);
-  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  const grove::testing::ScratchDir dir("grove_dump_cpu_struct_for");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
   Program prog(cpu());
   Field x = prog.field(i32, "x"), total = prog.field(i32, "total", {});
   prog.root().pointer(ijk, 16).dense(ijk, 8).place(x);

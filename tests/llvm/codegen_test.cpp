@@ -11,6 +11,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -20,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../support/scratch_dir.h"
 #include "grove/error.h"
 #include "ir/parser.h"
 #include "runtime/cpu/device.h"
@@ -250,9 +252,15 @@ TEST(LlvmCodegen, KernelsLoadFromATemporaryFileToo) {
                                         "}\n",
                                         "test");
   const CpuCode code = jit().add(*m.kernels.front());
-  auto temporary_files = [] {
+  // The temporary files go to a directory of this process's own (TMPDIR),
+  // where no other test process creates or removes any.
+  const grove::testing::ScratchDir tmp("grove-temporary-files");
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string restore = old_tmpdir != nullptr ? old_tmpdir : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  auto temporary_files = [&] {
     int n = 0;
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path()))
       n += e.path().filename().string().rfind("grove-kernel-", 0) == 0;
     return n;
   };
@@ -269,6 +277,11 @@ TEST(LlvmCodegen, KernelsLoadFromATemporaryFileToo) {
       EXPECT_EQ(buf.tree[0], std::bit_cast<uint32_t>(std::pow(2.5f, 1.5f)));
     }
     EXPECT_EQ(temporary_files(), before);
+  }
+  if (old_tmpdir != nullptr) {
+    setenv("TMPDIR", restore.c_str(), 1);
+  } else {
+    unsetenv("TMPDIR");
   }
 }
 

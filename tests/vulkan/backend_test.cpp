@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "../api/backend_fixture.h"
+#include "../support/scratch_dir.h"
 #include "grove/grove.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
@@ -558,9 +559,8 @@ TEST_F(VulkanBackend, ConcurrentAppendsAndActivationsFitTightlySizedPools) { app
 // ---- kernel plans: tests/api/plan_test.cpp (every backend whose plans carry code) -----
 
 TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_dump_vulkan_backend";
-  std::filesystem::remove_all(dir);
-  setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+  const grove::testing::ScratchDir dir("grove_dump_vulkan_backend");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
   Program prog(config());
   Field x = prog.field(i32, "x", {4});
   Kernel k = prog.kernel("dumped", [&] { for_range(0, 4, [&](Expr n) { x(n) = n; }); });
@@ -589,9 +589,8 @@ TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
 // group when that is smaller (Vulkan's minimum, 128, on the mobile profile).
 TEST_F(VulkanBackend, ParallelTasksUseTheLargestGroupUpTo256) {
   auto dumped_local_size = [](const std::string& kernel_name) {
-    const std::filesystem::path dir = std::filesystem::temp_directory_path() / "grove_local_size_test";
-    std::filesystem::remove_all(dir);
-    setenv("GROVE_DUMP_DIR", dir.c_str(), 1);
+    const grove::testing::ScratchDir dir("grove_local_size_test");
+    setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
     Program prog(config());
     const int n = 100000;
     Field x = prog.field(i32, "x", {n});
