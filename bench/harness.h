@@ -119,12 +119,14 @@ void print_table(const std::vector<Record>& records);
 // Workloads (one file each).
 void register_dense_saxpy();
 void register_sparse_struct_for();
-// Vulkan only (GROVE_WITH_VULKAN): generated SPIR-V against hand-written
-// GLSL, launch overhead, and SPIR-V compile latency.
-void register_vulkan_dense();
-void register_vulkan_sparse();
-void register_vulkan_launch();
-// Tree instantiation and a fresh Program's first launch.
+// Every GPU backend that can run here (gpu_common.h): Grove's kernels
+// against hand-written GLSL (Vulkan) and nvcc's CUDA (CUDA) on the same
+// device, and launch overhead.
+void register_gpu_dense();
+void register_gpu_sparse();
+void register_gpu_launch();
+// Vulkan only (GROVE_WITH_VULKAN): tree instantiation and a fresh
+// Program's first launch, and SPIR-V compile latency.
 void register_vulkan_instantiate();
 void register_spirv_compile();
 // What each distinct kernel costs a Program (time to its first launch's end,

@@ -7,9 +7,7 @@
 #include <vector>
 
 #include "harness.h"
-#ifdef GROVE_BENCH_VULKAN
-#include "vulkan_common.h"
-#endif
+#include "gpu_common.h"
 
 int main(int argc, char** argv) {
   // Take --out_json=FILE out of argv before Google Benchmark sees it.
@@ -46,15 +44,14 @@ int main(int argc, char** argv) {
                        "configured (scripts/install-deps.sh installs libopenvdb-dev)\n");
 #endif
 #endif
+  grove_bench::register_gpu_dense();
+  grove_bench::register_gpu_sparse();
+  grove_bench::register_gpu_launch();
 #ifdef GROVE_BENCH_VULKAN
-  if (std::string why; grove_bench::vkb::device_available(&why)) {
-    grove_bench::register_vulkan_dense();
-    grove_bench::register_vulkan_sparse();
-    grove_bench::register_vulkan_launch();
+  for (const grove_bench::gpu::Backend& b : grove_bench::gpu::backends()) {
+    if (b.arch != grove::Arch::Vulkan) continue;
     grove_bench::register_vulkan_instantiate();
     grove_bench::register_spirv_compile();
-  } else {
-    std::fprintf(stderr, "grove_bench: skipping the Vulkan benchmarks: %s\n", why.c_str());
   }
 #endif
 

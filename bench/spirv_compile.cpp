@@ -63,7 +63,7 @@ void compile_full(benchmark::State& state, const std::string& kernel_name) {
     const Kernel kernel = life.by_name(kernel_name);
     const auto start = std::chrono::steady_clock::now();
     kernel.ir();
-    state.SetIterationTime(vkb::seconds_since(start));
+    state.SetIterationTime(gpu::seconds_since(start));
     compiles = kernel.compile_count();
   }
   if (compiles != 1) state.SkipWithError("the kernel was not compiled exactly once");
@@ -97,7 +97,7 @@ void compile(benchmark::State& state, std::string kernel_name, Scope scope) {
                                                    modules.arg_words * 4, task.entry_point));
         }
       }
-      state.SetIterationTime(vkb::seconds_since(start));
+      state.SetIterationTime(gpu::seconds_since(start));
       for (vk::PipelineId p : pipelines) dev->destroy_pipeline(p);  // untimed
       tasks = modules.tasks.size();
       words = 0;

@@ -1,12 +1,11 @@
 // vulkan_common.cpp — see vulkan_common.h.
 #include "vulkan_common.h"
 
-#include <bit>
-#include <cmath>
-#include <cstdio>
+#include <utility>
 
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
+#include "shaders/embedded.h"
 
 namespace grove_bench::vkb {
 
@@ -40,49 +39,53 @@ grove::vk::PipelineId shader_pipeline(grove::vk::Device& device, std::span<const
   return device.create_pipeline(spirv, "main", num_buffers, push_constant_bytes, name);
 }
 
-void check(const std::string& error) {
-  if (!error.empty()) throw grove::Error(error);
-}
+namespace {
 
-Pair glsl_pair(std::function<void()> grove_run, std::shared_ptr<grove::vk::Device> device,
-               std::vector<grove::vk::Dispatch> dispatches, std::int64_t items_per_run) {
-  Pair p;
-  p.grove.run = std::move(grove_run);
-  p.baseline.run = [device = std::move(device), dispatches = std::move(dispatches)] {
-    device->launch(dispatches);
-    device->sync();
-  };
-  p.items_per_run = items_per_run;
-  return p;
-}
+class VulkanHandWritten : public gpu::HandWritten {
+ public:
+  explicit VulkanHandWritten(std::shared_ptr<grove::vk::Device> device) : dev_(std::move(device)) {}
 
-std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
-
-grove::Expr hash_dsl(const grove::Expr& n, const grove::Expr& salt) {
-  using grove::Expr;
-  Expr h = n * 0x9E3779B1u ^ salt;
-  h = (h ^ (h >> 15u)) * 0x2C1B3C6Du;
-  h = (h ^ (h >> 12u)) * 0x297A2D39u;
-  return h ^ (h >> 15u);
-}
-
-std::string compare(std::span<const float> got, std::span<const float> want, float tolerance,
-                    std::string_view what) {
-  if (got.size() != want.size()) {
-    return std::string(what) + ": " + std::to_string(got.size()) + " values, expected " +
-           std::to_string(want.size());
+  Buffer create_buffer(std::uint64_t bytes, const std::string& name) override {
+    buffers_.push_back(dev_->create_buffer(bytes, name));
+    return static_cast<Buffer>(buffers_.size() - 1);
   }
-  size_t first = got.size(), wrong = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::abs(got[i] - want[i]) <= tolerance)) {
-      if (wrong++ == 0) first = i;
-    }
+  void write(Buffer buffer, std::uint64_t offset, const void* data, std::uint64_t bytes) override {
+    dev_->write_buffer(buffers_.at(static_cast<size_t>(buffer)), offset, data, bytes);
   }
-  if (wrong == 0) return {};
-  char buf[160];
-  std::snprintf(buf, sizeof buf, ": %zu mismatch(es), first at %zu: %.9g, expected %.9g", wrong, first,
-                static_cast<double>(got[first]), static_cast<double>(want[first]));
-  return std::string(what) + buf;
+  void fill(Buffer buffer, std::uint64_t offset, std::uint64_t bytes, std::uint32_t word) override {
+    dev_->fill_buffer(buffers_.at(static_cast<size_t>(buffer)), offset, bytes, word);
+  }
+  void read(Buffer buffer, std::uint64_t offset, void* out, std::uint64_t bytes) override {
+    dev_->read_buffer(buffers_.at(static_cast<size_t>(buffer)), offset, out, bytes);
+  }
+  // The shader declares its group size (local_size_x); `group_size` only
+  // says what it is.
+  Launch prepare(const std::string& kernel, std::vector<Buffer> buffers, std::vector<std::uint32_t> params,
+                 std::uint32_t groups, std::uint32_t /*group_size*/) override {
+    grove::vk::Dispatch d;
+    d.pipeline = shader_pipeline(*dev_, grove::shaders::find(kernel), static_cast<std::uint32_t>(buffers.size()),
+                                 static_cast<std::uint32_t>(params.size() * 4), kernel);
+    for (Buffer b : buffers) d.buffers.push_back(buffers_.at(static_cast<size_t>(b)));
+    d.push_constants = std::move(params);
+    d.group_count_x = groups;
+    launches_.push_back({std::move(d)});
+    return static_cast<Launch>(launches_.size() - 1);
+  }
+  void launch(Launch launch) override { dev_->launch(launches_.at(static_cast<size_t>(launch))); }
+  void sync() override { dev_->sync(); }
+  bool float_atomic_add() const override { return dev_->info().atomic_float32_add; }
+  double peak_bytes_per_second() const override { return 0; }  // Vulkan does not say
+
+ private:
+  std::shared_ptr<grove::vk::Device> dev_;
+  std::vector<grove::vk::BufferId> buffers_;
+  std::vector<std::vector<grove::vk::Dispatch>> launches_;  // one dispatch each
+};
+
+}  // namespace
+
+std::shared_ptr<gpu::HandWritten> hand_written(std::shared_ptr<const void> owner, const grove::Program& program) {
+  return std::make_shared<VulkanHandWritten>(device_of(std::move(owner), program));
 }
 
 }  // namespace grove_bench::vkb

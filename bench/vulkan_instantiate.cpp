@@ -118,14 +118,14 @@ void budget(benchmark::State& state) {
 void register_vulkan_instantiate() {
   for (bool ready : {false, true}) {
     const std::string workload = std::string(kInstantiate) + (ready ? "_ready" : "");
-    register_pair(workload, Arch::Vulkan, vkb::kDevice, 10, vkb::kRepetitions,
+    register_pair(workload, Arch::Vulkan, vkb::kDevice, 10, gpu::kRepetitions,
                   [ready] { return instantiate_pair(ready); });
     benchmark::RegisterBenchmark(baseline_name(workload, vkb::kBudget).c_str(), budget)
         ->Unit(benchmark::kMillisecond)
         ->UseManualTime()
         ->Iterations(1);
   }
-  register_pair(kFirstLaunch, Arch::Vulkan, vkb::kDevice, 5, vkb::kRepetitions, first_launch_pair);
+  register_pair(kFirstLaunch, Arch::Vulkan, vkb::kDevice, 5, gpu::kRepetitions, first_launch_pair);
 }
 
 }  // namespace grove_bench

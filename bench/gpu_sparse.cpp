@@ -1,20 +1,23 @@
-// vulkan_sparse.cpp — Grove's generated SPIR-V against hand-written GLSL on
-// the same Vulkan device, sparse workloads on a 256^3 grid stored as
-// pointer(ijk, 64^3) blocks of dense(ijk, 4^3) voxels:
+// gpu_sparse.cpp — Grove's kernels against hand-written ones on the same GPU
+// (GLSL on Vulkan, nvcc's CUDA on CUDA: gpu_common.h), sparse workloads on
+// a 256^3 grid stored as pointer(ijk, 64^3) blocks of dense(ijk, 4^3)
+// voxels:
 //
-//   vk_sparse_activate   write 100k pseudo-random voxels into an empty grid
-//                        (activating ~83k blocks); everything is deactivated
-//                        again in an untimed step after each launch
-//   vk_sparse_struct_for y = 2 x + 1 over every voxel of the active blocks
-//                        (~5% of the blocks)
+//   <prefix>_sparse_activate   write 100k pseudo-random voxels into an empty grid
+//                              (activating ~83k blocks); everything is deactivated
+//                              again in an untimed step after each launch
+//   <prefix>_sparse_struct_for y = 2 x + 1 over every voxel of the active blocks
+//                              (~5% of the blocks)
 //
-// Each is one pair benchmark (harness.h); a run of either side is one
-// launch and a sync. The GLSL baselines keep the same memory contract by hand: a slot array
-// per block (0 or 1 + pool entry), a pool of blocks, an atomic bump
-// allocator and compare-and-swap publication with losers' candidates on a
-// spare list (activation); the same pool layout with x and y side by side
-// per voxel, and a list of the active blocks' pool entries built once on
-// the host (struct-for).
+// Each is one pair benchmark per GPU backend (harness.h); a run of either
+// side is one launch and a sync. The hand-written kernels
+// (shaders/bench_sparse_activate.comp and bench_block_map.comp, and their
+// twins in bench/cuda/bench_kernels.cu) keep the same memory contract by
+// hand: a slot array per block (0 or 1 + pool entry), a pool of blocks, an
+// atomic bump allocator and compare-and-swap publication with losers'
+// candidates on a spare list (activation); the same pool layout with x and
+// y side by side per voxel, and a list of the active blocks' pool entries
+// built once on the host (struct-for).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -23,15 +26,14 @@
 
 #include <grove/grove.h>
 
+#include "gpu_common.h"
 #include "harness.h"
-#include "shaders/embedded.h"
-#include "vulkan_common.h"
 
 namespace grove_bench {
 namespace {
 
 using grove::Expr;
-namespace vk = grove::vk;
+using gpu::HandWritten;
 
 constexpr int kGrid = 256;                       // voxels per side
 constexpr int kBlockSide = 4;                    // voxels per block side
@@ -39,12 +41,6 @@ constexpr int kBlocksPerSide = kGrid / kBlockSide;  // 64
 constexpr int kBlocks = kBlocksPerSide * kBlocksPerSide * kBlocksPerSide;  // 262144
 constexpr int kBlockVoxels = kBlockSide * kBlockSide * kBlockSide;        // 64
 constexpr size_t kGridVoxels = size_t{kGrid} * kGrid * kGrid;
-
-grove::Config vulkan_config() {
-  grove::Config c;
-  c.arch = grove::Arch::Vulkan;
-  return c;
-}
 
 constexpr size_t linear(std::uint32_t i, std::uint32_t j, std::uint32_t k) {
   return (size_t{i} * kGrid + j) * kGrid + k;
@@ -66,11 +62,10 @@ constexpr int kVoxels = 100000;
 constexpr std::int64_t kActivatePool = 131072;  // blocks; ~83k are needed
 constexpr std::uint32_t kSalt = 0x5EED1234u;
 constexpr int kActivateIterations = 40;
-constexpr std::string_view kActivate = "vk_sparse_activate";
 
 // The voxels one launch writes.
 Voxel written_voxel(std::uint32_t n) {
-  const std::uint32_t h = vkb::hash_u32(n, kSalt);
+  const std::uint32_t h = gpu::hash_u32(n, kSalt);
   return {h & 255u, (h >> 8) & 255u, (h >> 16) & 255u};
 }
 
@@ -98,17 +93,17 @@ std::vector<float> activate_expected() {
 }
 
 struct GroveActivate {
-  grove::Program prog{vulkan_config()};
+  grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x");
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
   grove::Kernel write;
 
-  GroveActivate() {
+  explicit GroveActivate(grove::Arch arch) : prog(gpu::config(arch)) {
     blocks.capacity(kActivatePool);
     blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x);
     write = prog.kernel("write_voxels", {grove::arg(grove::u32, "salt")}, [this](grove::Args a) {
       grove::for_range(0, kVoxels, [&](Expr n) {
-        Expr h = vkb::hash_dsl(grove::cast(grove::u32, n), a[0]);
+        Expr h = gpu::hash_dsl(grove::cast(grove::u32, n), a[0]);
         Expr i = grove::cast(grove::i32, h & 255u);
         Expr j = grove::cast(grove::i32, (h >> 8u) & 255u);
         Expr k = grove::cast(grove::i32, (h >> 16u) & 255u);
@@ -132,38 +127,38 @@ struct GroveActivate {
 };
 
 // The hand-written version's buffers (see shaders/bench_sparse_activate.comp).
-struct GlslActivate {
+struct HandActivate {
   static constexpr std::uint64_t kMetaWords = 4 + kBlocks;  // bump, spare_count, failures, pad, slots
-  explicit GlslActivate(std::shared_ptr<vk::Device> device) : dev(std::move(device)) {}
+  explicit HandActivate(std::shared_ptr<HandWritten> device) : dev(std::move(device)) {
+    dev->fill(meta, 0, kMetaWords * 4, 0);
+    dev->fill(pool, 0, kActivatePool * kBlockVoxels * 4, 0);
+  }
 
-  std::shared_ptr<vk::Device> dev;  // first: the members below use it
-  vk::BufferId meta = dev->create_buffer(kMetaWords * 4, "meta and slots");
-  vk::BufferId pool = dev->create_buffer(kActivatePool * kBlockVoxels * 4, "pool");
-  vk::BufferId spares = dev->create_buffer(kActivatePool * 4, "spares");
-  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_sparse_activate, 3, 12,
-                                             "bench_sparse_activate");
-  std::vector<vk::Dispatch> launch{{pipe,
-                                    {meta, pool, spares},
-                                    {kSalt, kVoxels, static_cast<std::uint32_t>(kActivatePool)},
-                                    static_cast<std::uint32_t>((kVoxels + 255) / 256)}};
+  std::shared_ptr<HandWritten> dev;  // first: the members below use it
+  HandWritten::Buffer meta = dev->create_buffer(kMetaWords * 4, "meta and slots");
+  HandWritten::Buffer pool = dev->create_buffer(kActivatePool * kBlockVoxels * 4, "pool");
+  HandWritten::Buffer spares = dev->create_buffer(kActivatePool * 4, "spares");
+  HandWritten::Launch launch = dev->prepare("bench_sparse_activate", {meta, pool, spares},
+                                            {kSalt, kVoxels, static_cast<std::uint32_t>(kActivatePool)},
+                                            gpu::groups_for(kVoxels, 256), 256);
 
   // Deactivates everything: zeroes the slots, the allocator and the pool
   // entries handed out (the contract: a fresh block reads 0).
   void reset() {
     std::uint32_t bump = 0;
-    dev->read_buffer(meta, 0, &bump, 4);
+    dev->read(meta, 0, &bump, 4);
     const std::uint64_t used = std::min<std::uint64_t>(bump, kActivatePool);
-    dev->fill_buffer(meta, 0, kMetaWords * 4, 0);
-    if (used > 0) dev->fill_buffer(pool, 0, used * kBlockVoxels * 4, 0);
+    dev->fill(meta, 0, kMetaWords * 4, 0);
+    if (used > 0) dev->fill(pool, 0, used * kBlockVoxels * 4, 0);
   }
 
   // The dense grid the buffers hold; `blocks` = active blocks, `failures`
   // = failed allocations.
   std::vector<float> read_grid(std::int64_t* blocks, std::uint32_t* failures) {
     std::vector<std::uint32_t> m(kMetaWords);
-    dev->read_buffer(meta, 0, m.data(), kMetaWords * 4);
+    dev->read(meta, 0, m.data(), kMetaWords * 4);
     std::vector<float> p(static_cast<size_t>(kActivatePool) * kBlockVoxels);
-    dev->read_buffer(pool, 0, p.data(), p.size() * 4);
+    dev->read(pool, 0, p.data(), p.size() * 4);
     *failures = m[2];
     *blocks = 0;
     std::vector<float> grid(kGridVoxels, 0.0f);
@@ -180,12 +175,12 @@ struct GlslActivate {
   }
 };
 
-Pair activate_pair() {
-  auto g = std::make_shared<GroveActivate>();
+Pair activate_pair(const gpu::Backend& backend) {
+  auto g = std::make_shared<GroveActivate>(backend.arch);
   std::int64_t got_blocks = 0;
   const std::int64_t want_blocks = activate_expected_blocks();
   const std::vector<float> got = g->first_result(&got_blocks);
-  vkb::check(vkb::compare(got, activate_expected(), 0.0f, "Grove sparse activation"));
+  gpu::check(gpu::compare(got, activate_expected(), 0.0f, "Grove sparse activation"));
   if (got_blocks != want_blocks) {
     throw grove::Error("Grove sparse activation: " + std::to_string(got_blocks) + " active blocks, expected " +
                        std::to_string(want_blocks));
@@ -196,13 +191,14 @@ Pair activate_pair() {
                        " blocks still active after deactivating all");
   }
 
-  auto h = std::make_shared<GlslActivate>(vkb::device_of(g, g->prog));
+  auto h = std::make_shared<HandActivate>(backend.open(g, g->prog));
   h->dev->launch(h->launch);
   std::int64_t blocks = 0;
   std::uint32_t failures = 0;
-  vkb::check(vkb::compare(h->read_grid(&blocks, &failures), got, 0.0f, "GLSL sparse activation vs Grove"));
+  gpu::check(gpu::compare(h->read_grid(&blocks, &failures), got, 0.0f,
+                          std::string(backend.hand_written) + " sparse activation vs Grove"));
   if (blocks != want_blocks || failures != 0) {
-    throw grove::Error("GLSL sparse activation: " + std::to_string(blocks) + " active blocks (expected " +
+    throw grove::Error(std::string(backend.hand_written) + " sparse activation: " + std::to_string(blocks) + " active blocks (expected " +
                        std::to_string(want_blocks) + "), " + std::to_string(failures) + " failed allocations");
   }
   h->reset();
@@ -232,10 +228,9 @@ Pair activate_pair() {
 constexpr std::int64_t kStructPool = 16384;  // blocks; ~13.1k (5%) are active
 constexpr std::uint32_t kSelectSalt = 0xB10C5u;
 constexpr int kStructIterations = 100;
-constexpr std::string_view kStructFor = "vk_sparse_struct_for";
 
 // Block b is active when its hash says so (1 in 20).
-constexpr bool selected(std::uint32_t b) { return vkb::hash_u32(b, kSelectSalt) % 20u == 0u; }
+constexpr bool selected(std::uint32_t b) { return gpu::hash_u32(b, kSelectSalt) % 20u == 0u; }
 constexpr float x_value(const Voxel& v) { return static_cast<float>(v.i + 2 * v.j + 3 * v.k); }
 
 std::vector<std::uint32_t> selected_blocks() {
@@ -246,13 +241,13 @@ std::vector<std::uint32_t> selected_blocks() {
 }
 
 struct GroveStructFor {
-  grove::Program prog{vulkan_config()};
+  grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x");
   grove::Field y = prog.field(grove::f32, "y");
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
   grove::Kernel fill, scale;
 
-  GroveStructFor() {
+  explicit GroveStructFor(grove::Arch arch) : prog(gpu::config(arch)) {
     blocks.capacity(kStructPool);
     blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x, y);
     // Setup (untimed): x in every voxel of the selected blocks, one
@@ -260,7 +255,7 @@ struct GroveStructFor {
     // would each take a candidate from the pool).
     fill = prog.kernel("fill", [this] {
       grove::for_range(0, kBlocks, [&](Expr b) {
-        grove::if_(vkb::hash_dsl(grove::cast(grove::u32, b), kSelectSalt) % 20u == 0u, [&] {
+        grove::if_(gpu::hash_dsl(grove::cast(grove::u32, b), kSelectSalt) % 20u == 0u, [&] {
           grove::for_range(0, kBlockVoxels, [&](Expr l) {
             Expr i = b / (kBlocksPerSide * kBlocksPerSide) * kBlockSide + l / 16;
             Expr j = b / kBlocksPerSide % kBlocksPerSide * kBlockSide + l / 4 % 4;
@@ -285,8 +280,8 @@ struct GroveStructFor {
   }
 };
 
-Pair struct_for_pair() {
-  auto g = std::make_shared<GroveStructFor>();
+Pair struct_for_pair(const gpu::Backend& backend) {
+  auto g = std::make_shared<GroveStructFor>(backend.arch);
   std::int64_t got_blocks = 0;
   const std::vector<float> got = g->first_result(&got_blocks);
   const std::vector<std::uint32_t> blocks = selected_blocks();
@@ -297,7 +292,7 @@ Pair struct_for_pair() {
       want[linear(v.i, v.j, v.k)] = x_value(v) * 2.0f + 1.0f;
     }
   }
-  vkb::check(vkb::compare(got, want, 0.0f, "Grove struct-for"));
+  gpu::check(gpu::compare(got, want, 0.0f, "Grove struct-for"));
   if (got_blocks != static_cast<std::int64_t>(blocks.size())) {
     throw grove::Error("Grove struct-for: " + std::to_string(got_blocks) + " active blocks, expected " +
                        std::to_string(blocks.size()));
@@ -313,15 +308,14 @@ Pair struct_for_pair() {
     list[e] = e;
     for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
   }
-  std::shared_ptr<vk::Device> dev = vkb::device_of(g, g->prog);
-  vk::BufferId list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
-  vk::BufferId pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
-  vk::PipelineId pipe = vkb::shader_pipeline(*dev, grove::shaders::bench_block_map, 2, 4, "bench_block_map");
-  dev->write_buffer(list_buffer, 0, list.data(), list.size() * 4);
-  dev->write_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
-  const std::vector<vk::Dispatch> launch{{pipe, {list_buffer, pool_buffer}, {count}, count}};
+  std::shared_ptr<HandWritten> dev = backend.open(g, g->prog);
+  HandWritten::Buffer list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
+  HandWritten::Buffer pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
+  dev->write(list_buffer, 0, list.data(), list.size() * 4);
+  dev->write(pool_buffer, 0, pool.data(), pool.size() * 4);
+  const HandWritten::Launch launch = dev->prepare("bench_block_map", {list_buffer, pool_buffer}, {count}, count, 64);
   dev->launch(launch);
-  dev->read_buffer(pool_buffer, 0, pool.data(), pool.size() * 4);
+  dev->read(pool_buffer, 0, pool.data(), pool.size() * 4);
   std::vector<float> grid(kGridVoxels, 0.0f);
   for (std::uint32_t e = 0; e < count; ++e) {
     for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
@@ -329,24 +323,27 @@ Pair struct_for_pair() {
       grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
     }
   }
-  vkb::check(vkb::compare(grid, got, 0.0f, "GLSL struct-for vs Grove"));
+  gpu::check(gpu::compare(grid, got, 0.0f, std::string(backend.hand_written) + " struct-for vs Grove"));
 
-  Pair p = vkb::glsl_pair(
+  Pair p = gpu::hand_written_pair(
       [g] {
         g->scale();
         g->prog.sync();
       },
-      dev, launch, static_cast<std::int64_t>(count) * kBlockVoxels);
+      dev, {launch}, static_cast<std::int64_t>(count) * kBlockVoxels);
   p.counters = {{"active_blocks", static_cast<double>(count)}};
   return p;
 }
 
 }  // namespace
 
-void register_vulkan_sparse() {
-  register_pair(kActivate, grove::Arch::Vulkan, vkb::kGlsl, kActivateIterations, vkb::kRepetitions, activate_pair);
-  register_pair(kStructFor, grove::Arch::Vulkan, vkb::kGlsl, kStructIterations, vkb::kRepetitions,
-                struct_for_pair);
+void register_gpu_sparse() {
+  for (const gpu::Backend& b : gpu::backends()) {
+    register_pair(gpu::workload(b, "sparse_activate"), b.arch, b.hand_written, kActivateIterations,
+                  gpu::kRepetitions, [b] { return activate_pair(b); });
+    register_pair(gpu::workload(b, "sparse_struct_for"), b.arch, b.hand_written, kStructIterations,
+                  gpu::kRepetitions, [b] { return struct_for_pair(b); });
+  }
 }
 
 }  // namespace grove_bench
