@@ -72,10 +72,11 @@ sanitize: deps
 	  UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
 
-# ThreadSanitizer: every parameterised test on the CPU backend, its stress
-# and disk-cache tests, and a probe that checks that a race inside a kernel
-# is reported (the LLVM code generator instruments JIT-compiled code in
-# this build; src/llvm/codegen.h). No Vulkan: lavapipe's threads are Mesa's
+# ThreadSanitizer: every parameterised test on the CPU backend (the stress
+# tests of tests/api/stress_test.cpp among them), its disk-cache tests, and
+# a probe that checks that a race inside a kernel is reported (the LLVM
+# code generator instruments JIT-compiled code in this build;
+# src/llvm/codegen.h). No Vulkan: lavapipe's threads are Mesa's
 # business. Left out: Misuse.07, whose kernel races on the list's values on
 # purpose (appends against a deactivation of the same list) to check that
 # the list's bookkeeping survives; ThreadSanitizer rightly reports the

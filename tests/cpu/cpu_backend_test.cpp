@@ -164,12 +164,6 @@ TEST(CpuBackend, StructForWalksABlocksCellsInAVectorLoop) {
   EXPECT_THAT(body, ::testing::Not(HasSubstr("masked.gather")));
 }
 
-// ---- the sparse runtime under contention ----------------------------------------
-
-constexpr int kRounds = 40;
-
-// Every thread activates the same 64 blocks of a pointer SNode at once: each
-// block is allocated exactly once, and no increment is lost.
 // A CPU plan carries its kernel's code as a shared object, and the machine
 // it was compiled for: a plan for another architecture, one whose code
 // needs an instruction-set extension this CPU lacks, and one whose shared
@@ -214,117 +208,6 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   x.write({7}, 0);
   k();
   EXPECT_EQ(x.read<int>({7}), 14);
-}
-
-TEST(CpuStress, ManyThreadsActivateTheSameBlocks) {
-  for (int threads : {0, 8}) {
-    for (int round = 0; round < kRounds; ++round) {
-      Program prog(cpu(threads));
-      Field x = prog.field(i32, "x");
-      SNode& blocks = prog.root().pointer(i, 64);
-      blocks.dense(i, 16).place(x);
-      const int n = 1 << 20;
-      Kernel k = prog.kernel("hammer", [&] { for_range(0, n, [&](Expr m) { atomic_add(x(m % 1024), 1); }); });
-      k();
-      const std::vector<int> got = x.to_vector<int>();
-      for (int c = 0; c < 1024; ++c) ASSERT_EQ(got[static_cast<size_t>(c)], n / 1024) << "cell " << c << ", round " << round;
-      const Stats s = prog.stats();
-      ASSERT_EQ(s.find(blocks.name())->active_cells, 64) << round;
-      ASSERT_EQ(s.find(blocks.name())->pool_used, 64) << "a block was allocated twice, round " << round;
-    }
-  }
-}
-
-// Threads activate different cells, scattered over a pointer's 16384 blocks:
-// exactly the blocks written become active, and a struct-for visits exactly
-// their cells. The pool's entries fill more bit words than one thread
-// lists alone (a listgen iteration takes 16 words, a chunk at least 8
-// iterations), so listgen runs in parallel too.
-TEST(CpuStress, ManyThreadsActivateDifferentCells) {
-  const int cells = 16384 * 16, writes = 80000;
-  std::vector<char> written(static_cast<size_t>(cells), 0);
-  for (int m = 0; m < writes; ++m) written[static_cast<size_t>((static_cast<int64_t>(m) * 7919) % cells)] = 1;
-  std::vector<char> block(16384, 0);
-  for (int c = 0; c < cells; ++c) block[static_cast<size_t>(c / 16)] |= written[static_cast<size_t>(c)];
-  const int64_t blocks_written = std::count(block.begin(), block.end(), 1);
-  for (int round = 0; round < kRounds; ++round) {
-    Program prog(cpu(8));
-    Field x = prog.field(i32, "x");
-    SNode& blocks = prog.root().pointer(i, 16384);
-    blocks.dense(i, 16).place(x);
-    Field visited = prog.field(i32, "visited", {}), marked = prog.field(i32, "marked", {});
-    Kernel w = prog.kernel("w", [&] { for_range(0, writes, [&](Expr m) { x((m * 7919) % cells) = 1; }); });
-    Kernel r = prog.kernel("r", [&] {
-      for_each(x, [&](Expr c) {
-        atomic_add(visited(), 1);
-        atomic_add(marked(), x(c));
-      });
-    });
-    w();
-    r();
-    ASSERT_GT(blocks_written, 8 * 16 * 32);  // more than one listgen chunk's entries
-    ASSERT_EQ(prog.stats().find(blocks.name())->active_cells, blocks_written) << round;
-    ASSERT_EQ(prog.stats().find(blocks.name())->pool_used, blocks_written) << round;
-    ASSERT_EQ(visited.read<int>(), blocks_written * 16) << round;
-    ASSERT_EQ(marked.read<int>(), std::count(written.begin(), written.end(), 1)) << round;
-  }
-}
-
-// Threads append to the same four dynamic lists: every value lands exactly
-// once, each list's length is exact, and chunks are allocated as needed
-// and no more.
-TEST(CpuStress, ManyThreadsAppendToTheSameLists) {
-  const int n = 200000, chunk = 256;
-  for (int round = 0; round < kRounds; ++round) {
-    Program prog(cpu(8));
-    Field v = prog.field(i32, "v");
-    SNode& ptr = prog.root().pointer(i, 4);
-    SNode& list = ptr.dynamic(j, 1 << 16, chunk);
-    list.place(v);
-    Field len = prog.field(i32, "len", {4});
-    Kernel k = prog.kernel("k", [&] {
-      for_range(0, n, [&](Expr m) { append(list, {m % 4}, m); });
-      for_range(0, 4, [&](Expr b) { len(b) = length(list, {b}); });
-    });
-    k();
-    ASSERT_EQ(len.to_vector<int32_t>(), (std::vector<int32_t>{n / 4, n / 4, n / 4, n / 4})) << round;
-    for (int b = 0; b < 4; ++b) {
-      std::vector<int32_t> got;
-      for (int e = 0; e < n / 4; ++e) got.push_back(v.read<int32_t>({b, e}));
-      std::sort(got.begin(), got.end());
-      for (int e = 0; e < n / 4; ++e) ASSERT_EQ(got[static_cast<size_t>(e)], 4 * e + b) << "list " << b << ", round " << round;
-    }
-    ASSERT_EQ(prog.stats().find(list.name())->pool_used, 4 * ((n / 4 + chunk - 1) / chunk)) << round;
-  }
-}
-
-// One task deactivates every other block while a later task of the same
-// kernel sums what is left, round after round, with the blocks written
-// again in between: the sums are exact and freed blocks are reused.
-TEST(CpuStress, DeactivationWhileLaterTasksRead) {
-  Program prog(cpu(8));
-  Field x = prog.field(i64, "x");
-  SNode& blocks = prog.root().pointer(i, 512);
-  blocks.dense(i, 32).place(x);
-  Field sum = prog.field(i64, "sum", {});
-  Kernel fill = prog.kernel("fill", [&] { for_range(0, 512 * 32, [&](Expr c) { x(c) = cast(i64, c); }); });
-  Kernel thin = prog.kernel("thin", {arg(i32, "parity")}, [&](Args a) {
-    for_range(0, 512, [&](Expr b) { if_(b % 2 == a[0], [&] { deactivate(blocks, {b}); }); });
-    for_each(x, [&](Expr c) { atomic_add(sum(), x(c)); });
-  });
-  for (int round = 0; round < kRounds; ++round) {
-    const int parity = round % 2;
-    fill();
-    sum.write<int64_t>({}, 0);
-    thin(parity);
-    int64_t want = 0;
-    for (int b = 0; b < 512; ++b)
-      if (b % 2 != parity)
-        for (int c = b * 32; c < b * 32 + 32; ++c) want += c;
-    ASSERT_EQ(sum.read<int64_t>(), want) << round;
-    ASSERT_EQ(prog.stats().find(blocks.name())->active_cells, 256) << round;
-    ASSERT_LE(prog.stats().find(blocks.name())->pool_high_water, 512) << "freed blocks were not reused, round " << round;
-  }
 }
 
 }  // namespace
