@@ -1,0 +1,45 @@
+#!/bin/sh
+# scripts/gpu-run.sh — on a machine with an NVIDIA GPU and driver, runs what
+# scripts/gpu-bundle.sh packed: the parameterised suite and the stress tests
+# on Arch::Cuda, the CUDA tests of tests/cuda, and the CUDA rows of
+# grove_bench against nvcc's kernels. Results go to $OUT (default
+# out/gpu): each program's output and bench-cuda.json. Exits non-zero when
+# a test or a benchmark failed. Where there is no driver, the CUDA tests
+# skip and say why, as on every machine.
+#
+#   scripts/gpu-run.sh [ARCHIVE]      (default out/gpu-bundle.tar.xz)
+# BENCH_FILTER replaces the benchmarks' filter (default: every row that
+# runs on CUDA, and the baselines those share with other backends); extra
+# arguments for grove_bench come through BENCH_ARGS (e.g.
+# BENCH_ARGS=--benchmark_repetitions=5).
+set -u
+
+ARCHIVE=${1:-out/gpu-bundle.tar.xz}
+OUT=${OUT:-out/gpu}
+DIR=$(mktemp -d)
+mkdir -p "$OUT"
+xz -dc "$ARCHIVE" | tar -C "$DIR" -xf - || { echo "gpu-run: cannot unpack $ARCHIVE" >&2; exit 1; }
+export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export XDG_CACHE_HOME="$DIR/cache"
+# libdevice for kernels that call math functions: the toolkit, where there is one.
+[ -z "${CUDA_PATH:-}" ] && [ -d /usr/local/cuda ] && export CUDA_PATH=/usr/local/cuda
+
+status=0
+run() {  # run NAME COMMAND...: output to $OUT/NAME.txt and its last lines here
+  name=$1
+  shift
+  echo "== $name: $*"
+  "$@" > "$OUT/$name.txt" 2>&1
+  rc=$?
+  tail -n 15 "$OUT/$name.txt"
+  echo "== $name: exit $rc"
+  [ "$rc" -eq 0 ] || status=1
+}
+
+command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda' --gtest_brief=1
+run cuda_tests "$DIR/bin/grove_cuda_tests" --gtest_brief=1
+run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
+  --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
+rm -rf "$DIR"
+exit $status
