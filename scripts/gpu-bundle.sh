@@ -5,9 +5,10 @@
 # build/ and grove_bench of build-release/ (both built here first, stripped
 # into the archive), the shared libraries they load that a bare machine may
 # lack (LLVM, oneTBB, OpenVDB and theirs; not the C and C++ runtimes, which
-# any newer system has, nor the driver), and scripts/gpu-run.sh, which runs
-# them there. Compressed, it stays well under the 64 MiB a remote run may
-# carry (about 50 MB with LLVM's 129 MB library).
+# any newer system has, nor the driver), what Vulkan needs besides NVIDIA's
+# driver, and scripts/gpu-run.sh, which runs them there. Compressed, it
+# stays under the 64 MiB a remote run may carry with the working tree
+# (about 55 MiB with LLVM's 129 MB library; xz -9 takes two minutes).
 #
 #   make build && make configure-release && cmake --build build-release --target grove_bench
 #   scripts/gpu-bundle.sh            # then, on the GPU machine: scripts/gpu-run.sh
@@ -42,8 +43,24 @@ done | sort -u | while read -r lib; do
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
+# For Vulkan on the GPU, whose machine may have NVIDIA's driver but no
+# Vulkan loader: Debian's loader, the GL dispatch libraries NVIDIA's Vulkan
+# driver loads, and the validation layer the suite turns on (kept apart in
+# vk/ and layers/: gpu-run.sh adds them for the Vulkan runs only).
+mkdir -p "$stage/vk" "$stage/layers"
+for lib in libvulkan.so.1 libGLdispatch.so.0 libGLX.so.0 libEGL.so.1 libOpenGL.so.0 libGL.so.1 \
+           libVkLayer_khronos_validation.so; do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+  [ -n "$path" ] || path=/usr/lib/x86_64-linux-gnu/$lib
+  if [ -e "$path" ]; then cp -L "$path" "$stage/vk/$lib"; else echo "gpu-bundle: no $lib here; Vulkan may not run there" >&2; fi
+done
+layer_json=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+[ -e "$layer_json" ] && cp "$layer_json" "$stage/layers/"
 cp scripts/gpu-run.sh "$stage/"
 mkdir -p "$(dirname "$ARCHIVE")"
-tar -C "$stage" -cf - . | xz -T2 -6 > "$ARCHIVE.tmp"
+tar -C "$stage" -cf - . | xz -T2 -9 > "$ARCHIVE.tmp"
 mv "$ARCHIVE.tmp" "$ARCHIVE"
-echo "gpu-bundle: wrote $ARCHIVE ($(du -k "$ARCHIVE" | cut -f1) KiB): $(ls "$stage/bin" | tr '\n' ' ')and $(ls "$stage/lib" | wc -l) libraries"
+if [ "$(du -k "$ARCHIVE" | cut -f1)" -gt $((60 * 1024)) ]; then
+  echo "gpu-bundle: $ARCHIVE is over 60 MiB: with the working tree it may not fit in a 64 MiB carry" >&2
+fi
+echo "gpu-bundle: wrote $ARCHIVE ($(du -k "$ARCHIVE" | cut -f1) KiB): $(ls "$stage/bin" | tr '\n' ' ')and $(ls "$stage/lib" "$stage/vk" | wc -l) libraries"

@@ -2,10 +2,12 @@
 # scripts/gpu-run.sh — on a machine with an NVIDIA GPU and driver, runs what
 # scripts/gpu-bundle.sh packed: the parameterised suite and the stress tests
 # on Arch::Cuda, the CUDA tests of tests/cuda, and the CUDA rows of
-# grove_bench against nvcc's kernels. Results go to $OUT (default
-# out/gpu): each program's output and bench-cuda.json. Exits non-zero when
-# a test or a benchmark failed. Where there is no driver, the CUDA tests
-# skip and say why, as on every machine.
+# grove_bench against nvcc's kernels; then the same suite and the Vulkan
+# rows on the GPU through Vulkan (NVIDIA's Vulkan driver, with the bundled
+# loader and validation layer). Results go to $OUT (default out/gpu): each
+# program's output, bench-cuda.json and bench-vulkan.json. Exits non-zero
+# when a test or a benchmark failed. Where there is no driver, the tests of
+# that API skip and say why, as on every machine. VULKAN=0 leaves Vulkan out.
 #
 #   scripts/gpu-run.sh [ARCHIVE]      (default out/gpu-bundle.tar.xz)
 # BENCH_FILTER replaces the benchmarks' filter (default: every row that
@@ -41,5 +43,17 @@ run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda' --gtest_br
 run cuda_tests "$DIR/bin/grove_cuda_tests" --gtest_brief=1
 run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
   --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
+
+if [ "${VULKAN:-1}" != 0 ]; then
+  # NVIDIA's Vulkan driver, where the loader would not find it by itself.
+  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json; do
+    if [ -z "${VK_DRIVER_FILES:-}" ] && [ -e "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
+  done
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$DIR/vk" VK_LAYER_PATH="$DIR/layers"
+  run vulkan_suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/vulkan' --gtest_brief=1
+  run vulkan_bench "$DIR/bin/grove_bench" --benchmark_filter="${VULKAN_BENCH_FILTER:-^vk_}" \
+    --out_json="$OUT/bench-vulkan.json" ${BENCH_ARGS:-}
+fi
 rm -rf "$DIR"
 exit $status
