@@ -92,7 +92,7 @@ Pair hand_written_pair(std::function<void()> grove_run, std::shared_ptr<HandWrit
 
 // Reports each side's bandwidth for `bytes_per_run` bytes of memory traffic
 // per run (harness.h) and, where the device's peak is known, each side's
-// share of it (counters grove_of_peak and baseline_of_peak).
+// share of it (counters grove_of_peak, baseline_of_peak and peak_GBps).
 void report_bandwidth(Pair& pair, double bytes_per_run, double peak_bytes_per_second);
 
 // Groups of `group_size` that cover `invocations`.
