@@ -43,12 +43,6 @@ std::string workload(const Backend& backend, std::string_view name) {
   return std::string(backend.prefix) + "_" + std::string(name);
 }
 
-grove::Config config(grove::Arch arch) {
-  grove::Config c;
-  c.arch = arch;
-  return c;
-}
-
 Pair hand_written_pair(std::function<void()> grove_run, std::shared_ptr<HandWritten> device,
                        std::vector<HandWritten::Launch> launches, std::int64_t items_per_run) {
   Pair p;

@@ -83,9 +83,6 @@ const std::vector<Backend>& backends();
 // "<prefix>_<name>": "vk_saxpy".
 std::string workload(const Backend& backend, std::string_view name);
 
-// A Config for `arch`, everything else the default.
-grove::Config config(grove::Arch arch);
-
 // A pair whose hand-written side is `launches` queued, then a sync.
 Pair hand_written_pair(std::function<void()> grove_run, std::shared_ptr<HandWritten> device,
                        std::vector<HandWritten::Launch> launches, std::int64_t items_per_run);

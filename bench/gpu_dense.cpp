@@ -37,7 +37,7 @@ constexpr int kSaxpyN = 1 << 20;
 constexpr float kSaxpyA = 2.0f;
 
 struct GroveSaxpy {
-  explicit GroveSaxpy(grove::Arch arch) : prog(gpu::config(arch)) {}
+  explicit GroveSaxpy(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
   grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x", {kSaxpyN});
   grove::Field y = prog.field(grove::f32, "y", {kSaxpyN});
@@ -100,7 +100,7 @@ std::vector<float> stencil_a() {
 }
 
 struct GroveStencil {
-  explicit GroveStencil(grove::Arch arch) : prog(gpu::config(arch)) {}
+  explicit GroveStencil(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
   grove::Program prog;
   grove::Field a = prog.field(grove::f32, "a", {kStencilN, kStencilN});
   grove::Field b = prog.field(grove::f32, "b", {kStencilN, kStencilN});
@@ -162,7 +162,7 @@ constexpr std::uint32_t kReduceLocal = 256;
 constexpr std::uint32_t kReducePerInvocation = 16;  // elements each hand-written invocation sums
 
 struct GroveReduce {
-  explicit GroveReduce(grove::Arch arch) : prog(gpu::config(arch)) {}
+  explicit GroveReduce(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
   grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x", {kReduceN});
   grove::Field total = prog.field(grove::f32, "total", {});

@@ -5,26 +5,16 @@
 // Built only with GROVE_WITH_VULKAN.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
-#include <benchmark/benchmark.h>
 #include <grove/grove.h>
 
 #include "gpu_common.h"
-#include "harness.h"
 #include "runtime/vulkan/device.h"
-
-namespace grove::ir {
-class Kernel;
-class SNodeForest;
-}  // namespace grove::ir
 
 namespace grove_bench::vkb {
 
