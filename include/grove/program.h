@@ -83,6 +83,13 @@ struct Config {
   // at run time; without it Arch::Cuda raises an Error and Arch::Auto moves
   // on.
   std::string cuda_device;
+  // CUDA: the target kernels are compiled for, as a compute capability
+  // (major * 10 + minor: 75, 80, 86, 89, 90). 0: the device's own (sm_90
+  // for newer GPUs, which the driver compiles sm_90 PTX for). An AOT module
+  // for Arch::Cuda saved from a Program on another arch (grove/aot.h) is
+  // compiled for it too, with no GPU needed; 0 there means sm_75, which
+  // every GPU Grove runs on loads. A target newer than the device is refused.
+  int cuda_sm = 0;
 };
 
 // Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...

@@ -28,8 +28,10 @@ struct BackendOptions {
   // directory (Config::cache_dir).
   int cpu_threads = 0;
   std::string cache_dir;
-  // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0).
+  // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0),
+  // and the target (Config::cuda_sm; 0: the device's).
   std::string cuda_device;
+  int cuda_sm = 0;
 };
 
 class Backend {
@@ -46,6 +48,12 @@ class Backend {
   // the backend completes.
   virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
                                                     const ir::SNodeForest& forest, rt::KernelPlan plan) = 0;
+  // The same plan with this backend's code in it, loaded nowhere: what an
+  // AOT module for this arch holds when the Program runs on another
+  // (ProgramImpl::plan_for). Only backends whose code does not depend on a
+  // device they hold make it; the others raise grove::Error saying so.
+  virtual rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest& forest,
+                                  rt::KernelPlan plan);
 };
 
 // GROVE_DUMP_DIR, created, or "" when it is unset: where each kernel's IR
@@ -68,6 +76,12 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options);
 // Opens the CUDA device; raises grove::Error saying no CUDA driver was
 // found (or no device) when there is none.
 BackendAndDevice make_cuda_backend(const BackendOptions& options);
+// The CUDA code generator alone, for sm_`sm` (Config::cuda_sm, checked
+// here), with no driver or device: it only generates (AOT modules).
+std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug);
+// Raises grove::Error naming Config::cuda_sm unless `sm` is 0 or a target
+// the code generator makes.
+void check_cuda_sm(int sm);
 #endif
 #ifdef GROVE_WITH_VULKAN
 // Opens the Vulkan device; raises grove::Error naming what is missing (no

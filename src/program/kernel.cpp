@@ -52,6 +52,11 @@ std::string dump_name(std::string_view kernel) {
   return out;
 }
 
+rt::KernelPlan Backend::generate(const ir::Kernel&, std::string_view, const ir::SNodeForest&, rt::KernelPlan plan) {
+  throw Error("kernel '" + plan.name + "': Arch::" + std::string(arch_name(arch())) +
+              " compiles only for the device it runs on, so its code cannot be made for a module here");
+}
+
 KernelContext* current_or_null() { return g_current; }
 
 KernelContext& current() {
@@ -75,8 +80,8 @@ static void refuse_inside_kernel_body(const KernelRecord& rec, const char* what)
               "' from the host, before or after '" + ctx->record->name + "'");
 }
 
-void ProgramImpl::compile(KernelRecord& rec) {
-  if (rec.ir) return;
+ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target, int64_t max_buffer_words,
+                                        bool report) {
   refuse_inside_kernel_body(rec, "compiles");
   // Numbers become the IR's arguments, trees its tree parameters.
   std::vector<ir::KernelArg> args;
@@ -102,42 +107,57 @@ void ProgramImpl::compile(KernelRecord& rec) {
   for (int f : used) materialize_field(f, "kernel '" + rec.name + "'");
   for (int t : trees) materialize_tree(t);
 
-  std::vector<std::pair<std::string, std::string>> stages;
-  const std::string dump = dump_dir();
+  Lowered out;
+  const std::string dump = report ? dump_dir() : "";
   ir::PipelineOptions options;
   options.verify = config.verify_ir;
   options.on_stage = [&](std::string_view stage, const ir::Kernel& k) {
     std::string text = ir::print_module({&k});
-    if (config.print_ir)
+    if (report && config.print_ir)
       std::cout << "[grove] kernel '" << rec.name << "' after " << stage << ":\n" << text << std::flush;
     if (!dump.empty()) {
       char num[8];
-      std::snprintf(num, sizeof num, "%02zu", stages.size());
+      std::snprintf(num, sizeof num, "%02zu", out.stages.size());
       std::filesystem::path p = std::filesystem::path(dump) / (dump_name(rec.name) + "." + num + "_" + std::string(stage) + ".ir");
       std::ofstream(p) << text;
     }
-    stages.emplace_back(std::string(stage), std::move(text));
+    out.stages.emplace_back(std::string(stage), std::move(text));
   };
   ir::OffloadResult offloaded;
   options.offload.scratch_tree = scratch_tree;
   options.offload.scratch_base = 0;
-  options.offload.scratch_words = std::min(context->device().max_buffer_bytes() / 4, ir::kMaxTreeWords);
+  options.offload.scratch_words = std::min(max_buffer_words, ir::kMaxTreeWords);
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
-  options.lower.cells_per_iteration = options.offload.cells_per_iteration = backend->cells_per_iteration();
+  options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
   ir::run_pipeline(*kernel, options);
-  observe_lowered_kernel(*kernel, config.debug);
+  if (report) observe_lowered_kernel(*kernel, config.debug);
   ir::PlanOptions plan_options;
   plan_options.scratch_tree = scratch_tree;
   plan_options.scratch_words = offloaded.scratch_words_used;
-  rec.compiled = backend->compile(*kernel, stages.back().second, forest,
-                                  ir::plan_kernel(*kernel, offloaded.tasks, plan_options));
-  if (!dump.empty())
+  out.plan = ir::plan_kernel(*kernel, offloaded.tasks, plan_options);
+  out.scratch_words = offloaded.scratch_words_used;
+  out.kernel = std::move(kernel);
+  return out;
+}
+
+void ProgramImpl::compile(KernelRecord& rec) {
+  if (rec.ir) return;
+  Lowered l = lower(rec, *backend, context->device().max_buffer_bytes() / 4, true);
+  rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest, std::move(l.plan));
+  if (const std::string dump = dump_dir(); !dump.empty())
     std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
-  ensure_scratch(offloaded.scratch_words_used);
-  rec.ir = std::move(kernel);
-  rec.stages = std::move(stages);
+  ensure_scratch(l.scratch_words);
+  rec.ir = std::move(l.kernel);
+  rec.stages = std::move(l.stages);
   ++rec.compile_count;
+}
+
+rt::KernelPlan ProgramImpl::plan_for(KernelRecord& rec, Backend& target) {
+  // Recorded again: the pipeline lowers for `target`'s devices, which the
+  // Program's own compile did not (cells per iteration, buffer sizes).
+  Lowered l = lower(rec, target, ir::kMaxTreeWords, false);
+  return target.generate(*l.kernel, l.stages.back().second, forest, std::move(l.plan));
 }
 
 namespace {

@@ -138,6 +138,10 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.cpu_threads = config.cpu_threads;
   bo.cache_dir = config.cache_dir;
   bo.cuda_device = config.cuda_device;
+  bo.cuda_sm = config.cuda_sm;
+#ifdef GROVE_WITH_CUDA
+  check_cuda_sm(config.cuda_sm);  // whatever the arch: Auto would pass over CUDA without saying why
+#endif
   std::string built;
   for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
   BackendAndDevice made;

@@ -155,9 +155,24 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   void ensure_scratch(int64_t words);
 
   // Kernels
+  // A kernel recorded from its body and run through the pass pipeline for
+  // `target`'s devices, whose largest buffer holds `max_buffer_words`;
+  // `report`: print and dump its stages (Config::print_ir, GROVE_DUMP_DIR)
+  // and let tests observe it.
+  struct Lowered {
+    std::unique_ptr<ir::Kernel> kernel;
+    std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
+    rt::KernelPlan plan;  // backend-neutral (ir::plan_kernel)
+    int64_t scratch_words = 0;
+  };
+  Lowered lower(KernelRecord& k, const Backend& target, int64_t max_buffer_words, bool report);
   KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
                            bool internal);
   void compile(KernelRecord& k);
+  // `k`'s plan with code for `target`, a backend of another arch than the
+  // Program's that compiles without a device (Backend::generate): what an
+  // AOT module for that arch holds. The Program's own compile is untouched.
+  rt::KernelPlan plan_for(KernelRecord& k, Backend& target);
   void launch(KernelRecord& k, const std::vector<ArgValue>& args);
   // Argument `n` of `k` as the bits of its compute type; raises grove::Error
   // naming the kernel and argument when the value does not convert exactly.
