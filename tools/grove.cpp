@@ -41,7 +41,8 @@ void print_usage(std::FILE* to) {
                "            (a dump dir is what GROVE_DUMP_DIR=DIR made while a program ran: the last\n"
                "            stage of each kernel is taken)\n"
                "  aot       an AOT module of an example: grove aot sparse_life [-o life.grove] [--size N]\n"
-               "            (compiled for Vulkan; lavapipe will do where there is no GPU)\n"
+               "            [--arch vulkan | cuda [--sm 75]] (Vulkan: compiled on a Vulkan device, lavapipe\n"
+               "            will do; CUDA: PTX, made without a GPU)\n"
                "  inspect   what an AOT module file holds: grove inspect <file.grove>\n"
                "  version   the version only\n"
                "  help      this message (also: grove --help)\n");
@@ -93,36 +94,61 @@ void list_vulkan_devices() {
 }
 #endif
 
-// `grove aot <example>`: the example's tree type and kernels in a module.
+// `grove aot <example>`: the example's tree type and kernels in a module,
+// for Vulkan (compiled on a Vulkan device; lavapipe will do) or CUDA
+// (compiled with no GPU, for --sm).
 int cmd_aot(int argc, char** argv) {
   if (argc < 3) throw grove::Error("grove aot: name an example (sparse_life)");
   const std::string example = argv[2];
   std::string out = example == "sparse_life" ? "life.grove" : example + ".grove";
   int size = 16384;
+  grove::Arch arch = grove::Arch::Vulkan;
+  int sm = 0;
+  auto number = [](const std::string& option, const std::string& v) {
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n <= 0 || n > (1 << 30))
+      throw grove::Error("grove aot: " + option + " takes a positive number, got '" + v + "'");
+    return static_cast<int>(n);
+  };
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "-o" || a == "--size") && i + 1 >= argc) throw grove::Error("grove aot: " + a + " needs a value");
+    if ((a == "-o" || a == "--size" || a == "--arch" || a == "--sm") && i + 1 >= argc)
+      throw grove::Error("grove aot: " + a + " needs a value");
     if (a == "-o") {
       out = argv[++i];
     } else if (a == "--size") {
       const std::string v = argv[++i];
-      char* end = nullptr;
-      size = static_cast<int>(std::strtol(v.c_str(), &end, 10));
-      if (v.empty() || *end != '\0' || size < sparse_life::kBlock || size % sparse_life::kBlock != 0)
+      size = number(a, v);
+      if (size < sparse_life::kBlock || size % sparse_life::kBlock != 0)
         throw grove::Error("grove aot: --size takes a multiple of " + std::to_string(sparse_life::kBlock) + ", got '" + v + "'");
+    } else if (a == "--arch") {
+      const std::string v = argv[++i];
+      if (!grove::parse_arch(v, &arch) || (arch != grove::Arch::Vulkan && arch != grove::Arch::Cuda))
+        throw grove::Error("grove aot: --arch takes vulkan or cuda, got '" + v + "'");
+    } else if (a == "--sm") {
+      sm = number(a, argv[++i]);
     } else {
       throw grove::Error("grove aot: unknown option '" + a + "' (grove help)");
     }
   }
+  if (sm != 0 && arch != grove::Arch::Cuda) throw grove::Error("grove aot: --sm is for --arch cuda");
   if (example != "sparse_life") throw grove::Error("grove aot: no example named '" + example + "' (there is: sparse_life)");
-  grove::Program prog({.arch = grove::Arch::Vulkan});
+  // CUDA modules need no GPU: the Program runs on the interpreter, which
+  // only holds the trees while the kernels are compiled.
+  grove::Config config;
+  config.arch = arch == grove::Arch::Cuda ? grove::Arch::Interp : arch;
+  config.cuda_sm = sm;
+  grove::Program prog(config);
   sparse_life::Life life(prog, size);
-  grove::aot::Module m(prog, grove::Arch::Vulkan);
+  grove::aot::Module m(prog, arch);
   m.add_tree_type("life", life.type);
   for (const grove::Kernel& k : {life.seed, life.count, life.update, life.prune, life.snapshot}) m.add_kernel(k.name(), k);
   m.save(out);
-  std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, compiled on %s)\n", out.c_str(), size, size,
-              prog.device_name().c_str());
+  const std::string target = arch == grove::Arch::Cuda
+                                 ? "PTX for sm_" + std::to_string(sm != 0 ? sm : 75) + " and newer GPUs"
+                                 : "compiled on " + prog.device_name();
+  std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, %s)\n", out.c_str(), size, size, target.c_str());
   return 0;
 }
 

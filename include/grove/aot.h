@@ -3,7 +3,7 @@
 // and what they need of the device, in one file that grove/runtime.h
 // loads with no compiler:
 //
-//   grove::aot::Module m(prog, grove::Arch::Vulkan);
+//   grove::aot::Module m(prog, grove::Arch::Vulkan);  // or Arch::Cuda
 //   m.add_tree_type("grid", grid);
 //   m.add_kernel("step", step);
 //   m.save("life.grove");
@@ -30,9 +30,14 @@ namespace grove::aot {
 
 class Module {
  public:
-  // Kernels are compiled for `arch`, which must be the Program's own (its
-  // Config::arch, or what Arch::Auto chose); modules are made for
-  // Arch::Vulkan (SPIR-V), which lavapipe compiles where there is no GPU.
+  // Kernels are compiled for `arch`:
+  // - Arch::Vulkan (SPIR-V): the Program must run on it (its Config::arch,
+  //   or what Arch::Auto chose), as its device decides the code; lavapipe
+  //   will do where there is no GPU.
+  // - Arch::Cuda (PTX): from a Program on any arch, with no GPU or driver
+  //   needed, for Config::cuda_sm (0: sm_75, which every GPU Grove runs on
+  //   loads; a Program on CUDA saves the code it runs). Kernels are recorded
+  //   again for it, so a kernel body must record the same kernel each time.
   Module(Program& program, Arch arch);
   ~Module();
   Module(Module&&) noexcept;

@@ -1,7 +1,7 @@
 /* grove/grove_runtime.h: the C API of grove_runtime. AOT modules (saved by
  * grove::aot::Module or `grove aot`) loaded and run from plain C, with no
  * compiler inside: open a module on a Vulkan device (Grove's, or the
- * application's), instantiate its tree types, launch its kernels, read and
+ * application's) or, for a CUDA module, an NVIDIA GPU; instantiate its tree types, launch its kernels, read and
  * write fields by name.
  *
  *   grove_module* m;
@@ -39,7 +39,7 @@ typedef enum grove_result {
   GROVE_ERROR_NOT_FOUND = 2,        /* no kernel, tree type or field of that name */
   GROVE_ERROR_IO = 3,               /* the module file cannot be read */
   GROVE_ERROR_FORMAT = 4,           /* not a module, truncated, corrupt, or of another format version */
-  GROVE_ERROR_DEVICE = 5,           /* no Vulkan device, or one that lacks a feature the module needs */
+  GROVE_ERROR_DEVICE = 5,           /* no device of the module's backend, or one that lacks a feature the module needs */
   GROVE_ERROR_KERNEL = 6,           /* a launch failed: a full pool, a failed assertion */
   GROVE_ERROR_INTERNAL = 7          /* a bug in Grove: please report it with the message */
 } grove_result;
@@ -77,6 +77,7 @@ typedef struct grove_options {
   void* get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr; NULL: the loader's */
   uint32_t api_version;
   int shader_int64, shader_float64, shader_int16, storage_buffer_16bit, atomic_int64;
+  const char* cuda_device; /* CUDA modules: NULL or "": GROVE_CUDA_DEVICE, else 0; an index or part of a name */
 } grove_options;
 
 /* Opens a module file (or `size` bytes of one, `source` naming them in errors). */

@@ -1,8 +1,10 @@
 // grove/runtime.h — AOT modules run by Grove's runtime alone (the library
 // Grove::runtime, with no compiler, LLVM, SPIRV-Tools or glslang inside).
 // A module is saved by grove::aot::Module (grove/aot.h) or `grove aot`;
-// here it is opened on a Vulkan device, its tree types are instantiated,
-// its kernels launched, and fields read and written by name:
+// here it is opened on a device of its backend (a Vulkan device for a
+// Vulkan module; for a CUDA module, an NVIDIA GPU through the driver,
+// opened at run time), its tree types are instantiated, its kernels
+// launched, and fields read and written by name:
 //
 //   grove::runtime::Module m = grove::runtime::Module::load("life.grove");
 //   grove::runtime::Tree a = m.instantiate("grid", "a");
@@ -57,6 +59,10 @@ struct Options {
   // The Vulkan device: "" = GROVE_VULKAN_DEVICE, else the best one; an
   // index or a substring of its name otherwise.
   std::string vulkan_device;
+  // For CUDA modules, the GPU: "" = GROVE_CUDA_DEVICE, else device 0; an
+  // index or a substring of its name otherwise. The options below it,
+  // debug aside, are Vulkan's.
+  std::string cuda_device;
   bool validation = false;  // VK_LAYER_KHRONOS_validation
   bool debug = false;       // every launch waits (errors name their launch)
   // Run on the application's own device and queue instead (an engine's
@@ -174,7 +180,9 @@ class Tree {
 class Module {
  public:
   // Opens the module file at `path` (or its bytes, `source` naming them in
-  // errors) on a Vulkan device Grove opens.
+  // errors) on a device Grove opens (Vulkan or CUDA, as the module was
+  // saved for), or on Options::external. Without that device (no Vulkan
+  // loader, no NVIDIA driver) it raises grove::Error saying so.
   static Module load(const std::string& path, const Options& options = {});
   static Module load(std::span<const uint8_t> bytes, std::string_view source, const Options& options = {});
 
@@ -197,9 +205,9 @@ class Module {
   // failed assertion).
   void sync();
 
-  // ---- embedding in the application's renderer ----
+  // ---- embedding in the application's renderer (Vulkan modules) ----
   // The Vulkan objects the module runs on (Grove's own, or those of
-  // Options::external).
+  // Options::external); a CUDA module raises grove::Error.
   VulkanHandles vulkan() const;
   // Records `kernel` into the application's command buffer (a
   // VkCommandBuffer of this device, recording, outside a render pass)

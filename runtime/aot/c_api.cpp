@@ -84,6 +84,7 @@ grove::runtime::Options options_of(const grove_options* o) {
   grove::runtime::Options r;
   if (o == nullptr) return r;
   if (o->vulkan_device != nullptr) r.vulkan_device = o->vulkan_device;
+  if (o->cuda_device != nullptr) r.cuda_device = o->cuda_device;
   r.validation = o->validation != 0;
   r.debug = o->debug != 0;
   if (o->instance != nullptr || o->physical_device != nullptr || o->device != nullptr || o->queue != nullptr) {

@@ -409,7 +409,8 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
     m.backend = r.str();
     m.features = read_features(r);
     if (r.left() != 0) r.fail("unread bytes at its end");
-    if (m.backend != "vulkan") r.fail("modules for backend '" + m.backend + "' cannot be loaded; Grove ships Vulkan modules");
+    if (m.backend != "vulkan" && m.backend != "cuda")
+      r.fail("modules for backend '" + m.backend + "' cannot be loaded; Grove ships Vulkan and CUDA modules");
   }
   {
     ByteReader r(sections[1].payload, source + ", section 'tree types'");
@@ -466,7 +467,14 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
         for (const TaskPlan::Modified& mod : task.modifies)
           if (!has(mod.slot, mod.snode))
             r.fail("task " + std::to_string(i) + " modifies SNode " + std::to_string(mod.snode) + ", which its tree type lacks");
-        if (task.code.empty()) r.fail("task " + std::to_string(i) + " has no code");
+        // Vulkan: each task is a SPIR-V module; CUDA: an entry of the kernel's PTX.
+        if (m.backend == "vulkan" && task.code.empty()) r.fail("task " + std::to_string(i) + " has no code");
+        if (m.backend == "cuda" && task.entry_point.empty()) r.fail("task " + std::to_string(i) + " has no entry point");
+      }
+      if (m.backend == "cuda") {
+        if (p.library.empty()) r.fail("it has no PTX");
+        if (p.target.rfind(kCudaTargetPrefix, 0) != 0)
+          r.fail("its target is '" + p.target + "', not '" + std::string(kCudaTargetPrefix) + "NN'");
       }
       m.kernels.push_back(std::move(p));
     }
@@ -512,7 +520,7 @@ std::string describe(const ModuleData& m) {
   feature(f.atomic_int64, "atomic_int64");
   feature(f.atomic_float32_add, "atomic_float32_add");
   feature(f.subgroup_arithmetic, "subgroup_arithmetic");
-  o << (any ? "\n" : " none beyond Vulkan 1.1 compute\n");
+  o << (any ? "\n" : m.backend == "cuda" ? " none beyond sm_75\n" : " none beyond Vulkan 1.1 compute\n");
   o << "tree types: " << m.tree_types.size() << "\n";
   for (const ModuleTreeType& t : m.tree_types) {
     o << "  " << t.name << " (type " << t.id << "): " << t.layout.total_words << " words ("
@@ -535,6 +543,9 @@ std::string describe(const ModuleData& m) {
   for (const KernelPlan& k : m.kernels) {
     size_t words = 0;
     for (const TaskPlan& task : k.tasks) words += task.code.size();
+    const std::string code = m.backend == "cuda" ? std::to_string(k.library.size()) + " bytes of PTX for " +
+                                                       k.target.substr(std::min(k.target.size(), kCudaTargetPrefix.size() - 3))
+                                                 : std::to_string(words * 4) + " bytes of SPIR-V";
     o << "  " << k.name << "(";
     bool first = true;
     for (const TreeSlotPlan& s : k.slots) {
@@ -547,7 +558,7 @@ std::string describe(const ModuleData& m) {
       o << (first ? "" : ", ") << a.name << ": " << type_name(a.type);
       first = false;
     }
-    o << "): " << k.tasks.size() << " tasks, " << words * 4 << " bytes of SPIR-V\n";
+    o << "): " << k.tasks.size() << " tasks, " << code << "\n";
   }
   return o.str();
 }

@@ -29,6 +29,8 @@
 namespace grove::rt::aot {
 
 inline constexpr uint32_t kModuleMagic = 0x4d565247u;  // "GRVM"
+// What a CUDA kernel plan's target starts with; "sm_NN" follows.
+inline constexpr std::string_view kCudaTargetPrefix = "nvptx64-nvidia-cuda, sm_";
 inline constexpr uint32_t kModuleVersion = 4;  // 2: tree types say whether they are a Program's own tree; 3: pointer pools keep in-use bits and entry coordinates; 4: a list below a pointer holds only its containers
 
 struct ModuleTreeType {
@@ -43,7 +45,7 @@ struct ModuleTreeType {
 
 struct ModuleData {
   std::string grove_version;  // of the Grove that wrote it
-  std::string backend;        // "vulkan": every kernel's plan is for it
+  std::string backend;        // "vulkan" or "cuda": every kernel's plan is for it
   Features features;          // what any of its kernels needs of the device
   std::vector<ModuleTreeType> tree_types;
   std::vector<KernelPlan> kernels;  // user kernels, then Grove's own ("__write_x", "__deactivate_all_grid")

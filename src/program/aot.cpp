@@ -1,9 +1,13 @@
 // src/program/aot.cpp — grove::aot::Module (grove/aot.h): a Program's tree
 // types and compiled kernel plans gathered into runtime/aot's module format.
+// A module for the Program's own arch holds the plans the Program runs; one
+// for Arch::Cuda saved from a Program on another arch holds plans of the
+// CUDA code generator alone (detail::make_cuda_compiler), which needs no GPU.
 #include "grove/aot.h"
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include "grove/version.h"
 #include "program/program_impl.h"
@@ -17,6 +21,10 @@ struct Module::Impl {
   // Kernels by name in the module, and the Program's records behind them
   // (Grove's own kernels are added at bytes()).
   std::vector<std::pair<std::string, detail::KernelRecord*>> kernels;
+  // The module's arch is not the Program's: its code generator, and the
+  // plans it made (each kernel is compiled once).
+  std::unique_ptr<detail::Backend> compiler;
+  std::map<const detail::KernelRecord*, rt::KernelPlan> generated;
 
   detail::ProgramImpl& live() const {
     auto p = program.lock();
@@ -61,8 +69,15 @@ struct Module::Impl {
   // The plan of `rec`, compiled, named `name` in the module.
   rt::KernelPlan plan_of(detail::KernelRecord& rec, const std::string& name) {
     detail::ProgramImpl& p = live();
-    p.compile(rec);
-    rt::KernelPlan plan = rec.compiled->plan;
+    rt::KernelPlan plan;
+    if (compiler) {
+      auto it = generated.find(&rec);
+      if (it == generated.end()) it = generated.emplace(&rec, p.plan_for(rec, *compiler)).first;
+      plan = it->second;
+    } else {
+      p.compile(rec);
+      plan = rec.compiled->plan;
+    }
     for (const rt::TreeSlotPlan& s : plan.slots) {
       if (s.kind != rt::TreeSlotPlan::Kind::tree) continue;
       if (has_type(s.tree_type)) continue;
@@ -76,15 +91,25 @@ struct Module::Impl {
 
 Module::Module(Program& program, Arch arch) : impl_(std::make_unique<Impl>()) {
   detail::ProgramImpl* p = program.impl();
-  if (arch != Arch::Vulkan)
-    throw Error("aot::Module: modules are made for Arch::Vulkan (SPIR-V), not Arch::" + std::string(arch_name(arch)));
-  if (p->arch != arch)
-    throw Error("aot::Module for Arch::" + std::string(arch_name(arch)) + " needs a Program running on it "
-                "(Config::arch = Arch::Vulkan; lavapipe will do where there is no GPU); this one runs on Arch::" +
-                std::string(arch_name(p->arch)));
+  if (arch == Arch::Vulkan) {
+    if (p->arch != arch)
+      throw Error("aot::Module for Arch::Vulkan needs a Program running on it (Config::arch = Arch::Vulkan; "
+                  "lavapipe will do where there is no GPU), whose device decides the SPIR-V; this one runs on Arch::" +
+                  std::string(arch_name(p->arch)));
+  } else if (arch == Arch::Cuda) {
+#ifdef GROVE_WITH_CUDA
+    // PTX needs no GPU: a Program on any arch saves it, for Config::cuda_sm.
+    if (p->arch != arch) impl_->compiler = detail::make_cuda_compiler(p->config.cuda_sm, p->config.debug);
+#else
+    throw Error("aot::Module for Arch::Cuda: this Grove was built without the CUDA backend (it needs LLVM)");
+#endif
+  } else {
+    throw Error("aot::Module: modules are made for Arch::Vulkan (SPIR-V) and Arch::Cuda (PTX), not Arch::" +
+                std::string(arch_name(arch)));
+  }
   impl_->program = p->weak_from_this();
   impl_->data.grove_version = kVersion;
-  impl_->data.backend = "vulkan";
+  impl_->data.backend = arch == Arch::Cuda ? "cuda" : "vulkan";
 }
 
 Module::~Module() = default;

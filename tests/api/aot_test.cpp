@@ -1,9 +1,17 @@
-// AOT modules: saved from a Program on Vulkan (grove/aot.h), loaded by the
-// runtime alone (grove/runtime.h), run, and compared bit for bit with the
-// same launches through the Program; bad module files refused with errors
-// that say what is wrong. The expected values of the simulation come from
-// the Program run (the JIT path), which the other suites check against
-// plain C++ models.
+// AOT modules: saved from a Program (grove/aot.h), loaded by the runtime
+// alone (grove/runtime.h), run, and compared bit for bit with the same
+// launches through the Program; bad module files refused with errors that
+// say what is wrong. The expected values of the simulation come from the
+// Program run (the JIT path), which the other suites check against plain
+// C++ models.
+//
+// Each test that makes and runs a module does so for every module backend:
+// Vulkan (the Program on Vulkan, validated) and CUDA (the Program on the
+// interpreter: CUDA modules are made with no GPU). A CUDA module is made
+// and read back everywhere; it runs where there is a CUDA driver and GPU,
+// and elsewhere the test skips there, saying why. What is only Vulkan's
+// (device features, the file format's checks on a Vulkan module) is in
+// AotVulkan; tests/cuda has what is only CUDA's.
 #include <algorithm>
 #include <cstring>
 #include <random>
@@ -20,7 +28,36 @@ using ::testing::HasSubstr;
 
 namespace {
 
-class Aot : public ::testing::Test {
+// Parameterised over the module's backend.
+class Aot : public ::testing::TestWithParam<Arch> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Arch::Vulkan && !grove::testing::vulkan_unavailable_reason().empty())
+      GTEST_SKIP() << "no Vulkan: " << grove::testing::vulkan_unavailable_reason();
+  }
+  // The Program that saves the module and runs the same launches.
+  Config program() const {
+    Config c;
+    c.arch = GetParam() == Arch::Vulkan ? Arch::Vulkan : Arch::Interp;
+    c.vulkan_validation = GetParam() == Arch::Vulkan;
+    return c;
+  }
+  runtime::Options options() const {
+    runtime::Options o;
+    o.validation = GetParam() == Arch::Vulkan;
+    return o;
+  }
+  // Why the module cannot run here ("" when it can).
+  std::string unavailable() const {
+    return GetParam() == Arch::Cuda ? grove::testing::cuda_unavailable_reason() : "";
+  }
+};
+
+// Where modules run: skips the rest of the test, saying why, where they cannot.
+#define SKIP_WHERE_MODULES_CANNOT_RUN() \
+  if (!unavailable().empty()) GTEST_SKIP() << "the module was made; running it needs CUDA: " << unavailable()
+
+class AotVulkan : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!grove::testing::vulkan_unavailable_reason().empty())
@@ -133,8 +170,8 @@ std::vector<uint64_t> image_of(const runtime::Tree& t) {
   });
 }
 
-std::vector<uint8_t> world_module(Program& prog, World& w) {
-  aot::Module m(prog, Arch::Vulkan);
+std::vector<uint8_t> world_module(Program& prog, World& w, Arch arch = Arch::Vulkan) {
+  aot::Module m(prog, arch);
   m.add_tree_type("world", w.type);
   m.add_kernel("seed", w.seed);
   m.add_kernel("step", w.step);
@@ -142,11 +179,43 @@ std::vector<uint8_t> world_module(Program& prog, World& w) {
   return m.bytes();
 }
 
-TEST_F(Aot, ALoadedModuleRunsLikeTheProgramBitForBit) {
-  Program prog(vulkan());
+// What a module holds, read back from its bytes (no device needed).
+TEST_P(Aot, AModuleReadsBackWithEveryKernelsCode) {
+  Program prog(program());
   World w(prog);
-  const std::vector<uint8_t> bytes = world_module(prog, w);
-  runtime::Module mod = runtime::Module::load(bytes, "the world module");
+  const rt::aot::ModuleData m = rt::aot::read_module(world_module(prog, w, GetParam()), "the world module");
+  const std::string backend = GetParam() == Arch::Cuda ? "cuda" : "vulkan";
+  EXPECT_EQ(m.backend, backend);
+  ASSERT_EQ(m.tree_types.size(), 1u);
+  EXPECT_EQ(m.tree_types[0].name, "world");
+  std::vector<std::string> names;
+  for (const rt::KernelPlan& k : m.kernels) {
+    names.push_back(k.name);
+    EXPECT_EQ(k.backend, backend);
+    for (const rt::TaskPlan& t : k.tasks) {
+      if (GetParam() == Arch::Vulkan) {
+        EXPECT_FALSE(t.code.empty()) << k.name;
+        continue;
+      }
+      // Each task is an entry of the kernel's PTX, made for sm_75 (Config::cuda_sm 0).
+      const std::string ptx(k.library.begin(), k.library.end());
+      EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_75");
+      EXPECT_NE(ptx.find(".target sm_75"), std::string::npos) << k.name;
+      EXPECT_NE(ptx.find(".entry " + t.entry_point + "("), std::string::npos) << k.name << ": " << t.entry_point;
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"seed", "step", "tally", "__write_world.x", "__write_world.m",
+                                             "__write_world.d", "__deactivate_all_world." + w.blocks->name(),
+                                             "__deactivate_all_world." + w.mask->name(),
+                                             "__deactivate_all_world." + w.lists->name()}));
+}
+
+TEST_P(Aot, ALoadedModuleRunsLikeTheProgramBitForBit) {
+  Program prog(program());
+  World w(prog);
+  const std::vector<uint8_t> bytes = world_module(prog, w, GetParam());
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  runtime::Module mod = runtime::Module::load(bytes, "the world module", options());
   EXPECT_EQ(mod.kernels(), (std::vector<std::string>{"seed", "step", "tally"}));
   EXPECT_EQ(mod.tree_types(), (std::vector<std::string>{"world"}));
 
@@ -191,28 +260,32 @@ TEST_F(Aot, ALoadedModuleRunsLikeTheProgramBitForBit) {
   EXPECT_EQ(ra.to_vector<int32_t>("d"), std::vector<int32_t>(4 * 64, 0));
 }
 
-TEST_F(Aot, SavedFilesLoadAndAreReplacedWhole) {
-  Program prog(vulkan());
+TEST_P(Aot, SavedFilesLoadAndAreReplacedWhole) {
+  Program prog(program());
   World w(prog);
-  aot::Module m(prog, Arch::Vulkan);
+  aot::Module m(prog, GetParam());
   m.add_kernel("seed", w.seed);  // brings its tree type along
   const grove::testing::ScratchDir dir("grove_aot_saved");
   const std::string path = (dir / "aot_saved.grove").string();
   m.save(path);
-  runtime::Module mod = runtime::Module::load(path);
+  m.save(path);  // replaced whole
+  const std::string description = rt::aot::describe(rt::aot::read_module(rt::aot::read_file(path), path));
+  EXPECT_THAT(description, HasSubstr(GetParam() == Arch::Cuda ? "bytes of PTX for sm_75" : "bytes of SPIR-V"));
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  runtime::Module mod = runtime::Module::load(path, options());
   runtime::Tree t = mod.instantiate("world");
   mod.launch("seed", {t, 3, 1.0f});
   EXPECT_EQ(t.read<int32_t>("x", {7, 13}), 2);
   EXPECT_EQ(t.read<int32_t>("d", {1, 0}), 1);
-  EXPECT_THAT(rt::aot::describe(rt::aot::read_module(rt::aot::read_file(path), path)),
-              ::testing::AllOf(HasSubstr("tree types: 1"), HasSubstr("world"), HasSubstr("seed(tree 0: world, count: i32, scale: f32)"),
-                               HasSubstr("__write_world.x")));
+  EXPECT_THAT(description, ::testing::AllOf(HasSubstr("tree types: 1"), HasSubstr("world"),
+                                            HasSubstr("seed(tree 0: world, count: i32, scale: f32)"),
+                                            HasSubstr("__write_world.x")));
 }
 
-TEST_F(Aot, MisuseNamesWhatIsWrong) {
-  Program prog(vulkan());
+TEST_P(Aot, MisuseNamesWhatIsWrong) {
+  Program prog(program());
   World w(prog);
-  aot::Module m(prog, Arch::Vulkan);
+  aot::Module m(prog, GetParam());
   EXPECT_THAT(error_of([&] { m.add_kernel("__mine", w.seed); }), HasSubstr("Grove's own"));
   m.add_kernel("seed", w.seed);
   EXPECT_THAT(error_of([&] { m.add_kernel("seed", w.step); }), HasSubstr("added already"));
@@ -223,9 +296,11 @@ TEST_F(Aot, MisuseNamesWhatIsWrong) {
                 aot::Module bad(p, Arch::Vulkan);
               }),
               HasSubstr("needs a Program running on it"));
-  EXPECT_THAT(error_of([&] { aot::Module bad(prog, Arch::Cpu); }), HasSubstr("Arch::Vulkan"));
+  EXPECT_THAT(error_of([&] { aot::Module bad(prog, Arch::Cpu); }),
+              HasSubstr("modules are made for Arch::Vulkan (SPIR-V) and Arch::Cuda (PTX), not Arch::cpu"));
 
-  runtime::Module mod = runtime::Module::load(m.bytes(), "mod");
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  runtime::Module mod = runtime::Module::load(m.bytes(), "mod", options());
   runtime::Tree t = mod.instantiate("world");
   EXPECT_THAT(error_of([&] { mod.instantiate("grid"); }), HasSubstr("no tree type 'grid' (it has: world)"));
   EXPECT_THAT(error_of([&] { mod.launch("step", {t}); }), HasSubstr("no kernel 'step' (it has: seed)"));
@@ -246,8 +321,8 @@ TEST_F(Aot, MisuseNamesWhatIsWrong) {
 // travels as tree type "root", whose one instance the runtime makes at
 // load; host writes activate its sparse cells, and deactivate_all works on
 // it whole or one SNode at a time. Values by hand.
-TEST_F(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
-  Program prog(vulkan());
+TEST_P(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
+  Program prog(program());
   Field x = prog.field(i32, "x");
   Field total = prog.field(i32, "total", {});
   SNode& blocks = prog.root().pointer(i, 8);
@@ -256,7 +331,7 @@ TEST_F(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
     for_range(0, a["n"], [&](Expr k) { x(k * 3) = k + 1; });
   });
   Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr k) { atomic_add(total(), x(k)); }); });
-  aot::Module m(prog, Arch::Vulkan);
+  aot::Module m(prog, GetParam());
   m.add_kernel("fill", fill);
   m.add_kernel("sum", sum);
   const std::vector<uint8_t> bytes = m.bytes();
@@ -265,9 +340,8 @@ TEST_F(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
                                HasSubstr("fill(n: i32)"), HasSubstr("__write_root.x"),
                                HasSubstr("__deactivate_all_root." + blocks.name())));
 
-  runtime::Options options;
-  options.validation = true;
-  runtime::Module mod = runtime::Module::load(bytes, "mod", options);
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  runtime::Module mod = runtime::Module::load(bytes, "mod", options());
   runtime::Tree root = mod.tree("root");
   EXPECT_EQ(root.name(), "root");
   EXPECT_THAT(error_of([&] { mod.instantiate("root"); }), HasSubstr("use Module::tree(\"root\")"));
@@ -295,7 +369,7 @@ TEST_F(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
 // A module saved where 64-bit integers exist, loaded where they do not: the
 // load names the kernel and the feature, and the same bytes load on the
 // full device.
-TEST_F(Aot, AModuleNeedingWhatTheDeviceLacksIsRefusedNamingIt) {
+TEST_F(AotVulkan, AModuleNeedingWhatTheDeviceLacksIsRefusedNamingIt) {
   Program prog(vulkan());
   World w(prog);
   const std::vector<uint8_t> bytes = world_module(prog, w);
@@ -317,7 +391,7 @@ TEST_F(Aot, AModuleNeedingWhatTheDeviceLacksIsRefusedNamingIt) {
 
 // ---- bad module files ----------------------------------------------------------------------
 
-TEST_F(Aot, TruncatedCorruptAndForeignFilesAreRefused) {
+TEST_F(AotVulkan, TruncatedCorruptAndForeignFilesAreRefused) {
   Program prog(vulkan());
   World w(prog);
   const std::vector<uint8_t> good = world_module(prog, w);
@@ -357,7 +431,7 @@ TEST_F(Aot, TruncatedCorruptAndForeignFilesAreRefused) {
 // Flips inside a section whose checksum is then made to match: the
 // contents' own checks must catch them or yield a module that holds
 // together; nothing may crash.
-TEST_F(Aot, CorruptContentsWithMatchingChecksumsNeverCrashTheReader) {
+TEST_F(AotVulkan, CorruptContentsWithMatchingChecksumsNeverCrashTheReader) {
   Program prog(vulkan());
   World w(prog);
   const std::vector<uint8_t> good = world_module(prog, w);
@@ -380,5 +454,17 @@ TEST_F(Aot, CorruptContentsWithMatchingChecksumsNeverCrashTheReader) {
   }
   EXPECT_GT(refused, 600);  // many flips land in sizes, ids and offsets, which are checked (SPIR-V words are not)
 }
+
+// The module backends compiled into this Grove.
+std::vector<Arch> module_backends() {
+  std::vector<Arch> out;
+  for (Arch a : compiled_backends())
+    if (a == Arch::Vulkan || a == Arch::Cuda) out.push_back(a);
+  return out;
+}
+
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Aot);
+INSTANTIATE_TEST_SUITE_P(Modules, Aot, ::testing::ValuesIn(module_backends()),
+                         [](const ::testing::TestParamInfo<Arch>& info) { return std::string(arch_name(info.param)); });
 
 }  // namespace

@@ -11,12 +11,18 @@
 
 #include <cstdlib>
 #include <exception>
+#include <ostream>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
 #include "grove/grove.h"
 #include "program/test_hooks.h"
+
+namespace grove {
+// How gtest shows a backend parameter ("GetParam() = cuda" in test names).
+inline void PrintTo(Arch a, std::ostream* os) { *os << arch_name(a); }
+}  // namespace grove
 
 namespace grove::testing {
 

@@ -4,6 +4,8 @@
 // checked, and every module — these and those of the whole API suite —
 // assembled by the CUDA toolkit's ptxas for sm_75, sm_80 and sm_90 with
 // warnings as errors. Without a toolkit the ptxas tests skip, saying so.
+// AOT modules for CUDA, made with no GPU for Config::cuda_sm, are assembled
+// too; tests/api/aot_test.cpp runs them like every module where a GPU is.
 #include "cuda/ptx.h"
 
 #include <gtest/gtest.h>
@@ -17,9 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "../support/scratch_dir.h"
+#include "grove/aot.h"
 #include "grove/error.h"
 #include "grove/grove.h"
+#include "grove/runtime.h"
 #include "ir/parser.h"
+#include "runtime/aot/module.h"
 #include "runtime/cuda/device.h"
 
 namespace grove::cuda {
@@ -249,6 +255,141 @@ TEST_P(PtxasOfTheSuite, AssemblesEveryKernel) {
 
 INSTANTIATE_TEST_SUITE_P(Targets, PtxasOfTheSuite, ::testing::ValuesIn(kSms),
                          [](const ::testing::TestParamInfo<int>& info) { return "sm_" + std::to_string(info.param); });
+
+// ---- AOT modules for CUDA ----
+
+// Why Arch::Cuda cannot run here, "" where it can.
+std::string no_cuda() {
+  try {
+    rt::cuda::enumerate_devices();
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+// A module of a sparse program (pointer blocks, an atomic sum, a print),
+// saved from a Program on the interpreter for `sm` (0: Config's default).
+std::vector<uint8_t> sparse_module(int sm, bool debug = false) {
+  Config c;
+  c.arch = Arch::Interp;
+  c.cuda_sm = sm;
+  c.debug = debug;
+  Program prog(c);
+  Field x = prog.field(f32, "x"), total = prog.field(f32, "total", {});
+  prog.root().pointer(i, 16).dense(i, 8).place(x);
+  Kernel fill = prog.kernel("fill", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, a["n"], [&](Expr k) { x(k * 5) = cast(f32, k) * 0.5f; });
+  });
+  Kernel sum = prog.kernel("sum", [&] {
+    for_each(x, [&](Expr k) { atomic_add(total(), x(k)); });
+    print("total", total());
+  });
+  aot::Module m(prog, Arch::Cuda);
+  m.add_kernel("fill", fill);
+  m.add_kernel("sum", sum);
+  return m.bytes();
+}
+
+TEST(CudaAot, ModulesAreMadeWithoutAGpuForConfigCudaSmAndPtxasAssemblesThem) {
+  const grove::testing::ScratchDir dir("grove_cuda_aot");
+  std::vector<std::pair<fs::path, int>> files;
+  for (int sm : {0, 75, 80, 90})
+    for (bool debug : {false, true}) {
+      const rt::aot::ModuleData m = rt::aot::read_module(sparse_module(sm, debug), "module");
+      const int want = sm == 0 ? kMinSm : sm;  // 0: the oldest target, which every GPU loads
+      EXPECT_EQ(m.backend, "cuda");
+      for (const rt::KernelPlan& k : m.kernels) {
+        EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_" + std::to_string(want)) << k.name;
+        const std::string ptx(k.library.begin(), k.library.end());
+        EXPECT_NE(ptx.find(".target sm_" + std::to_string(want)), std::string::npos) << k.name;
+        const fs::path file = dir / (k.name + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
+        std::ofstream(file) << ptx;
+        files.emplace_back(file, want);
+      }
+    }
+  EXPECT_EQ(files.size(), 4u * 2u * 4u);  // fill, sum, __write_root.x, __deactivate_all_root.S1pointer
+  SKIP_WITHOUT_PTXAS();
+  for (const auto& [file, sm] : files) EXPECT_EQ(assemble(file, sm), "") << file;
+}
+
+TEST(CudaAot, ConfigCudaSmOutsideTheTargetsIsRefusedOnEveryArch) {
+  for (int sm : {-1, 70, 91, 100}) {
+    Config c;
+    c.arch = Arch::Interp;
+    c.cuda_sm = sm;
+    try {
+      Program p(c);
+      ADD_FAILURE() << "Config::cuda_sm " << sm << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("Config::cuda_sm is " + std::to_string(sm) + "; give a compute capability from 75 to 90"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// Loading a CUDA module opens the GPU through the driver: without one it
+// says so; with one, the module runs there (tests/api/aot_test.cpp runs the
+// module suite on it).
+TEST(CudaAot, LoadingOpensTheGpuOrSaysWhyNot) {
+  const std::vector<uint8_t> bytes = sparse_module(0);
+  runtime::Options external;
+  external.external = runtime::VulkanHandles{};
+  try {
+    runtime::Module::load(bytes, "module 'sparse.grove'", external);
+    ADD_FAILURE() << "a CUDA module was loaded on a Vulkan device";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("module 'sparse.grove' is a CUDA module; Options::external"), std::string::npos)
+        << e.what();
+  }
+  const std::string missing = no_cuda();
+  if (!missing.empty()) {
+    try {
+      runtime::Module::load(bytes, "module 'sparse.grove'");
+      ADD_FAILURE() << "a CUDA module was loaded without a driver";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), missing);
+    }
+    GTEST_SKIP() << "the module was made and refused as it should be; running it needs CUDA: " << missing;
+  }
+  runtime::Module m = runtime::Module::load(bytes, "module 'sparse.grove'");
+  EXPECT_NE(m.device_name().find("CUDA, sm_"), std::string::npos) << m.device_name();
+  try {
+    m.vulkan();
+    ADD_FAILURE() << "a CUDA module gave Vulkan handles";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not on a Vulkan device"), std::string::npos) << e.what();
+  }
+  runtime::Tree root = m.tree("root");
+  m.launch("fill", {20});  // x[5k] = k / 2 for k < 20
+  m.launch("sum", {});
+  m.sync();
+  EXPECT_EQ(root.read<float>("total", {}), 95.0f);  // (0 + ... + 19) / 2
+  EXPECT_EQ(root.read<float>("x", {45}), 4.5f);
+}
+
+// A Program on CUDA saves the code it runs: its Config::cuda_sm (or its
+// GPU's target), loaded and run by the runtime on the same GPU.
+TEST(CudaAot, AProgramOnCudaSavesTheCodeItRuns) {
+  if (const std::string missing = no_cuda(); !missing.empty()) GTEST_SKIP() << "no CUDA: " << missing;
+  Config c;
+  c.arch = Arch::Cuda;
+  c.cuda_sm = 80;
+  Program prog(c);
+  Field x = prog.field(i32, "x", {64});
+  Kernel fill = prog.kernel("fill", [&] { for_range(0, 64, [&](Expr k) { x(k) = k * k; }); });
+  fill();
+  aot::Module m(prog, Arch::Cuda);
+  m.add_kernel("fill", fill);
+  const std::vector<uint8_t> bytes = m.bytes();
+  for (const rt::KernelPlan& k : rt::aot::read_module(bytes, "module").kernels)
+    EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_80") << k.name;
+  runtime::Module mod = runtime::Module::load(bytes, "module");
+  mod.launch("fill", {});
+  EXPECT_EQ(mod.tree("root").to_vector<int32_t>("x"), x.to_vector<int32_t>());
+  EXPECT_EQ(mod.tree("root").read<int32_t>("x", {9}), 81);
+}
 
 // ---- the run side ----
 

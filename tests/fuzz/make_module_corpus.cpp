@@ -2,7 +2,8 @@
 // modules with tree types of every SNode kind, laid out by the compiler
 // (ir::SNodeForest), and kernel plans that name their nodes. The fuzz build
 // has no Vulkan, so the plans' code is a few stand-in words: the loader
-// checks structure, not SPIR-V (the device's driver does that).
+// checks structure, not SPIR-V (the device's driver does that). Variant 3
+// is a CUDA module, whose kernel carries a stand-in PTX text and target.
 //
 //   make_module_corpus DIR
 #include <cstdio>
@@ -33,11 +34,12 @@ rt::aot::ModuleData module(int variant) {
 
   rt::aot::ModuleData m;
   m.grove_version = "corpus";
-  m.backend = "vulkan";
+  const bool cuda = variant == 3;
+  m.backend = cuda ? "cuda" : "vulkan";
   m.tree_types.push_back({1, "world", f.layout(tree)});
   rt::KernelPlan k;
   k.name = "step";
-  k.backend = "vulkan";
+  k.backend = m.backend;
   k.args.push_back({"count", DataType::i32, 0, 1});
   k.arg_words = 1;
   rt::TreeSlotPlan slot;
@@ -47,9 +49,15 @@ rt::aot::ModuleData module(int variant) {
   k.slots.push_back(slot);
   rt::TaskPlan t;
   t.entry_point = "step_0";
-  t.code = {0x07230203u, 0x00010300u, 0u, 1u, 0u};
+  if (cuda) {
+    const std::string ptx = ".version 7.8\n.target sm_75\n.address_size 64\n.visible .entry step_0()\n{\n\tret;\n}\n";
+    k.library.assign(ptx.begin(), ptx.end());
+    k.target = std::string(rt::aot::kCudaTargetPrefix) + "75";
+  } else {
+    t.code = {0x07230203u, 0x00010300u, 0u, 1u, 0u};
+  }
   t.slots = {0};
-  t.local_size = 64;
+  t.local_size = cuda ? 256 : 64;
   k.tasks.push_back(t);
   m.kernels.push_back(k);
   m.features = rt::aot::features_of(m.kernels);
@@ -64,12 +72,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::filesystem::create_directories(argv[1]);
-  for (int v = 0; v < 3; ++v) {
+  constexpr int kVariants = 4;
+  for (int v = 0; v < kVariants; ++v) {
     const std::vector<uint8_t> bytes = rt::aot::write_module(module(v));
     rt::aot::read_module(bytes, "seed");  // a seed the loader accepts
     std::ofstream out(std::filesystem::path(argv[1]) / ("seed_" + std::to_string(v) + ".grove"), std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
-  std::printf("make_module_corpus: 3 modules in %s\n", argv[1]);
+  std::printf("make_module_corpus: %d modules in %s\n", kVariants, argv[1]);
   return 0;
 }

@@ -1,11 +1,15 @@
-// grove_runtime alone (this binary links no compiler): the AOT module of
-// examples/sparse_life that `grove aot sparse_life --size 128` wrote (its
-// path in GROVE_TEST_LIFE_MODULE, made by the ctest fixture) is loaded,
-// seeded through host writes, stepped, and checked against a plain C++
-// Game of Life on the same 128 x 128 domain (cells outside it are dead).
+// grove_runtime alone (this binary links no compiler): the AOT modules of
+// examples/sparse_life that `grove aot sparse_life --size 128` wrote, for
+// Vulkan and for CUDA (GROVE_TEST_LIFE_MODULE names the first, made by a
+// ctest fixture; the CUDA one lies next to it, "life128_cuda.grove"), are loaded, seeded
+// through host writes, stepped, and checked against a plain C++ Game of
+// Life on the same 128 x 128 domain (cells outside it are dead). Where there
+// is no CUDA driver or GPU, the CUDA module's tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -41,14 +45,49 @@ int64_t blocks_of(const Cells& live) {
   return static_cast<int64_t>(blocks.size());
 }
 
-std::string module_path() {
-  const char* p = std::getenv("GROVE_TEST_LIFE_MODULE");
-  return p ? p : "";
-}
+// Parameterised over the module's backend.
+class AotLife : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string module_path() const {
+    const char* p = std::getenv("GROVE_TEST_LIFE_MODULE");
+    std::string path = p ? p : "";
+    const std::string suffix = ".grove";
+    if (GetParam() == "cuda" && path.size() > suffix.size())
+      path = path.substr(0, path.size() - suffix.size()) + "_cuda" + suffix;
+    return path;
+  }
+  // The module, or why it cannot be loaded here (`skip`): its file was not
+  // made by this build, or a CUDA module has no CUDA driver or GPU.
+  std::optional<grove::runtime::Module> load(std::string& skip) const {
+    if (module_path().empty()) {
+      skip = "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
+      return std::nullopt;
+    }
+    if (GetParam() == "cuda" && !std::ifstream(module_path())) {
+      skip = module_path() + " was not made: this Grove was built without the CUDA backend";
+      return std::nullopt;
+    }
+    try {
+      return grove::runtime::Module::load(module_path());
+    } catch (const grove::Error& e) {
+      const std::string what = e.what();
+      if (GetParam() != "cuda" ||
+          (what.find("no CUDA driver was found") == std::string::npos && what.find("found no CUDA device") == std::string::npos))
+        throw;
+      skip = "no CUDA: " + what;
+      return std::nullopt;
+    }
+  }
+};
 
-TEST(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
-  if (module_path().empty()) GTEST_SKIP() << "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
-  grove::runtime::Module m = grove::runtime::Module::load(module_path());
+#define LOAD_OR_SKIP(m)                           \
+  std::string skip_reason;                        \
+  std::optional<grove::runtime::Module> m = load(skip_reason); \
+  if (!m) GTEST_SKIP() << skip_reason
+
+TEST_P(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
+  LOAD_OR_SKIP(loaded);
+  grove::runtime::Module& m = *loaded;
   EXPECT_EQ(m.kernels(), (std::vector<std::string>{"seed", "count", "update", "prune", "snapshot"}));
   grove::runtime::Tree world = m.instantiate("life", "world");
   // A glider, a blinker across a block edge, and a block at the domain's corner.
@@ -86,9 +125,9 @@ TEST(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
   EXPECT_EQ(world.read<int32_t>("alive", {126, 126}), 0);
 }
 
-TEST(AotLife, TheSeedKernelRunsWithItsArguments) {
-  if (module_path().empty()) GTEST_SKIP() << "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
-  grove::runtime::Module m = grove::runtime::Module::load(module_path());
+TEST_P(AotLife, TheSeedKernelRunsWithItsArguments) {
+  LOAD_OR_SKIP(loaded);
+  grove::runtime::Module& m = *loaded;
   grove::runtime::Tree a = m.instantiate("life"), b = m.instantiate("life");
   m.launch("seed", {a, 10, 12, 7u});
   // The seed's patch (40 x 40 from (10, 12)) holds about a third of its cells, and nothing lies outside it.
@@ -106,5 +145,8 @@ TEST(AotLife, TheSeedKernelRunsWithItsArguments) {
   EXPECT_LT(inside, 40 * 40 / 2);
   EXPECT_EQ(b.to_vector<int32_t>("alive"), std::vector<int32_t>(kN * kN, 0));  // another instance
 }
+
+INSTANTIATE_TEST_SUITE_P(Modules, AotLife, ::testing::Values("vulkan", "cuda"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
