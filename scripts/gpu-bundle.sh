@@ -18,17 +18,26 @@ BUILD=${BUILD:-build}
 RELEASE=${RELEASE:-build-release}
 ARCHIVE=${ARCHIVE:-out/gpu-bundle.tar.xz}
 
-programs="$BUILD/tests/grove_api_tests $BUILD/tests/grove_cuda_tests $RELEASE/bench/grove_bench"
+programs="$BUILD/tests/grove_api_tests $BUILD/tests/grove_cuda_tests $BUILD/tests/grove_runtime_aot_tests $RELEASE/bench/grove_bench"
+# sparse_life's CUDA module, as `grove aot` wrote it for the ctest run.
+modules="$BUILD/tests/life128_cuda.grove"
 for p in $programs; do
   if [ ! -x "$p" ]; then
     echo "gpu-bundle: $p is not built (see the usage at the top of $0)" >&2
     exit 1
   fi
 done
+for m in $modules; do
+  if [ ! -e "$m" ]; then
+    echo "gpu-bundle: $m is not made (run: ctest --test-dir $BUILD -R tool.grove_aot_sparse_life_cuda)" >&2
+    exit 1
+  fi
+done
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/lib"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/data"
+cp $modules "$stage/data/"
 for p in $programs; do
   strip -o "$stage/bin/$(basename "$p")" "$p"
 done

@@ -1,11 +1,13 @@
 #!/bin/sh
 # scripts/gpu-run.sh — on a machine with an NVIDIA GPU and driver, runs what
 # scripts/gpu-bundle.sh packed: the parameterised suite and the stress tests
-# on Arch::Cuda, the CUDA tests of tests/cuda, and the CUDA rows of
+# on Arch::Cuda, the AOT module tests on CUDA modules (saved by a Program
+# and by `grove aot`, run by grove_runtime), the CUDA tests of tests/cuda,
+# and the CUDA rows of
 # grove_bench against nvcc's kernels; then the same suite and the Vulkan
 # rows on the GPU through Vulkan (NVIDIA's Vulkan driver, with the bundled
 # loader and validation layer). Results go to $OUT (default out/gpu): each
-# program's output, bench-cuda.json and bench-vulkan.json. Exits non-zero
+# program's output, bench-cuda.json and bench-vulkan.json (8 files). Exits non-zero
 # when a test or a benchmark failed. Where there is no driver, the tests of
 # that API skip and say why, as on every machine. VULKAN=0 leaves Vulkan out.
 #
@@ -39,8 +41,11 @@ run() {  # run NAME COMMAND...: output to $OUT/NAME.txt and its last lines here
 }
 
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda' --gtest_brief=1
+run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda:Modules/*/cuda' --gtest_brief=1
 run cuda_tests "$DIR/bin/grove_cuda_tests" --gtest_brief=1
+# (The test finds the CUDA module next to where this names the Vulkan one.)
+export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
+run runtime_aot "$DIR/bin/grove_runtime_aot_tests" --gtest_filter='*/cuda' --gtest_brief=1
 run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
   --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
 
