@@ -182,6 +182,8 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
   w.bytes(p.library);
   w.str(p.target);
   w.str(p.target_features);
+  w.bytes(p.binary);
+  w.str(p.binary_target);
   return w.take();
 }
 
@@ -270,6 +272,10 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
   p.library = r.bytes();
   p.target = r.str();
   p.target_features = r.str();
+  r.part("binary");
+  p.binary = r.bytes();
+  p.binary_target = r.str();
+  if (p.binary.empty() != p.binary_target.empty()) r.fail("a binary without its target, or a target without a binary");
   if (r.left() != 0) r.fail(std::to_string(r.left()) + " bytes after the end of the plan");
   return p;
 }
@@ -376,7 +382,8 @@ std::string to_json(const KernelPlan& p) {
     << ", \"subgroup_arithmetic\": " << f.subgroup_arithmetic << "},\n  \"may_allocate\": "
     << (p.may_allocate ? "true" : "false") << ",\n  \"prints\": " << (p.prints ? "true" : "false")
     << ",\n  \"scratch_words\": " << p.scratch_words << ",\n  \"library_bytes\": " << p.library.size()
-    << ",\n  \"target\": " << quoted(p.target) << ",\n  \"target_features\": " << quoted(p.target_features) << "\n}\n";
+    << ",\n  \"target\": " << quoted(p.target) << ",\n  \"target_features\": " << quoted(p.target_features)
+    << ",\n  \"binary_bytes\": " << p.binary.size() << ",\n  \"binary_target\": " << quoted(p.binary_target) << "\n}\n";
   return o.str();
 }
 

@@ -129,10 +129,18 @@ struct KernelPlan {
   // spelling ("+avx2,+fma,-sse4a,..."). Empty on other backends.
   std::vector<uint8_t> library;
   std::string target, target_features;
+  // CUDA: `library` is the kernel's PTX (for `target`'s sm). What the
+  // driver compiled it into for one GPU (a cubin), and for which: "sm_90,
+  // driver 13000". A device of that sm and driver loads the binary without
+  // compiling; any other compiles the PTX, and its loaded plan then carries
+  // its own binary (the CUDA backend keeps it in its disk cache). Empty
+  // elsewhere; AOT modules leave it out (it holds for one driver only).
+  std::vector<uint8_t> binary;
+  std::string binary_target;
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
-inline constexpr uint32_t kPlanVersion = 3;
+inline constexpr uint32_t kPlanVersion = 4;  // 4: CUDA plans may carry the driver's binary
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

@@ -138,16 +138,13 @@ class CudaDevice : public Device {
                   std::to_string(info_.sm) + " or older");
     current();
     auto k = std::make_unique<CudaKernel>(d_);
-    const std::string ptx(plan.library.begin(), plan.library.end());  // NUL-terminated for the driver
-    std::string log(8192, '\0');
-    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size()))};
-    const CUresult r = d_.cuModuleLoadDataEx(&k->module, ptx.c_str(), 2, options, values);
-    if (r != CUDA_SUCCESS) {
-      log.resize(log.find('\0'));
-      throw Error("kernel '" + plan.name + "': the CUDA driver cannot load its PTX: " + d_.describe(r) +
-                  (log.empty() ? "" : "\n" + log));
-    }
+    // The binary the plan carries, where it was made for this GPU and
+    // driver (the driver refuses one that is not a binary for it; the disk
+    // cache's checksums keep damaged ones away); else the PTX, compiled.
+    if (!plan.binary.empty() && plan.binary_target == binary_target() &&
+        d_.cuModuleLoadDataEx(&k->module, plan.binary.data(), 0, nullptr, nullptr) != CUDA_SUCCESS)
+      k->module = nullptr;
+    if (k->module == nullptr) compile(plan, *k);
     for (const TaskPlan& t : plan.tasks) {
       CUfunction f = nullptr;
       d_.check(d_.cuModuleGetFunction(&f, k->module, t.entry_point.c_str()),
@@ -159,6 +156,12 @@ class CudaDevice : public Device {
     k->plan = std::move(plan);
     return k;
   }
+
+  // "sm_90, driver 13000": whom a binary the driver makes here is for.
+  std::string binary_target() const {
+    return "sm_" + std::to_string(info_.sm) + ", driver " + std::to_string(info_.driver_version);
+  }
+  int64_t ptx_compiles() const { return ptx_compiles_; }
 
   void launch(LoadedKernel& loaded, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers) override {
@@ -216,6 +219,47 @@ class CudaDevice : public Device {
   };
 
   void current() { d_.check(d_.cuCtxSetCurrent(context_), "cuCtxSetCurrent"); }
+
+  // The plan's PTX compiled by the driver for this GPU, loaded into `k`;
+  // the binary goes into the plan (its loaded copy, which the backend
+  // caches). Through the driver's linker, which hands the binary back;
+  // where that fails, through cuModuleLoadDataEx, whose log says why the
+  // PTX does not compile.
+  void compile(KernelPlan& plan, CudaKernel& k) {
+    ++ptx_compiles_;
+    plan.binary.clear();
+    plan.binary_target.clear();
+    const std::string ptx(plan.library.begin(), plan.library.end());  // NUL-terminated for the driver
+    std::string log(8192, '\0');
+    int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size()))};
+    CUlinkState link = nullptr;
+    CUresult r = d_.cuLinkCreate_v2(2, options, values, &link);
+    if (r == CUDA_SUCCESS)
+      r = d_.cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1, plan.name.c_str(),
+                              0, nullptr, nullptr);
+    void* cubin = nullptr;
+    size_t size = 0;
+    if (r == CUDA_SUCCESS) r = d_.cuLinkComplete(link, &cubin, &size);
+    if (r == CUDA_SUCCESS && cubin != nullptr && size > 0) {  // the linker owns it: copied before it goes
+      const auto* bytes = static_cast<const uint8_t*>(cubin);
+      plan.binary.assign(bytes, bytes + size);
+    }
+    if (link != nullptr) d_.cuLinkDestroy(link);
+    if (!plan.binary.empty() && d_.cuModuleLoadDataEx(&k.module, plan.binary.data(), 0, nullptr, nullptr) == CUDA_SUCCESS) {
+      plan.binary_target = binary_target();
+      return;
+    }
+    plan.binary.clear();
+    k.module = nullptr;
+    std::fill(log.begin(), log.end(), '\0');
+    r = d_.cuModuleLoadDataEx(&k.module, ptx.c_str(), 2, options, values);
+    if (r != CUDA_SUCCESS) {
+      log.resize(std::min(log.find('\0'), log.size()));
+      throw Error("kernel '" + plan.name + "': the CUDA driver cannot load its PTX: " + d_.describe(r) +
+                  (log.empty() ? "" : "\n" + log));
+    }
+  }
 
   // Waits for the stream; reports what launches left in the context buffer.
   void wait() {
@@ -315,6 +359,7 @@ class CudaDevice : public Device {
   CUdeviceptr context_buffer_ = 0;  // header, then the print ring
   uint32_t ring_words_ = 0;
   uint32_t message_base_ = 0;       // what the context's kMessageBase word holds
+  int64_t ptx_compiles_ = 0;        // loads that compiled PTX (no binary for this GPU)
   bool context_pending_ = false;
   ContextRecords records_;
 };
@@ -365,6 +410,11 @@ std::unique_ptr<Device> make_device(const std::string& selection, bool debug, Pr
 const DeviceInfo* info_of(const Device& device) {
   const auto* c = dynamic_cast<const CudaDevice*>(&device);
   return c != nullptr ? &c->info() : nullptr;
+}
+
+int64_t ptx_compiles(const Device& device) {
+  const auto* c = dynamic_cast<const CudaDevice*>(&device);
+  return c != nullptr ? c->ptx_compiles() : -1;
 }
 
 }  // namespace grove::rt::cuda

@@ -1,7 +1,8 @@
 // runtime/cuda/device.h — the runtime's CUDA device: tree buffers in GPU
-// memory, kernels loaded from the PTX their plans carry (the driver
-// compiles it for the GPU, and keeps what it compiled in its own cache
-// between processes), launches queued on one stream, and the context
+// memory, kernels loaded from the binary their plans carry where it was
+// made for this GPU and driver, else from their PTX, which the driver
+// compiles (its binary then goes into the loaded plan: the CUDA backend
+// keeps it in its disk cache), launches queued on one stream, and the context
 // buffer's print and assert records reported as on every device. It needs
 // the NVIDIA driver at run time only (runtime/cuda/driver.h), and nothing
 // of LLVM or the CUDA toolkit.
@@ -15,6 +16,7 @@
 // covering any count.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,5 +48,7 @@ std::unique_ptr<Device> make_device(const std::string& selection, bool debug, Pr
 
 // What a device made by make_device runs on (nullptr for other devices).
 const DeviceInfo* info_of(const Device& device);
+// How many kernels it loaded by compiling their PTX (-1 for other devices).
+int64_t ptx_compiles(const Device& device);
 
 }  // namespace grove::rt::cuda

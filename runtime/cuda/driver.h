@@ -20,6 +20,7 @@ using CUcontext = struct CUctx_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
+using CUlinkState = struct CUlinkState_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
@@ -32,6 +33,7 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 inline constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+inline constexpr int CU_JIT_INPUT_PTX = 1;  // CUjitInputType
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 
 #define GROVE_CUDA_FUNCTIONS(X)                                                                          \
@@ -57,6 +59,10 @@ inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
   X(cuMemcpyDtoHAsync_v2, CUresult(void*, CUdeviceptr, size_t, CUstream))                            \
   X(cuModuleLoadDataEx, CUresult(CUmodule*, const void*, unsigned, int*, void**))                    \
   X(cuModuleUnload, CUresult(CUmodule))                                                              \
+  X(cuLinkCreate_v2, CUresult(unsigned, int*, void**, CUlinkState*))                                 \
+  X(cuLinkAddData_v2, CUresult(CUlinkState, int, void*, size_t, const char*, unsigned, int*, void**)) \
+  X(cuLinkComplete, CUresult(CUlinkState, void**, size_t*))                                          \
+  X(cuLinkDestroy, CUresult(CUlinkState))                                                            \
   X(cuModuleGetFunction, CUresult(CUfunction*, CUmodule, const char*))                               \
   X(cuLaunchKernel, CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                  unsigned, CUstream, void**, void**))

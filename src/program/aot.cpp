@@ -85,6 +85,8 @@ struct Module::Impl {
       else add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
     }
     plan.name = name;
+    plan.binary.clear();  // the driver's binary holds for one GPU and driver: the module ships the PTX
+    plan.binary_target.clear();
     return plan;
   }
 };

@@ -79,6 +79,8 @@ KernelPlan sample() {
   p.library = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
   p.target = "x86_64-pc-linux-gnu, znver4";
   p.target_features = "+avx2,+fma,-sse4a";
+  p.binary = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33};  // (a CUDA plan's; the format does not care)
+  p.binary_target = "sm_90, driver 13000";
   return p;
 }
 
@@ -99,8 +101,16 @@ TEST(PlanTest, BytesRoundTripExactly) {
   EXPECT_EQ(back.library, p.library);
   EXPECT_EQ(back.target, "x86_64-pc-linux-gnu, znver4");
   EXPECT_EQ(back.target_features, "+avx2,+fma,-sse4a");
+  EXPECT_EQ(back.binary, p.binary);
+  EXPECT_EQ(back.binary_target, "sm_90, driver 13000");
   EXPECT_EQ(to_json(back), to_json(p));
+  KernelPlan none = p;  // no binary: the common case
+  none.binary.clear();
+  none.binary_target.clear();
+  EXPECT_EQ(deserialize_plan(serialize(none)).binary_target, "");
 }
+
+
 
 std::string refusal(const std::vector<uint8_t>& bytes) {
   try {
@@ -121,6 +131,12 @@ TEST(PlanTest, EveryTruncationIsRefused) {
   std::vector<uint8_t> longer = bytes;
   longer.push_back(0);
   EXPECT_NE(refusal(longer).find("after the end"), std::string::npos);
+}
+
+TEST(PlanTest, ABinaryComesWithItsTarget) {
+  KernelPlan p = sample();
+  p.binary_target.clear();
+  EXPECT_NE(refusal(serialize(p)).find("a binary without its target"), std::string::npos);
 }
 
 TEST(PlanTest, AnotherVersionOrNoPlanAtAllIsRefusedSayingWhich) {
@@ -156,7 +172,7 @@ TEST(PlanTest, JsonNamesEverything) {
   const std::string j = to_json(sample());
   for (const char* part : {"\"name\": \"step\"", "\"kind\": \"struct_for\"", "\"end\": \"mul(arg0, 8)\"",
                            "\"code_words\": 100", "\"kind\": \"scratch\"", "\"shader_int64\": true",
-                           "\"format\": \"x = {}\\n\""})
+                           "\"format\": \"x = {}\\n\"", "\"binary_bytes\": 8", "\"binary_target\": \"sm_90, driver 13000\""})
     EXPECT_NE(j.find(part), std::string::npos) << part << " in\n" << j;
 }
 
