@@ -71,10 +71,12 @@ struct Config {
   bool vulkan_validation = false;
   // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
   int cpu_threads = 0;
-  // CPU: where compiled kernels are kept between processes (Taichi's
-  // offline cache): "" means $XDG_CACHE_HOME/grove (else ~/.cache/grove);
-  // "off" keeps none. A kernel found there is loaded without calling LLVM;
-  // an entry that is corrupt or was made by another build is ignored and
+  // CPU and CUDA: where compiled kernels are kept between processes
+  // (Taichi's offline cache): "" means $XDG_CACHE_HOME/grove (else
+  // ~/.cache/grove); "off" keeps none. A kernel found there is loaded
+  // without calling LLVM (on CUDA, with the binary the driver made of its
+  // PTX for the same GPU and driver, without compiling that either); an
+  // entry that is corrupt or was made by another build is ignored and
   // rewritten.
   std::string cache_dir;
   // CUDA (Arch::Cuda): the device to run on, as an index or a

@@ -2,6 +2,7 @@
 #include "cuda/ptx.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "grove/error.h"
+#include "grove/version.h"
 #include "ir/assert.h"
 #include "llvm/emit.h"
 
@@ -149,6 +151,13 @@ PtxCompiler::~PtxCompiler() = default;
 int PtxCompiler::sm() const { return impl_->sm; }
 
 std::string PtxCompiler::target() const { return std::string(kTriple) + ", sm_" + std::to_string(impl_->sm); }
+
+std::string PtxCompiler::cache_key() const {
+  // The build stamp stands for the code generator's own source, as on the CPU.
+  return std::string("grove ") + kVersion + ", PTX generator built " + __DATE__ + " " + __TIME__ + "\nllvm " +
+         LLVM_VERSION_STRING + "\ntarget " + target() + " +ptx" + std::to_string(ptx_version_for(impl_->sm)) +
+         "\nlibdevice " + find_cuda_toolkit() + "\n";
+}
 
 PtxCode PtxCompiler::compile(const ir::Kernel& kernel, bool debug, bool keep_text) {
   if (kernel.stage != ir::Stage::lowered)

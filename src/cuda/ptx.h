@@ -57,6 +57,10 @@ class PtxCompiler {
   int sm() const;
   // "nvptx64-nvidia-cuda, sm_90" (KernelPlan::target).
   std::string target() const;
+  // What decides the code besides the kernel and the generator's options
+  // (Grove's version and build, LLVM's, the target, the toolkit whose
+  // libdevice is linked): the start of a disk cache key.
+  std::string cache_key() const;
   // PTX for `kernel` (stage lowered). Thread-safe.
   PtxCode compile(const ir::Kernel& kernel, bool debug, bool keep_text = false);
 

@@ -22,7 +22,7 @@ namespace grove::llvm_backend {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f565247u;  // "GRVO"
-constexpr uint32_t kFormatVersion = 3;  // 2: a shared object; 3: hash64 checksums and names
+constexpr uint32_t kFormatVersion = 4;  // 2: a shared object; 3: hash64 checksums and names; 4: the entry's kind, any payload
 constexpr uint8_t kMaxTaskKind = static_cast<uint8_t>(ir::TaskKind::gc_finish);
 
 // A 64-bit hash of n bytes, eight at a time in four independent lanes (xor,
@@ -51,11 +51,41 @@ uint64_t hash64(const uint8_t* p, size_t n) {
   return h ^ h >> 32;
 }
 
-std::vector<uint8_t> encode(const std::string& key, const CpuCode& e) {
+// A file: magic, version, kind, key, the payload, then a checksum of it all.
+std::vector<uint8_t> wrap(const std::string& kind, const std::string& key, std::span<const uint8_t> payload) {
   rt::ByteWriter w;
   w.u32(kMagic);
   w.u32(kFormatVersion);
+  w.str(kind);
   w.str(key);
+  w.bytes(payload);
+  std::vector<uint8_t> out = w.take();
+  const uint64_t sum = hash64(out.data(), out.size());
+  const auto* s = reinterpret_cast<const uint8_t*>(&sum);
+  out.insert(out.end(), s, s + 8);
+  return out;
+}
+
+// The payload of a file; throws grove::Error (caught by load_bytes) at the
+// first thing that is wrong.
+std::vector<uint8_t> unwrap(const std::vector<uint8_t>& bytes, const std::string& kind, const std::string& key,
+                            const std::string& path) {
+  if (bytes.size() < 8) throw Error(path + ": shorter than its checksum");
+  uint64_t sum = 0;
+  std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
+  if (hash64(bytes.data(), bytes.size() - 8) != sum) throw Error(path + ": checksum mismatch");
+  rt::ByteReader r(std::span<const uint8_t>(bytes.data(), bytes.size() - 8), path);
+  if (r.u32() != kMagic) r.fail("not a Grove cache file");
+  if (r.u32() != kFormatVersion) r.fail("another format version");
+  if (r.str() != kind) r.fail("an entry of another kind");
+  if (r.str() != key) r.fail("made for another kernel or build (stale)");
+  std::vector<uint8_t> payload = r.bytes();
+  if (r.left() != 0) r.fail("bytes after the payload");
+  return payload;
+}
+
+std::vector<uint8_t> encode(const CpuCode& e) {
+  rt::ByteWriter w;
   w.u32(static_cast<uint32_t>(e.tasks.size()));
   for (const TaskCode& t : e.tasks) {
     w.u8(static_cast<uint8_t>(t.kind));
@@ -71,23 +101,12 @@ std::vector<uint8_t> encode(const std::string& key, const CpuCode& e) {
   }
   rt::write_messages(w, e.messages);
   w.bytes(e.library);
-  std::vector<uint8_t> out = w.take();
-  const uint64_t sum = hash64(out.data(), out.size());
-  const auto* s = reinterpret_cast<const uint8_t*>(&sum);
-  out.insert(out.end(), s, s + 8);
-  return out;
+  return w.take();
 }
 
 // Throws grove::Error (caught by load) at the first thing that is wrong.
-CpuCode decode(const std::vector<uint8_t>& bytes, const std::string& key, const std::string& path) {
-  if (bytes.size() < 8) throw Error(path + ": shorter than its checksum");
-  uint64_t sum = 0;
-  std::memcpy(&sum, bytes.data() + bytes.size() - 8, 8);
-  if (hash64(bytes.data(), bytes.size() - 8) != sum) throw Error(path + ": checksum mismatch");
-  rt::ByteReader r(std::span<const uint8_t>(bytes.data(), bytes.size() - 8), path);
-  if (r.u32() != kMagic) r.fail("not a Grove cache file");
-  if (r.u32() != kFormatVersion) r.fail("another format version");
-  if (r.str() != key) r.fail("made for another kernel or build (stale)");
+CpuCode decode(const std::vector<uint8_t>& bytes, const std::string& path) {
+  rt::ByteReader r(bytes, path);
   CpuCode e;
   e.source = CpuCode::Source::disk;
   r.part("tasks");
@@ -126,7 +145,7 @@ void trim(const std::filesystem::path& dir) {
   std::vector<std::pair<fs::file_time_type, fs::path>> files;
   uintmax_t total = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".grove-cpu" || !e.is_regular_file(ec)) continue;
+    if (e.path().extension().string().rfind(".grove-", 0) != 0 || !e.is_regular_file(ec)) continue;  // every kind
     total += e.file_size(ec);
     files.emplace_back(e.last_write_time(ec), e.path());
   }
@@ -149,12 +168,25 @@ std::string DiskCache::default_dir() {
 
 std::string DiskCache::path_of(const std::string& key) const {
   char name[40];
-  std::snprintf(name, sizeof name, "%016llx.grove-cpu",
+  std::snprintf(name, sizeof name, "%016llx.grove-",
                 static_cast<unsigned long long>(hash64(reinterpret_cast<const uint8_t*>(key.data()), key.size())));
-  return (std::filesystem::path(dir_) / name).string();
+  return (std::filesystem::path(dir_) / (name + kind_)).string();
 }
 
 std::optional<CpuCode> DiskCache::load(const std::string& key) const {
+  std::optional<std::vector<uint8_t>> bytes = load_bytes(key);
+  if (!bytes) return std::nullopt;
+  try {
+    return decode(*bytes, path_of(key));
+  } catch (const Error& e) {
+    if (std::getenv("GROVE_CACHE_LOG") != nullptr) std::cerr << "[grove] cache: miss (" << e.what() << ")\n";
+    return std::nullopt;  // rebuilt and rewritten by the caller
+  }
+}
+
+void DiskCache::store(const std::string& key, const CpuCode& code) const { store_bytes(key, encode(code)); }
+
+std::optional<std::vector<uint8_t>> DiskCache::load_bytes(const std::string& key) const {
   const std::string path = path_of(key);
   const bool tell = std::getenv("GROVE_CACHE_LOG") != nullptr;
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -170,25 +202,25 @@ std::optional<CpuCode> DiskCache::load(const std::string& key) const {
     return std::nullopt;
   }
   try {
-    CpuCode e = decode(bytes, key, path);
+    std::vector<uint8_t> payload = unwrap(bytes, kind_, key, path);
     std::error_code ec;
     std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ec);  // used now
     if (tell) std::cerr << "[grove] cache: " << path << ": hit\n";
-    return e;
+    return payload;
   } catch (const Error& e) {
     if (tell) std::cerr << "[grove] cache: miss (" << e.what() << ")\n";
     return std::nullopt;  // rebuilt and rewritten by the caller
   }
 }
 
-void DiskCache::store(const std::string& key, const CpuCode& entry) const {
+void DiskCache::store_bytes(const std::string& key, std::span<const uint8_t> payload) const {
   static std::atomic<bool> warned{false}, trimmed{false};
   static std::atomic<uint64_t> serial{0};
   const std::string path = path_of(key);
   const std::string temp = path + ".tmp" + std::to_string(::getpid()) + "." + std::to_string(serial++);
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
-  const std::vector<uint8_t> bytes = encode(key, entry);
+  const std::vector<uint8_t> bytes = wrap(kind_, key, payload);
   bool ok = !ec;
   if (ok) {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);

@@ -1,10 +1,13 @@
 // src/llvm/disk_cache.h — the LLVM backends' offline cache (Taichi's
-// "offline cache"): one file per compiled kernel, holding its shared object
-// and what the runtime needs to call it (tasks, messages), under a key that
-// names everything that decides the code (codegen.cpp builds it: Grove's
-// version, LLVM's, the target and its features, the code generator's
-// options, the kernel's plan and its lowered IR text, in which every address
-// and extent of its tree types is a constant).
+// "offline cache"): one file per compiled kernel, under a key that names
+// everything that decides the code (Grove's version and build, LLVM's, the
+// target and its features, the code generator's options, the kernel's plan
+// and its lowered IR text, in which every address and extent of its tree
+// types is a constant). Entries are of a kind, which names their files
+// (*.grove-<kind>): the CPU backend's ("cpu", codegen.cpp) hold a shared
+// object and what the runtime needs to call it (tasks, messages); the CUDA
+// backend's ("cuda", src/program/cuda_backend.cpp) a whole kernel plan,
+// its PTX and the driver's binary for the GPU it ran on.
 //
 // A file is trusted only when it reads back whole: the magic, the format
 // version, the exact key (not only its hash, which names the file) and a
@@ -20,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,15 +34,18 @@ namespace grove::llvm_backend {
 
 class DiskCache {
  public:
-  explicit DiskCache(std::string dir) : dir_(std::move(dir)) {}
+  explicit DiskCache(std::string dir, std::string kind = "cpu") : dir_(std::move(dir)), kind_(std::move(kind)) {}
   const std::string& dir() const { return dir_; }
 
-  // The entry for `key` (its tasks, messages and shared object, with
-  // source disk), or nullopt (a miss: see above).
-  std::optional<CpuCode> load(const std::string& key) const;
+  // The payload of the entry for `key`, or nullopt (a miss: see above).
+  std::optional<std::vector<uint8_t>> load_bytes(const std::string& key) const;
   // Writes the entry; a directory that cannot be written is reported once on
   // stderr and then left alone (a cache is never a reason to fail a launch).
-  // (The texts of `code` are not kept.)
+  void store_bytes(const std::string& key, std::span<const uint8_t> payload) const;
+
+  // A CPU entry: its tasks, messages and shared object (with source disk),
+  // or nullopt. (The texts of `code` are not kept.)
+  std::optional<CpuCode> load(const std::string& key) const;
   void store(const std::string& key, const CpuCode& code) const;
   // The file an entry for `key` lives in.
   std::string path_of(const std::string& key) const;
@@ -47,7 +54,7 @@ class DiskCache {
   static std::string default_dir();
 
  private:
-  std::string dir_;
+  std::string dir_, kind_;
 };
 
 }  // namespace grove::llvm_backend

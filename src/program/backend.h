@@ -24,8 +24,8 @@ struct BackendOptions {
   // else the best one) and whether to enable the Khronos validation layer.
   std::string device;
   bool validation = false;
-  // CPU: threads for parallel tasks (0: every core), and the disk cache's
-  // directory (Config::cache_dir).
+  // CPU: threads for parallel tasks (0: every core). CPU and CUDA: the
+  // disk cache's directory (Config::cache_dir).
   int cpu_threads = 0;
   std::string cache_dir;
   // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0),
@@ -71,6 +71,9 @@ BackendAndDevice make_interp_backend(const BackendOptions& options);
 #ifdef GROVE_WITH_LLVM
 // The LLVM CPU backend on this machine's cores.
 BackendAndDevice make_cpu_backend(const BackendOptions& options);
+// The LLVM backends' disk cache directory (Config::cache_dir resolved; ""
+// for none).
+std::string cache_dir_of(const BackendOptions& options);
 #endif
 #ifdef GROVE_WITH_CUDA
 // Opens the CUDA device; raises grove::Error saying no CUDA driver was

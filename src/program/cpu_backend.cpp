@@ -75,6 +75,11 @@ class CpuBackend : public Backend {
 
 }  // namespace
 
+std::string cache_dir_of(const BackendOptions& options) {
+  if (options.cache_dir == "off") return "";
+  return options.cache_dir.empty() ? llvm_backend::DiskCache::default_dir() : options.cache_dir;
+}
+
 BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.cpu_threads < 0)
@@ -97,10 +102,7 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   auto device = rt::cpu::make_device(host.model + " (" + host.cpu + ", " + host.vector_isa + " " +
                                          std::to_string(host.vector_bits) + "-bit vectors)",
                                      threads, options.print);
-  const std::string cache_dir = options.cache_dir == "off" ? ""
-                                : options.cache_dir.empty() ? llvm_backend::DiskCache::default_dir()
-                                                            : options.cache_dir;
-  auto backend = std::make_unique<CpuBackend>(std::move(jit), *device, options.debug, cache_dir);
+  auto backend = std::make_unique<CpuBackend>(std::move(jit), *device, options.debug, cache_dir_of(options));
   return {std::move(device), std::move(backend)};
 }
 

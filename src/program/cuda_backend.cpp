@@ -5,15 +5,26 @@
 // driver. Code is made for Config::cuda_sm, else the device's compute
 // capability (sm_90 for newer GPUs, which the driver compiles it for).
 // Without a device (make_cuda_compiler) it only generates plans, for AOT
-// modules saved by a Program on another arch. GROVE_DUMP_DIR gets each
-// kernel's LLVM IR (.cuda.ll, .cuda.opt.ll) and PTX (.ptx).
+// modules saved by a Program on another arch.
+//
+// Compiled kernels are kept in the disk cache (Config::cache_dir; entries
+// of kind "cuda", src/llvm/disk_cache.h): the whole plan, its PTX and the
+// binary the driver made of it for the GPU it was loaded on. A kernel found
+// there is loaded with neither LLVM nor, on the same GPU and driver, the
+// driver's PTX compiler. GROVE_DUMP_DIR gets each kernel's LLVM IR
+// (.cuda.ll, .cuda.opt.ll) and PTX (.ptx); a kernel is then compiled, never
+// read from the cache.
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cuda/ptx.h"
+#include "llvm/disk_cache.h"
 #include "program/backend.h"
+#include "program/program_impl.h"
+#include "program/test_hooks.h"
 #include "runtime/core/assert.h"
 #include "runtime/cuda/device.h"
 
@@ -23,13 +34,36 @@ namespace {
 
 class CudaBackend : public Backend {
  public:
-  // `device`: nullptr for a compiler that only generates.
-  CudaBackend(int sm, rt::Device* device, bool debug) : ptx_(sm), device_(device), debug_(debug) {}
+  // `device`: nullptr for a compiler that only generates; `cache_dir`: ""
+  // for no disk cache.
+  CudaBackend(int sm, rt::Device* device, bool debug, std::string cache_dir)
+      : ptx_(sm), device_(device), debug_(debug), cache_(std::move(cache_dir), "cuda") {}
   Arch arch() const override { return Arch::Cuda; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
                                             const ir::SNodeForest& forest, rt::KernelPlan plan) override {
     if (device_ == nullptr) throw InternalError("the CUDA code generator without a device was asked to load a kernel");
-    return device_->load(generate(kernel, text, forest, std::move(plan)));
+    // The key: what decides the code (the generator's build and target, the
+    // options, what the plan adds to the IR, the lowered IR's text).
+    std::string key;
+    std::optional<rt::KernelPlan> cached;
+    if (!cache_.dir().empty() && dump_dir().empty()) {
+      const std::vector<uint8_t> neutral = rt::serialize(plan);
+      key = ptx_.cache_key() + "debug " + (debug_ ? "1" : "0") + "\n" + std::string(neutral.begin(), neutral.end()) +
+            "\n" + std::string(text);
+      if (std::optional<std::vector<uint8_t>> bytes = cache_.load_bytes(key)) {
+        try {
+          cached = rt::deserialize_plan(*bytes, cache_.path_of(key));
+        } catch (const Error&) {  // a miss: compiled and rewritten
+        }
+      }
+    }
+    rt::KernelPlan complete = cached ? std::move(*cached) : generate(kernel, text, forest, std::move(plan));
+    const std::string binary_before = complete.binary_target;
+    std::unique_ptr<rt::LoadedKernel> loaded = device_->load(std::move(complete));
+    // New, or the driver made a binary for another GPU or driver than the cached one.
+    if (!key.empty() && (!cached || loaded->plan.binary_target != binary_before))
+      cache_.store_bytes(key, rt::serialize(loaded->plan));
+    return loaded;
   }
   rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
                           rt::KernelPlan plan) override {
@@ -52,6 +86,7 @@ class CudaBackend : public Backend {
   cuda::PtxCompiler ptx_;
   rt::Device* device_;  // its device, if any (compile() is only called while the Program lives)
   bool debug_;
+  llvm_backend::DiskCache cache_;
 };
 
 int checked_sm(int sm) {
@@ -80,12 +115,16 @@ BackendAndDevice make_cuda_backend(const BackendOptions& options) {
                 ", which runs sm_" + std::to_string(device_sm) + " and older; give " + std::to_string(device_sm) +
                 " or less, or 0 for the device's own");
   const int sm = wanted != 0 ? wanted : std::min(device_sm, cuda::kMaxSm);
-  auto backend = std::make_unique<CudaBackend>(sm, device.get(), options.debug);
+  auto backend = std::make_unique<CudaBackend>(sm, device.get(), options.debug, cache_dir_of(options));
   return {std::move(device), std::move(backend)};
 }
 
+int64_t cuda_ptx_compiles(const Program& program) {
+  return rt::cuda::ptx_compiles(program.impl()->context->device());
+}
+
 std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug) {
-  return std::make_unique<CudaBackend>(checked_sm(sm) != 0 ? sm : cuda::kMinSm, nullptr, debug);
+  return std::make_unique<CudaBackend>(checked_sm(sm) != 0 ? sm : cuda::kMinSm, nullptr, debug, "");
 }
 
 }  // namespace grove::detail

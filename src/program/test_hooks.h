@@ -48,6 +48,11 @@ void record_vulkan_validation_message(std::string message);
 // driver instance. Defined with the Vulkan backend.
 vk::Device* vulkan_device(const Program& program);
 
+// How many kernels the CUDA device of `program` loaded by compiling their
+// PTX rather than from a binary made for it (-1 on other backends).
+// Defined with the CUDA backend.
+int64_t cuda_ptx_compiles(const Program& program);
+
 // The serialized plan of kernel `name` of `program` (compiling it first).
 std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);
 // Replaces the compiled form of kernel `name` by one the backend loads from

@@ -2,18 +2,22 @@
 // a second process finds every kernel on disk and calls LLVM for none (the
 // probe reports llvm_backend::Jit::compilations()); a truncated, corrupt or
 // misplaced entry is rebuilt, never trusted; and what cached code computes,
-// prints and reports is what freshly compiled code does.
+// prints and reports is what freshly compiled code does. Entries of each
+// kind (the CPU's; the CUDA backend's plans) keep to their own files.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "llvm/disk_cache.h"
 
 namespace {
 
@@ -128,6 +132,31 @@ TEST_F(DiskCache, AnEntryForAnotherKeyIsNotTrusted) {
   fs::copy_file(files[0], files[1], fs::copy_options::overwrite_existing);
   EXPECT_EQ(checked(probe(dir_)), 1);
   EXPECT_EQ(checked(probe(dir_)), 0);
+}
+
+// The layer both backends' entries go through: bytes under a key, of a
+// kind. (The CUDA backend's use of it needs a GPU: tests/cuda.)
+TEST(DiskCacheKinds, EachKindKeepsToItsFilesAndOnlyAWholeEntryOfItsKeyIsTrusted) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("grove-cache-kinds-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const grove::llvm_backend::DiskCache cuda(dir.string(), "cuda"), cpu(dir.string(), "cpu");
+  const std::vector<uint8_t> plan = {1, 2, 3, 0, 255, 7};
+  EXPECT_FALSE(cuda.load_bytes("kernel k").has_value());
+  cuda.store_bytes("kernel k", plan);
+  EXPECT_EQ(cuda.load_bytes("kernel k"), plan);
+  EXPECT_FALSE(cuda.load_bytes("kernel j").has_value());
+  EXPECT_EQ(fs::path(cuda.path_of("kernel k")).extension(), ".grove-cuda");
+  EXPECT_EQ(fs::path(cpu.path_of("kernel k")).extension(), ".grove-cpu");
+  EXPECT_FALSE(cpu.load("kernel k").has_value());  // absent: the CUDA entry is another file
+  // The CUDA entry under the CPU entry's name: whole, same key, another kind.
+  fs::copy_file(cuda.path_of("kernel k"), cpu.path_of("kernel k"));
+  EXPECT_FALSE(cpu.load_bytes("kernel k").has_value());
+  // Cut short: a miss, and a store makes it whole again.
+  fs::resize_file(cuda.path_of("kernel k"), fs::file_size(cuda.path_of("kernel k")) - 3);
+  EXPECT_FALSE(cuda.load_bytes("kernel k").has_value());
+  cuda.store_bytes("kernel k", plan);
+  EXPECT_EQ(cuda.load_bytes("kernel k"), plan);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "grove/grove.h"
 #include "grove/runtime.h"
 #include "ir/parser.h"
+#include "program/test_hooks.h"
 #include "runtime/aot/module.h"
 #include "runtime/cuda/device.h"
 
@@ -389,6 +390,60 @@ TEST(CudaAot, AProgramOnCudaSavesTheCodeItRuns) {
   mod.launch("fill", {});
   EXPECT_EQ(mod.tree("root").to_vector<int32_t>("x"), x.to_vector<int32_t>());
   EXPECT_EQ(mod.tree("root").read<int32_t>("x", {9}), 81);
+}
+
+// ---- the disk cache: plans with the driver's binary ----
+
+// A second Program finds the kernel in the cache with the binary the
+// driver made for this GPU, and loads it compiling nothing; a binary made
+// for another driver is compiled again and the kernel still runs right.
+TEST(CudaCache, ASecondProgramLoadsTheDriversBinaryAndCompilesNothing) {
+  if (const std::string missing = no_cuda(); !missing.empty()) GTEST_SKIP() << "no CUDA: " << missing;
+  const grove::testing::ScratchDir dir("grove_cuda_cache");
+  Config c;
+  c.arch = Arch::Cuda;
+  c.cache_dir = dir.path().string();
+  struct Squares {
+    Field x;
+    Kernel fill;
+    explicit Squares(Program& prog) {
+      x = prog.field(i32, "x", {256});
+      fill = prog.kernel("fill", [this] { for_range(0, 256, [&](Expr k) { x(k) = k * k - 7; }); });
+    }
+    void run_and_check() {
+      x.fill(0);
+      fill();
+      std::vector<int32_t> want(256);
+      for (int k = 0; k < 256; ++k) want[static_cast<size_t>(k)] = k * k - 7;
+      EXPECT_EQ(x.to_vector<int32_t>(), want);
+    }
+  };
+  std::vector<uint8_t> first_plan;
+  {
+    Program a(c);
+    Squares s(a);
+    s.run_and_check();
+    EXPECT_EQ(detail::cuda_ptx_compiles(a), 1);
+    first_plan = detail::kernel_plan_bytes(a, "fill");
+    const rt::KernelPlan p = rt::deserialize_plan(first_plan);
+    EXPECT_FALSE(p.binary.empty());
+    EXPECT_EQ(p.binary_target.rfind("sm_", 0), 0u) << p.binary_target;
+  }
+  size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) entries += e.path().extension() == ".grove-cuda";
+  EXPECT_EQ(entries, 1u);
+  Program b(c);
+  Squares s(b);
+  s.run_and_check();
+  EXPECT_EQ(detail::cuda_ptx_compiles(b), 0);  // neither LLVM (the plan came whole) nor the driver's compiler
+  EXPECT_EQ(detail::kernel_plan_bytes(b, "fill"), first_plan);
+  // A binary made for another driver is not loaded: the PTX is compiled again.
+  // (A damaged entry never gets this far: the cache's checksum refuses it.)
+  rt::KernelPlan other = rt::deserialize_plan(first_plan);
+  other.binary_target = "sm_75, driver 1000";
+  detail::load_kernel_plan(b, "fill", rt::serialize(other));
+  s.run_and_check();
+  EXPECT_EQ(detail::cuda_ptx_compiles(b), 1);
 }
 
 // ---- the run side ----
