@@ -2,6 +2,7 @@
 #include "runtime/aot/module.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -508,19 +509,28 @@ std::string describe(const ModuleData& m) {
   std::ostringstream o;
   o << "Grove AOT module, format version " << kModuleVersion << ", written by Grove " << m.grove_version << "\n";
   o << "backend: " << m.backend << "\n";
-  o << "device features:";
-  const Features& f = m.features;
-  bool any = false;
-  auto feature = [&](bool on, const char* name) {
-    if (on) o << " " << name;
-    any |= on;
-  };
-  feature(f.shader_int64, "shader_int64");
-  feature(f.shader_float64, "shader_float64");
-  feature(f.atomic_int64, "atomic_int64");
-  feature(f.atomic_float32_add, "atomic_float32_add");
-  feature(f.subgroup_arithmetic, "subgroup_arithmetic");
-  o << (any ? "\n" : m.backend == "cuda" ? " none beyond sm_75\n" : " none beyond Vulkan 1.1 compute\n");
+  if (m.backend == "cuda") {
+    int newest = -1;  // the newest target a kernel was compiled for
+    for (const KernelPlan& k : m.kernels)
+      if (k.target.rfind(kCudaTargetPrefix, 0) == 0)
+        newest = std::max(newest, std::atoi(k.target.c_str() + kCudaTargetPrefix.size()));
+    o << "device: " << (newest < 0 ? std::string("any CUDA GPU") : "a CUDA GPU of sm_" + std::to_string(newest) + " or newer")
+      << " (the driver compiles the PTX for it)\n";
+  } else {
+    o << "device features:";
+    const Features& f = m.features;
+    bool any = false;
+    auto feature = [&](bool on, const char* name) {
+      if (on) o << " " << name;
+      any |= on;
+    };
+    feature(f.shader_int64, "shader_int64");
+    feature(f.shader_float64, "shader_float64");
+    feature(f.atomic_int64, "atomic_int64");
+    feature(f.atomic_float32_add, "atomic_float32_add");
+    feature(f.subgroup_arithmetic, "subgroup_arithmetic");
+    o << (any ? "\n" : " none beyond Vulkan 1.1 compute\n");
+  }
   o << "tree types: " << m.tree_types.size() << "\n";
   for (const ModuleTreeType& t : m.tree_types) {
     o << "  " << t.name << " (type " << t.id << "): " << t.layout.total_words << " words ("

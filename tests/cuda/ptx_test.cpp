@@ -300,6 +300,9 @@ TEST(CudaAot, ModulesAreMadeWithoutAGpuForConfigCudaSmAndPtxasAssemblesThem) {
       const rt::aot::ModuleData m = rt::aot::read_module(sparse_module(sm, debug), "module");
       const int want = sm == 0 ? kMinSm : sm;  // 0: the oldest target, which every GPU loads
       EXPECT_EQ(m.backend, "cuda");
+      EXPECT_NE(rt::aot::describe(m).find("device: a CUDA GPU of sm_" + std::to_string(want) + " or newer"),
+                std::string::npos)
+          << rt::aot::describe(m);
       for (const rt::KernelPlan& k : m.kernels) {
         EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_" + std::to_string(want)) << k.name;
         const std::string ptx(k.library.begin(), k.library.end());
