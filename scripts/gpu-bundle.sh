@@ -18,7 +18,8 @@ BUILD=${BUILD:-build}
 RELEASE=${RELEASE:-build-release}
 ARCHIVE=${ARCHIVE:-out/gpu-bundle.tar.xz}
 
-programs="$BUILD/tests/grove_api_tests $BUILD/tests/grove_cuda_tests $BUILD/tests/grove_runtime_aot_tests $RELEASE/bench/grove_bench"
+programs="$BUILD/tests/grove_api_tests $BUILD/tests/grove_cuda_tests $BUILD/tests/grove_runtime_aot_tests
+          $BUILD/tests/grove_c_api_test $RELEASE/bench/grove_bench"
 # sparse_life's CUDA module, as `grove aot` wrote it for the ctest run.
 modules="$BUILD/tests/life128_cuda.grove"
 for p in $programs; do

@@ -45,7 +45,9 @@ run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda:Modules/*/c
 run cuda_tests "$DIR/bin/grove_cuda_tests" --gtest_brief=1
 # (The test finds the CUDA module next to where this names the Vulkan one.)
 export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
-run runtime_aot "$DIR/bin/grove_runtime_aot_tests" --gtest_filter='*/cuda' --gtest_brief=1
+# grove_runtime alone, from C++ and from C (whose 77 means skipped: no driver).
+run runtime_aot sh -c '"$1/grove_runtime_aot_tests" --gtest_filter="*/cuda" --gtest_brief=1 || exit 1
+  "$1/grove_c_api_test" cuda; rc=$?; [ "$rc" -eq 77 ] && rc=0; exit "$rc"' sh "$DIR/bin"
 run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
   --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
 

@@ -124,7 +124,7 @@ std::unique_ptr<rt::Device> open_device(const std::string& backend, const std::s
     if (options.external)
       throw Error(source + " is a CUDA module; Options::external hands Grove a Vulkan device, which runs Vulkan modules");
 #ifdef GROVE_RUNTIME_CUDA
-    return rt::cuda::make_device(options.cuda_device, options.debug, nullptr);
+    return rt::cuda::make_device(options.cuda_device, options.debug, nullptr, "runtime::Options::cuda_device");
 #else
     throw Error(source + " is a CUDA module, and this grove_runtime was built without CUDA");
 #endif

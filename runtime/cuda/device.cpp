@@ -375,7 +375,7 @@ std::vector<DeviceInfo> enumerate_devices() {
   return out;
 }
 
-std::unique_ptr<Device> make_device(const std::string& selection, bool debug, PrintSink print) {
+std::unique_ptr<Device> make_device(const std::string& selection, bool debug, PrintSink print, const std::string& option) {
   const Driver& d = Driver::get();
   const std::vector<DeviceInfo> devices = enumerate_devices();
   if (devices.empty()) throw Error("the CUDA driver found no CUDA device");
@@ -400,7 +400,7 @@ std::unique_ptr<Device> make_device(const std::string& selection, bool debug, Pr
     if (picked == nullptr) {
       std::string list;
       for (const DeviceInfo& info : devices) list += "\n  " + std::to_string(info.index) + ": " + info.name;
-      throw Error(std::string(from_env ? "GROVE_CUDA_DEVICE" : "Config::cuda_device") + " is \"" + wanted +
+      throw Error((from_env ? std::string("GROVE_CUDA_DEVICE") : option) + " is \"" + wanted +
                   "\", which names none of the CUDA devices here (give an index or part of a name):" + list);
     }
   }

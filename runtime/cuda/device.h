@@ -43,8 +43,10 @@ std::vector<DeviceInfo> enumerate_devices();
 
 // Opens device `selection` (an index, or a case-insensitive part of its
 // name; "" means $GROVE_CUDA_DEVICE if set, else device 0). `debug`: every
-// launch waits, so that an error names its kernel.
-std::unique_ptr<Device> make_device(const std::string& selection, bool debug, PrintSink print);
+// launch waits, so that an error names its kernel. `option` names where
+// `selection` came from in errors.
+std::unique_ptr<Device> make_device(const std::string& selection, bool debug, PrintSink print,
+                                    const std::string& option = "Config::cuda_device");
 
 // What a device made by make_device runs on (nullptr for other devices).
 const DeviceInfo* info_of(const Device& device);

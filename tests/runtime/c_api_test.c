@@ -2,7 +2,10 @@
  * application would: sparse_life's AOT module (the ctest fixture writes it;
  * GROVE_TEST_LIFE_MODULE names it) loaded, seeded and stepped, its cells
  * compared with a Game of Life model written here, and every kind of
- * failure answered with its code and a message. Exit status 0: all passed. */
+ * failure answered with its code and a message. With the argument "cuda",
+ * the same for the CUDA module beside it (life128_cuda.grove), on the GPU of
+ * grove_options.cuda_device. Exit status 0: all passed; 77: skipped (no CUDA
+ * driver, said on stdout). */
 #include <grove/grove_runtime.h>
 
 #include <stdio.h>
@@ -66,12 +69,24 @@ static int same_cells(const grove_tree* world, const int* model) {
   return 1;
 }
 
-int main(void) {
-  const char* path = getenv("GROVE_TEST_LIFE_MODULE");
-  if (path == NULL) {
+int main(int argc, char** argv) {
+  const char* vulkan_path = getenv("GROVE_TEST_LIFE_MODULE");
+  if (vulkan_path == NULL) {
     fprintf(stderr, "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)\n");
     return 2;
   }
+  const int cuda = argc > 1 && strcmp(argv[1], "cuda") == 0;
+  static char path[4096];
+  const size_t stem = strlen(vulkan_path) > 6 ? strlen(vulkan_path) - 6 : 0; /* less ".grove" */
+  if (stem + 16 > sizeof path) return 2;
+  if (cuda) {
+    memcpy(path, vulkan_path, stem);
+    strcpy(path + stem, "_cuda.grove");
+  } else {
+    strcpy(path, vulkan_path);
+  }
+  grove_options options;
+  memset(&options, 0, sizeof options);
 
   /* What is not a module, or not there. */
   grove_module* m = NULL;
@@ -82,7 +97,17 @@ int main(void) {
   CHECK_FAILS(grove_module_load(NULL, NULL, &m), GROVE_ERROR_INVALID_ARGUMENT, "the path is NULL");
 
   /* The module and what it holds. */
-  CHECK(grove_module_load(path, NULL, &m) == GROVE_OK);
+  if (cuda) {
+    options.cuda_device = "no such gpu";
+    const grove_result r = grove_module_load(path, &options, &m);
+    if (r == GROVE_ERROR_DEVICE && strstr(grove_last_error(), "no CUDA driver was found") != NULL) {
+      printf("skipped: the CUDA module needs a CUDA driver and GPU: %s\n", grove_last_error());
+      return failures == 0 ? 77 : 1;
+    }
+    CHECK(r == GROVE_ERROR_DEVICE && strstr(grove_last_error(), "runtime::Options::cuda_device is \"no such gpu\"") != NULL);
+    options.cuda_device = NULL;
+  }
+  CHECK(grove_module_load(path, &options, &m) == GROVE_OK);
   if (m == NULL) return 1;
   size_t kernels = 0, types = 0;
   const char* name = NULL;
