@@ -135,7 +135,7 @@ class CudaDevice : public Device {
     if (sm < 0 || sm > info_.sm)
       throw Error("kernel '" + plan.name + "' was compiled for " + (plan.target.empty() ? "no target" : plan.target) +
                   "; " + info_.name + " is sm_" + std::to_string(info_.sm) + ": compile it for sm_" +
-                  std::to_string(info_.sm) + " or older");
+                  std::to_string(info_.sm) + " or older (Config::cuda_sm)");
     current();
     auto k = std::make_unique<CudaKernel>(d_);
     // The binary the plan carries, where it was made for this GPU and
