@@ -13,10 +13,11 @@
 
 #include <grove/grove.h>
 
-#ifdef GROVE_WITH_CUDA
 #include "grove/aot.h"
 #include "life.h"
 #include "runtime/aot/module.h"
+
+#ifdef GROVE_WITH_CUDA
 #include "cuda/ptx.h"
 #include "ir/parser.h"
 #include "program/backend.h"

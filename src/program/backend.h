@@ -79,11 +79,13 @@ std::string cache_dir_of(const BackendOptions& options);
 // Opens the CUDA device; raises grove::Error saying no CUDA driver was
 // found (or no device) when there is none.
 BackendAndDevice make_cuda_backend(const BackendOptions& options);
-// The CUDA code generator alone, for sm_`sm` (Config::cuda_sm, checked
-// here), with no driver or device: it only generates (AOT modules).
+// The CUDA code generator alone, for sm_`sm` (Config::cuda_sm, as the
+// Program checked it; 0: the oldest target), with no driver or device: it
+// only generates (AOT modules).
 std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug);
 // Raises grove::Error naming Config::cuda_sm unless `sm` is 0 or a target
-// the code generator makes.
+// the code generator makes (the Program checks its Config with it, on
+// every arch, before a backend is made).
 void check_cuda_sm(int sm);
 #endif
 #ifdef GROVE_WITH_VULKAN

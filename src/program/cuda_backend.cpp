@@ -89,11 +89,6 @@ class CudaBackend : public Backend {
   llvm_backend::DiskCache cache_;
 };
 
-int checked_sm(int sm) {
-  check_cuda_sm(sm);
-  return sm;
-}
-
 }  // namespace
 
 void check_cuda_sm(int sm) {
@@ -104,7 +99,7 @@ void check_cuda_sm(int sm) {
 }
 
 BackendAndDevice make_cuda_backend(const BackendOptions& options) {
-  const int wanted = checked_sm(options.cuda_sm);
+  const int wanted = options.cuda_sm;  // checked by the Program (check_cuda_sm)
   std::unique_ptr<rt::Device> device = rt::cuda::make_device(options.cuda_device, options.debug, options.print);
   const int device_sm = rt::cuda::info_of(*device)->sm;
   if (device_sm < cuda::kMinSm)
@@ -124,7 +119,7 @@ int64_t cuda_ptx_compiles(const Program& program) {
 }
 
 std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug) {
-  return std::make_unique<CudaBackend>(checked_sm(sm) != 0 ? sm : cuda::kMinSm, nullptr, debug, "");
+  return std::make_unique<CudaBackend>(sm != 0 ? sm : cuda::kMinSm, nullptr, debug, "");
 }
 
 }  // namespace grove::detail
