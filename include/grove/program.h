@@ -71,6 +71,12 @@ struct Config {
   bool vulkan_validation = false;
   // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
   int cpu_threads = 0;
+  // CPU: the processor kernels are compiled for, as LLVM names it
+  // ("x86-64-v2", "x86-64-v3", "x86-64-v4", "znver3", ...), with every
+  // instruction-set extension it has. Empty: the environment variable
+  // GROVE_CPU_TARGET if set, else this machine's own CPU. Code for a CPU
+  // with extensions this one lacks is refused when it loads.
+  std::string cpu_target;
   // CPU and CUDA: where compiled kernels are kept between processes
   // (Taichi's offline cache): "" means $XDG_CACHE_HOME/grove (else
   // ~/.cache/grove); "off" keeps none. A kernel found there is loaded

@@ -17,6 +17,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -1208,16 +1209,32 @@ struct Jit::Impl {
   }
 };
 
-Jit::Jit() : impl_(std::make_unique<Impl>()) {
+Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
   initialize_native_target();
   impl_->triple = llvm::sys::getProcessTriple();
-  impl_->cpu = llvm::sys::getHostCPUName().str();
-  llvm::SubtargetFeatures features;
-  for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
-  impl_->features = features.getString();
   std::string error;
   impl_->target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
   if (impl_->target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
+  llvm::SubtargetFeatures features;
+  if (cpu.empty() || cpu == "host") {
+    impl_->cpu = llvm::sys::getHostCPUName().str();
+    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
+  } else {
+    // A named CPU: every feature LLVM gives it, spelled out like the host's,
+    // so that a plan says what its code needs (runtime/cpu/library.cpp).
+    // (Asked of a generic subtarget first: LLVM warns on stderr when made
+    // for a CPU it does not know.)
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(impl_->target->createMCSubtargetInfo(impl_->triple, "", ""));
+    if (generic == nullptr || !generic->isCPUStringValid(cpu))
+      throw Error("Config::cpu_target (or GROVE_CPU_TARGET) is \"" + cpu + "\", which LLVM does not know as a CPU of " +
+                  impl_->triple + "; give one such as x86-64-v2, x86-64-v3, x86-64-v4 or znver3, or leave it empty "
+                  "for this machine's CPU (" + llvm::sys::getHostCPUName().str() + ")");
+    impl_->cpu = cpu;
+    std::unique_ptr<llvm::MCSubtargetInfo> info(impl_->target->createMCSubtargetInfo(impl_->triple, cpu, ""));
+    for (const llvm::SubtargetFeatureKV& f : info->getAllProcessorFeatures())
+      features.AddFeature(f.Key, info->getFeatureBits().test(f.Value));
+  }
+  impl_->features = features.getString();
   impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   impl_->add_machine();
 }

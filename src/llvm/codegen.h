@@ -120,7 +120,11 @@ struct CodegenOptions {
 // compiled (see above).
 class Jit {
  public:
-  Jit();
+  // Compiles for `cpu`, an LLVM CPU name ("x86-64-v2", "x86-64-v3",
+  // "znver3", ...) with every instruction-set feature it has; "" or "host"
+  // compile for this machine's CPU and its features. An unknown name raises
+  // grove::Error naming Config::cpu_target.
+  explicit Jit(const std::string& cpu = "");
   ~Jit();
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;

@@ -28,6 +28,7 @@ struct BackendOptions {
   // disk cache's directory (Config::cache_dir).
   int cpu_threads = 0;
   std::string cache_dir;
+  std::string cpu_target;  // CPU: Config::cpu_target
   // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0),
   // and the target (Config::cuda_sm; 0: the device's).
   std::string cuda_device;

@@ -97,7 +97,9 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
                   std::to_string(cores) + " here)");
     threads = static_cast<int>(n);
   }
-  auto jit = std::make_unique<llvm_backend::Jit>();
+  std::string target = options.cpu_target;
+  if (const char* env = std::getenv("GROVE_CPU_TARGET"); env != nullptr && target.empty()) target = env;
+  auto jit = std::make_unique<llvm_backend::Jit>(target);
   const llvm_backend::Jit::Host host = jit->host();
   auto device = rt::cpu::make_device(host.model + " (" + host.cpu + ", " + host.vector_isa + " " +
                                          std::to_string(host.vector_bits) + "-bit vectors)",

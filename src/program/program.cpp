@@ -136,6 +136,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.device = config.vulkan_device;
   bo.validation = config.vulkan_validation;
   bo.cpu_threads = config.cpu_threads;
+  bo.cpu_target = config.cpu_target;
   bo.cache_dir = config.cache_dir;
   bo.cuda_device = config.cuda_device;
   bo.cuda_sm = config.cuda_sm;

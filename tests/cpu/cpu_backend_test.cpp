@@ -85,6 +85,32 @@ TEST(CpuBackend, ThreadsFromTheEnvironmentReplaceEveryCore) {
     unsetenv("GROVE_CPU_THREADS");
 }
 
+// Config::cpu_target (and GROVE_CPU_TARGET) compile for a named CPU: a plan
+// then records that CPU and its features, the device says so, and the code
+// computes the same; an unknown name is refused by name.
+TEST(CpuBackend, CodeCanTargetANamedCpu) {
+#if defined(__x86_64__)
+  Config c = cpu();
+  c.cpu_target = "x86-64-v2";
+  Program prog(c);
+  EXPECT_THAT(prog.device_name(), HasSubstr("x86-64-v2, SSE2 128-bit vectors"));
+  Field x = prog.field(f32, "x", {1000});
+  Kernel k = prog.kernel("k", [&] { for_range(0, 1000, [&](Expr i) { x(i) = sqrt(cast(f32, i)) * 2.0f; }); });
+  k();
+  for (int i = 0; i < 1000; i += 37) EXPECT_EQ(x.read<float>({i}), std::sqrt(static_cast<float>(i)) * 2.0f);
+  const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "k"));
+  EXPECT_THAT(plan.target, HasSubstr(", x86-64-v2"));
+  EXPECT_THAT(plan.target_features, AllOf(HasSubstr("+sse4.2"), HasSubstr("-avx2")));
+  setenv("GROVE_CPU_TARGET", "x86-64-v3", 1);
+  EXPECT_THAT(Program(cpu()).device_name(), HasSubstr("x86-64-v3, AVX2 256-bit vectors"));
+  unsetenv("GROVE_CPU_TARGET");
+#endif
+  Config bad = cpu();
+  bad.cpu_target = "pentium-9000";
+  EXPECT_THAT(grove::testing::error_of([&] { Program p(bad); }),
+              AllOf(HasSubstr("Config::cpu_target"), HasSubstr("\"pentium-9000\""), HasSubstr("x86-64-v3")));
+}
+
 // GROVE_DUMP_DIR gets each kernel's LLVM IR before and after -O3 and its
 // assembly; a saxpy's parallel loop over a contiguous axis is vector code
 // in both (the host's widest float vectors: 4 lanes at least).
