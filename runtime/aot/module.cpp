@@ -38,24 +38,6 @@ uint32_t fnv1a(std::span<const uint8_t> bytes) {
   return h;
 }
 
-void write_features(ByteWriter& w, const Features& f) {
-  w.boolean(f.shader_int64);
-  w.boolean(f.shader_float64);
-  w.boolean(f.atomic_int64);
-  w.boolean(f.atomic_float32_add);
-  w.boolean(f.subgroup_arithmetic);
-}
-
-Features read_features(ByteReader& r) {
-  Features f;
-  f.shader_int64 = r.boolean();
-  f.shader_float64 = r.boolean();
-  f.atomic_int64 = r.boolean();
-  f.atomic_float32_add = r.boolean();
-  f.subgroup_arithmetic = r.boolean();
-  return f;
-}
-
 // ---- tree layouts ----------------------------------------------------------------
 
 // Every word count and offset of a node, in one order for writing and reading.
@@ -356,13 +338,7 @@ const KernelPlan* ModuleData::kernel(std::string_view name) const {
 
 Features features_of(std::span<const KernelPlan> kernels) {
   Features f;
-  for (const KernelPlan& k : kernels) {
-    f.shader_int64 |= k.features.shader_int64;
-    f.shader_float64 |= k.features.shader_float64;
-    f.atomic_int64 |= k.features.atomic_int64;
-    f.atomic_float32_add |= k.features.atomic_float32_add;
-    f.subgroup_arithmetic |= k.features.subgroup_arithmetic;
-  }
+  for (const KernelPlan& k : kernels) f |= k.features;
   return f;
 }
 
@@ -441,11 +417,7 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
       r.part("kernel '" + p.name + "'");
       if (p.name.empty() || m.kernel(p.name) != nullptr) r.fail("its name is empty or taken");
       if (p.backend != m.backend) r.fail("it was compiled for '" + p.backend + "', the module for '" + m.backend + "'");
-      const Features all = features_of(std::span<const KernelPlan>(&p, 1));
-      const Features& mf = m.features;
-      if ((all.shader_int64 && !mf.shader_int64) || (all.shader_float64 && !mf.shader_float64) ||
-          (all.atomic_int64 && !mf.atomic_int64) || (all.atomic_float32_add && !mf.atomic_float32_add) ||
-          (all.subgroup_arithmetic && !mf.subgroup_arithmetic))
+      if (!m.features.covers(p.features))
         r.fail("it needs device features the module's info does not list");
       for (size_t s = 0; s < p.slots.size(); ++s) {
         const TreeSlotPlan& slot = p.slots[s];
@@ -524,11 +496,8 @@ std::string describe(const ModuleData& m) {
       if (on) o << " " << name;
       any |= on;
     };
-    feature(f.shader_int64, "shader_int64");
-    feature(f.shader_float64, "shader_float64");
-    feature(f.atomic_int64, "atomic_int64");
-    feature(f.atomic_float32_add, "atomic_float32_add");
-    feature(f.subgroup_arithmetic, "subgroup_arithmetic");
+#define GROVE_FEATURE(field, device_name) feature(f.field, #field);
+#include "runtime/core/features.def"
     o << (any ? "\n" : " none beyond Vulkan 1.1 compute\n");
   }
   o << "tree types: " << m.tree_types.size() << "\n";

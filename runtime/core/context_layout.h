@@ -28,5 +28,8 @@ inline constexpr uint32_t kMessageBase = 21;
 // them, then itself through vkCmdDispatchIndirect. One triple serves every
 // task, as each launch's dispatches are separated by barriers.
 inline constexpr uint32_t kGroupCounts = 24;
+// Always 0: code reads it where a driver must not see a constant (a float
+// zero that lavapipe would fold away, see spirv::CodegenOptions).
+inline constexpr uint32_t kZero = 27;
 inline constexpr uint32_t kHeaderWords = 32;
 }  // namespace grove::rt::context

@@ -132,6 +132,31 @@ std::vector<MessagePlan> read_messages(ByteReader& r) {
   return out;
 }
 
+void write_features(ByteWriter& w, const Features& f) {
+#define GROVE_FEATURE(field, device_name) w.boolean(f.field);
+#include "runtime/core/features.def"
+}
+
+Features read_features(ByteReader& r) {
+  Features f;
+#define GROVE_FEATURE(field, device_name) f.field = r.boolean();
+#include "runtime/core/features.def"
+  return f;
+}
+
+Features& Features::operator|=(const Features& f) {
+#define GROVE_FEATURE(field, device_name) field = field || f.field;
+#include "runtime/core/features.def"
+  return *this;
+}
+
+bool Features::covers(const Features& f) const {
+#define GROVE_FEATURE(field, device_name) \
+  if (f.field && !field) return false;
+#include "runtime/core/features.def"
+  return true;
+}
+
 std::vector<uint8_t> serialize(const KernelPlan& p) {
   ByteWriter w;
   w.u32(kPlanMagic);
@@ -175,9 +200,9 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     w.words(t.code);
   }
   write_messages(w, p.messages);
-  for (bool f : {p.features.shader_int64, p.features.shader_float64, p.features.atomic_int64,
-                 p.features.atomic_float32_add, p.features.subgroup_arithmetic, p.may_allocate, p.prints})
-    w.boolean(f);
+  write_features(w, p.features);
+  w.boolean(p.may_allocate);
+  w.boolean(p.prints);
   w.i64(p.scratch_words);
   w.bytes(p.library);
   w.str(p.target);
@@ -259,11 +284,7 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
   r.part("messages");
   p.messages = read_messages(r);
   r.part("features");
-  p.features.shader_int64 = r.boolean();
-  p.features.shader_float64 = r.boolean();
-  p.features.atomic_int64 = r.boolean();
-  p.features.atomic_float32_add = r.boolean();
-  p.features.subgroup_arithmetic = r.boolean();
+  p.features = read_features(r);
   p.may_allocate = r.boolean();
   p.prints = r.boolean();
   p.scratch_words = r.i64();
@@ -377,9 +398,13 @@ std::string to_json(const KernelPlan& p) {
     o << "]}";
   }
   const Features& f = p.features;
-  o << "],\n  \"features\": {\"shader_int64\": " << f.shader_int64 << ", \"shader_float64\": " << f.shader_float64
-    << ", \"atomic_int64\": " << f.atomic_int64 << ", \"atomic_float32_add\": " << f.atomic_float32_add
-    << ", \"subgroup_arithmetic\": " << f.subgroup_arithmetic << "},\n  \"may_allocate\": "
+  o << "],\n  \"features\": {";
+  const char* separator = "";
+#define GROVE_FEATURE(field, device_name) \
+  o << separator << "\"" #field "\": " << f.field; \
+  separator = ", ";
+#include "runtime/core/features.def"
+  o << "},\n  \"may_allocate\": "
     << (p.may_allocate ? "true" : "false") << ",\n  \"prints\": " << (p.prints ? "true" : "false")
     << ",\n  \"scratch_words\": " << p.scratch_words << ",\n  \"library_bytes\": " << p.library.size()
     << ",\n  \"target\": " << quoted(p.target) << ",\n  \"target_features\": " << quoted(p.target_features)

@@ -102,12 +102,13 @@ struct MessagePlan {
   std::vector<DataType> types;
 };
 
+// What a plan's code needs of its device (runtime/core/features.def).
 struct Features {
-  bool shader_int64 = false;
-  bool shader_float64 = false;
-  bool atomic_int64 = false;
-  bool atomic_float32_add = false;
-  bool subgroup_arithmetic = false;
+#define GROVE_FEATURE(field, device_name) bool field = false;
+#include "runtime/core/features.def"
+  // Every feature either has; `f` needs nothing this one lacks.
+  Features& operator|=(const Features& f);
+  bool covers(const Features& f) const;
 };
 
 struct KernelPlan {
@@ -140,7 +141,7 @@ struct KernelPlan {
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
-inline constexpr uint32_t kPlanVersion = 4;  // 4: CUDA plans may carry the driver's binary
+inline constexpr uint32_t kPlanVersion = 5;  // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;
@@ -149,6 +150,10 @@ class ByteReader;
 // (the CPU backend's disk cache).
 void write_messages(ByteWriter& w, std::span<const MessagePlan> messages);
 std::vector<MessagePlan> read_messages(ByteReader& r);
+// The features part (one byte per entry of features.def), for plans and
+// module infos alike.
+void write_features(ByteWriter& w, const Features& f);
+Features read_features(ByteReader& r);
 // Raises grove::Error naming `source` and saying what is wrong (not a plan,
 // another format version, truncated at some part, a size or value out of
 // range) before it returns anything.

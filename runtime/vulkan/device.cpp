@@ -227,6 +227,9 @@ DeviceImpl::DeviceImpl(const ExternalDevice& external, const DeviceOptions& opti
   info.atomic_int64 = info.atomic_int64 && external.atomic_int64;
   info.atomic_float32_add = info.atomic_float32_add && external.atomic_float32_add;
   info.atomic_float32_min_max = info.atomic_float32_min_max && external.atomic_float32_min_max;
+  // Before Vulkan 1.2 float controls is an extension the application may not
+  // have enabled on its VkDevice (nothing says whether it did).
+  info.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve && physical->api_version >= VK_API_VERSION_1_2;
   info_ = apply_profile(info, options.profile);
   physical_ = physical->handle;
   memory_props_ = physical->memory;
@@ -291,6 +294,8 @@ void DeviceImpl::open_device(const PhysicalDevice& physical) {
     extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
     append(atomic_float2);
   }
+  if (info_.signed_zero_inf_nan_preserve && physical.api_version < VK_API_VERSION_1_2)
+    extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 
   VkDeviceCreateInfo create{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   create.pNext = &features2;

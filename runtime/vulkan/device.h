@@ -52,6 +52,10 @@ struct DeviceInfo {
   bool atomic_int64 = false;            // Int64Atomics on storage buffers
   bool atomic_float32_add = false;      // VK_EXT_shader_atomic_float: AtomicFloat32AddEXT
   bool atomic_float32_min_max = false;  // VK_EXT_shader_atomic_float2: AtomicFloat32MinMaxEXT
+  // Float controls (Vulkan 1.2, or VK_KHR_shader_float_controls): IEEE signed
+  // zeros, infinities and NaN kept through f32 arithmetic, and through f64
+  // arithmetic too where the device has f64 (SignedZeroInfNanPreserve).
+  bool signed_zero_inf_nan_preserve = false;
 
   // Limits.
   std::uint64_t max_storage_buffer_range = 0;    // bytes one buffer may have
@@ -77,6 +81,7 @@ struct DeviceProfile {
   bool no_int64 = false;          // shader_int64 and atomic_int64 off
   bool no_float64 = false;        // shader_float64 off
   bool no_float_atomics = false;  // atomic_float32_add and _min_max off
+  bool no_float_controls = false;  // signed_zero_inf_nan_preserve off
   std::uint64_t max_storage_buffer_range = 0;  // 0 = the device's own limit
   // Caps maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]
   // (0 = the device's own limits; Vulkan guarantees 128).

@@ -141,12 +141,16 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
       pd.has_atomic_float_ext && has_extension(extensions, VK_EXT_SHADER_ATOMIC_FLOAT_2_EXTENSION_NAME);
   pd.has_atomic_int64_ext = has_extension(extensions, VK_KHR_SHADER_ATOMIC_INT64_EXTENSION_NAME);
   const bool atomic_int64_queryable = pd.api_version >= VK_API_VERSION_1_2 || pd.has_atomic_int64_ext;
+  pd.has_float_controls_ext = has_extension(extensions, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+  const bool float_controls_queryable = pd.api_version >= VK_API_VERSION_1_2 || pd.has_float_controls_ext;
 
   // Properties: subgroup size and the largest single allocation.
   VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceMaintenance3Properties maintenance3{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
   subgroup.pNext = &maintenance3;
+  VkPhysicalDeviceFloatControlsProperties float_controls{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES};
+  if (float_controls_queryable) maintenance3.pNext = &float_controls;
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   props2.pNext = &subgroup;
   api.vkGetPhysicalDeviceProperties2(handle, &props2);
@@ -186,6 +190,9 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   pd.float32_atomic_load_store = pd.has_atomic_float_ext && atomic_float.shaderBufferFloat32Atomics;
   info.atomic_float32_min_max =
       pd.has_atomic_float2_ext && atomic_float2.shaderBufferFloat32AtomicMinMax;
+  info.signed_zero_inf_nan_preserve =
+      float_controls_queryable && float_controls.shaderSignedZeroInfNanPreserveFloat32 &&
+      (!info.shader_float64 || float_controls.shaderSignedZeroInfNanPreserveFloat64);
   return pd;
 }
 
@@ -359,6 +366,7 @@ DeviceInfo apply_profile(DeviceInfo info, const DeviceProfile& profile) {
     info.atomic_int64 = false;
   }
   if (profile.no_float64) info.shader_float64 = false;
+  if (profile.no_float_controls) info.signed_zero_inf_nan_preserve = false;
   if (profile.no_float_atomics) {
     info.atomic_float32_add = false;
     info.atomic_float32_min_max = false;

@@ -79,6 +79,7 @@ struct PhysicalDevice {
   bool has_atomic_float_ext = false;   // VK_EXT_shader_atomic_float
   bool has_atomic_float2_ext = false;  // VK_EXT_shader_atomic_float2
   bool has_atomic_int64_ext = false;   // VK_KHR_shader_atomic_int64 (pre-1.2)
+  bool has_float_controls_ext = false;  // VK_KHR_shader_float_controls (pre-1.2)
   bool float32_atomic_load_store = false;  // shaderBufferFloat32Atomics
   VkPhysicalDeviceMemoryProperties memory{};
 };

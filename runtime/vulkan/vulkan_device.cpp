@@ -238,11 +238,9 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   auto need = [&](bool needed, bool have, const char* what) {
     if (needed && !have) missing += (missing.empty() ? "" : ", ") + std::string(what);
   };
-  need(f.shader_int64, info.shader_int64, "shaderInt64");
-  need(f.shader_float64, info.shader_float64, "shaderFloat64");
-  need(f.atomic_int64, info.atomic_int64, "shaderBufferInt64Atomics");
-  need(f.atomic_float32_add, info.atomic_float32_add, "shaderBufferFloat32AtomicAdd");
-  need(f.subgroup_arithmetic, info.subgroup_arithmetic, "subgroup arithmetic");
+  const rt::Features have = device_features(info);
+#define GROVE_FEATURE(field, device_name) need(f.field, have.field, device_name);
+#include "runtime/core/features.def"
   if (!missing.empty())
     throw Error("kernel '" + plan.name + "' needs " + missing + ", which " + info.name + " lacks");
   if (plan.arg_words * 4 > info.max_push_constants_size)
@@ -365,6 +363,17 @@ void VulkanDevice::report_context() {
 }
 
 }  // namespace
+
+rt::Features device_features(const DeviceInfo& info) {
+  rt::Features f;
+  f.shader_int64 = info.shader_int64;
+  f.shader_float64 = info.shader_float64;
+  f.atomic_int64 = info.atomic_int64;
+  f.atomic_float32_add = info.atomic_float32_add;
+  f.subgroup_arithmetic = info.subgroup_arithmetic;
+  f.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve;
+  return f;
+}
 
 std::unique_ptr<rt::Device> make_vulkan_device(const RuntimeOptions& options) {
   return std::make_unique<VulkanDevice>(options);

@@ -26,6 +26,9 @@ struct RuntimeOptions {
   std::optional<ExternalDevice> external;
 };
 
+// The plan features (runtime/core/features.def) a device offers.
+rt::Features device_features(const DeviceInfo& info);
+
 // Opens a Vulkan device; raises grove::Error saying what is missing.
 std::unique_ptr<rt::Device> make_vulkan_device(const RuntimeOptions& options);
 // The vk::Device under an rt::Device made by make_vulkan_device (nullptr
