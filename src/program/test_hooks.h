@@ -29,6 +29,7 @@ struct VulkanTestProfile {
   bool no_int64 = false;          // no shaderInt64, no 64-bit atomics
   bool no_float64 = false;        // no shaderFloat64
   bool no_float_atomics = false;  // no OpAtomicFAddEXT: f32 atomics become compare-and-swap loops
+  bool no_float_controls = false;  // no SignedZeroInfNanPreserve (a driver may fold x * 0.0)
   uint64_t max_storage_buffer_range = 0;  // bytes; 0 = the device's own limit
   uint32_t max_workgroup_invocations = 0;  // invocations per group; 0 = the device's own limit
 };

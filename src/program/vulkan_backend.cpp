@@ -92,6 +92,7 @@ std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kerne
     plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
   }
   GROVE_ASSERT(modules.tasks.size() == plan.tasks.size(), "SPIR-V codegen made a module per task");
+  bool signed_zeros = false;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     spirv::TaskModule& m = modules.tasks[i];
     rt::TaskPlan& t = plan.tasks[i];
@@ -102,12 +103,14 @@ std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kerne
     t.static_iterations = m.static_iterations;
     for (const spirv::TreeKey& key : m.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
     t.code = std::move(m.words);
+    signed_zeros |= m.signed_zero_inf_nan_preserve;
   }
   for (size_t i = 0; i < modules.messages.size(); ++i) {
     const spirv::Message& m = modules.messages[i];
     plan.messages.push_back({options.message_base + static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
   }
   plan.features = features_of(kernel, options, plan);
+  plan.features.signed_zero_inf_nan_preserve = signed_zeros;
   next_message_ += static_cast<uint32_t>(plan.messages.size());
   dump(plan);
   return device_.load(std::move(plan));
@@ -141,6 +144,7 @@ BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   d.profile.no_int64 = p.no_int64;
   d.profile.no_float64 = p.no_float64;
   d.profile.no_float_atomics = p.no_float_atomics;
+  d.profile.no_float_controls = p.no_float_controls;
   d.profile.max_storage_buffer_range = p.max_storage_buffer_range;
   d.profile.max_workgroup_invocations = p.max_workgroup_invocations;
   vk::RuntimeOptions r;
@@ -174,11 +178,16 @@ spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {
   options.features.atomic_int64 = info.atomic_int64;
   options.features.atomic_float32_add = info.atomic_float32_add;
   options.features.subgroup_arithmetic = info.subgroup_arithmetic;
+  options.features.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve;
   options.local_size = std::min({kPreferredLocalSize, info.max_compute_workgroup_invocations,
                                  info.max_compute_workgroup_size_x});
   // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
   // 65535 back-edges in all (gallivm's loop limiter): count and report.
-  if (info.name.find("llvmpipe") != std::string::npos) options.max_loop_iterations = kLavapipeLoopLimit;
+  // It also folds x * 0.0 with a literal zero whatever the float controls say.
+  if (info.name.find("llvmpipe") != std::string::npos) {
+    options.max_loop_iterations = kLavapipeLoopLimit;
+    options.opaque_float_zero = true;
+  }
   return options;
 }
 

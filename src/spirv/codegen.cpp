@@ -108,6 +108,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
   m_.local_size(fn, tm.local_size);
+  tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
   if (options_.validate) validate_spirv(tm.words, what_);
@@ -485,6 +486,23 @@ bool TaskEmitter::counts_on_device(const ir::Stmt* task) {
   return reads_tree;
 }
 
+// IEEE signed zeros, infinities and NaN for the float widths the task
+// computes in, where the device keeps them (SPV_KHR_float_controls, core in
+// SPIR-V 1.4): without the mode a driver may fold x * 0.0 to +0.0 and
+// -inf * 0.0 to 0, which docs/ir.md does not allow.
+//
+// f32 is declared whenever the task computes in floats: lavapipe keeps f64's
+// signed zeros only when f32's are kept too.
+bool TaskEmitter::preserve_float_semantics(Id entry) {
+  const bool f64 = m_.has_type_float(64);
+  if (!options_.features.signed_zero_inf_nan_preserve || (!f64 && !m_.has_type_float(32))) return false;
+  m_.require_capability(spv::Capability::SignedZeroInfNanPreserve);
+  if (m_.version() < spirv::version_word(1, 4)) m_.require_extension("SPV_KHR_float_controls");
+  m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {32});
+  if (f64) m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {64});
+  return true;
+}
+
 void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {
   const ir::Block* body = task->body();
   // Values are per function: the statements are emitted afresh.
@@ -705,11 +723,9 @@ Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
     case DataType::f32:
       r = m_.convert(Op::OpBitcast, m_.type_float(32), w);
       break;
-    case DataType::f16: {
-      const Id pair = m_.ext_inst(m_.type_vector(m_.type_float(32), 2), GLSLstd450UnpackHalf2x16, {w});
-      r = m_.composite_extract(m_.type_float(32), pair, {0});
+    case DataType::f16:
+      r = f16_bits_to_f32(w);
       break;
-    }
     case DataType::i64: case DataType::u64: case DataType::f64: {
       const Id hi = m_.load(word_pointer(tree, op2(Op::OpIAdd, address, u32c(1))));
       r = join_words(w, hi, st);

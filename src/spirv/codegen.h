@@ -57,9 +57,15 @@
 // selects; shift counts are taken modulo the width; i8/i16/u8/u16 values live
 // in 32-bit words (signed ones sign-extended) and are re-wrapped after every
 // operation, so no Int8/Int16 capability is needed; f16 is converted with
-// UnpackHalf2x16 on loads and an exact integer round-to-nearest-even on
-// stores (no Float16 capability); float arithmetic is decorated NoContraction
-// so no driver fuses it into FMAs; float min/max, round (half away from zero),
+// exact integer arithmetic both ways (no Float16 capability, and no
+// UnpackHalf2x16, which lavapipe traps on without F16C); float arithmetic is
+// decorated NoContraction so no driver fuses it into FMAs, and a task that
+// computes in floats declares SignedZeroInfNanPreserve where the device
+// keeps signed zeros, infinities and NaN (DeviceFeatures); truncation is
+// Floor or Ceil by the sign (lavapipe's f64 Trunc returns values of 2^24 and
+// more unchanged on x86 without AVX-512) and sign extension to 64 bits is
+// built from two words (lavapipe miscompiles OpSConvert followed by a signed
+// compare); float min/max, round (half away from zero),
 // fmod (exact long division), pow's special cases and float-to-int casts
 // (saturating, NaN -> 0) are written out. exp, log, atan, atan2, asin, acos
 // and tanh are Cephes' f32 algorithms in SPIR-V (within 3 ulp of the host's
@@ -95,6 +101,9 @@ struct DeviceFeatures {
   // Subgroup reduce + elect in compute: an atomic add whose result is unused,
   // on one address for the whole subgroup, becomes one atomic per subgroup.
   bool subgroup_arithmetic = false;
+  // SignedZeroInfNanPreserve (float controls) for f32 and f64: without it a
+  // driver may fold x * 0.0 to 0 and lose -0.0, infinities and NaN.
+  bool signed_zero_inf_nan_preserve = false;
 };
 
 struct CodegenOptions {
@@ -115,6 +124,11 @@ struct CodegenOptions {
   // limit, fails the launch with an error (an assert record) instead of
   // computing wrong results.
   uint32_t max_loop_iterations = 0;
+  // The driver folds float arithmetic with a literal zero operand (x * 0.0
+  // to 0.0) even under SignedZeroInfNanPreserve (lavapipe of Mesa 22.3):
+  // such a zero is then read from the context buffer's zero word
+  // (context::kZero), which no compiler can see through.
+  bool opaque_float_zero = false;
 };
 
 // A print or assert: its format ("{}" per value) and the values' types.
@@ -152,6 +166,9 @@ struct TaskModule {
   // Empty when the count is known on the host, or when the statements before
   // the loop do more than compute (the backend then launches a fixed grid).
   std::string count_entry_point;
+  // The module declares SignedZeroInfNanPreserve (it computes in floats and
+  // DeviceFeatures::signed_zero_inf_nan_preserve is set).
+  bool signed_zero_inf_nan_preserve = false;
 };
 
 struct KernelModules {

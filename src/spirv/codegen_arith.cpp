@@ -109,7 +109,11 @@ Id TaskEmitter::cast(Id v, DataType from, DataType to) {
   // Integer to integer: wrap to the target's width (bits_to_int then int_to_bits).
   if (is_64(from) && is_64(to)) return v;
   if (is_64(from)) return wrap(m_.convert(Op::OpUConvert, u32_type(), v), to);
-  if (is_64(to)) return m_.convert(is_signed(from) ? Op::OpSConvert : Op::OpUConvert, type_of(to), v);
+  // Sign extension as two words, the high one an arithmetic shift of the
+  // value: lavapipe miscompiles OpSConvert to 64 bits followed by a signed
+  // compare, min, max or abs (cast(i64, x) > 33 was true for x = 0).
+  if (is_64(to)) return is_signed(from) ? join_words(v, op2(Op::OpShiftRightArithmetic, v, u32c(31)), to)
+                                        : m_.convert(Op::OpUConvert, type_of(to), v);
   return wrap(v, to);
 }
 
@@ -187,7 +191,38 @@ Id TaskEmitter::f32_to_f16_bits(Id f) {
   return op2(Op::OpBitwiseOr, sign, r);
 }
 
+// ir::f16_to_f32 in integer arithmetic (exact): lavapipe's UnpackHalf2x16
+// executes a trap instruction on x86 without F16C (GALLIUM_OVERRIDE_CPU_CAPS=sse4.1).
+Id TaskEmitter::f16_bits_to_f32(Id h) {
+  auto band = [&](Id a, uint32_t b) { return op2(Op::OpBitwiseAnd, a, u32c(b)); };
+  auto bor = [&](Id a, Id b) { return op2(Op::OpBitwiseOr, a, b); };
+  const Id sign = op2(Op::OpShiftLeftLogical, band(h, 0x8000u), u32c(16));
+  const Id exp = band(op2(Op::OpShiftRightLogical, h, u32c(10)), 0x1fu);
+  const Id man = band(h, 0x3ffu);
+  const Id man_bits = op2(Op::OpShiftLeftLogical, man, u32c(13));
+  // Normal: the exponent rebiased (15 -> 127); infinities and NaN: all ones.
+  Id r = bor(op2(Op::OpShiftLeftLogical, op2(Op::OpIAdd, exp, u32c(112)), u32c(23)), man_bits);
+  r = m_.select(m_.compare(Op::OpIEqual, exp, u32c(0x1fu)), bor(u32c(0x7f800000u), man_bits), r);
+  // Zero and subnormal: man * 2^-24, exact in f32.
+  const Id tiny = float_op(Op::OpFMul, m_.convert(Op::OpConvertUToF, m_.type_float(32), man), f32c(0x1p-24f));
+  r = m_.select(m_.compare(Op::OpIEqual, exp, u32c(0)), m_.convert(Op::OpBitcast, u32_type(), tiny), r);
+  return m_.convert(Op::OpBitcast, m_.type_float(32), bor(r, sign));
+}
+
 // ---- arithmetic ------------------------------------------------------------
+
+// A float ±0.0 constant as a value the driver cannot fold (the context's
+// zero word, with the constant's sign), where CodegenOptions says it must.
+Id TaskEmitter::opaque_zero(Id v, DataType t) {
+  const int sign = m_.float_zero_sign(v);
+  if (!options_.opaque_float_zero || sign == 0) return v;
+  Id word = m_.load(context_at(context::kZero));
+  if (t == DataType::f32) {
+    if (sign < 0) word = op2(Op::OpBitwiseOr, word, u32c(0x80000000u));
+    return m_.convert(Op::OpBitcast, m_.type_float(32), word);
+  }
+  return join_words(word, sign < 0 ? op2(Op::OpBitwiseOr, word, u32c(0x80000000u)) : word, t);
+}
 
 Id TaskEmitter::float_op(Op op, Id a, Id b) {
   Id r = m_.binary(op, a, b);
@@ -223,10 +258,20 @@ Id TaskEmitter::float_math(GLSLstd450 op, DataType t, std::vector<Id> args) {
   return r != 0 ? r : m_.ext_inst(m_.type_float(32), op, args);
 }
 
+// Truncation toward zero through Floor and Ceil: lavapipe's f64 Trunc leaves
+// values of 2^24 and more unchanged (and loses the sign of -0.5) on x86
+// without AVX-512, while its Floor and Ceil are exact.
+Id TaskEmitter::float_trunc(Id x) {
+  Id t = m_.type_of(x);
+  Id zero = m_.type_width(t) == 64 ? m_.constant_f64(0.0) : m_.constant_f32(0.0f);
+  return m_.select(m_.compare(Op::OpFOrdLessThan, x, zero), m_.ext_inst(t, GLSLstd450Ceil, {x}),
+                   m_.ext_inst(t, GLSLstd450Floor, {x}));
+}
+
 // std::round: half away from zero. x - trunc(x) is exact, so the test is too.
 Id TaskEmitter::float_round(Id x) {
   Id t = m_.type_of(x);
-  Id tr = m_.ext_inst(t, GLSLstd450Trunc, {x});
+  Id tr = float_trunc(x);
   Id frac = m_.ext_inst(t, GLSLstd450FAbs, {float_op(Op::OpFSub, x, tr)});
   Id half = m_.type_width(t) == 64 ? m_.constant_f64(0.5) : m_.constant_f32(0.5f);
   Id away = float_op(Op::OpFAdd, tr, m_.ext_inst(t, GLSLstd450FSign, {x}));
@@ -403,6 +448,8 @@ Id TaskEmitter::binary(BinaryOp op, DataType t, Id a, Id b) {
   if (op == BinaryOp::min) return m_.select(compare(BinaryOp::cmp_lt, t, b, a), b, a);
   if (op == BinaryOp::max) return m_.select(compare(BinaryOp::cmp_lt, t, a, b), b, a);
   if (is_float(t)) {
+    a = opaque_zero(a, t);
+    b = opaque_zero(b, t);
     switch (op) {
       case BinaryOp::add: return float_op(Op::OpFAdd, a, b);
       case BinaryOp::sub: return float_op(Op::OpFSub, a, b);

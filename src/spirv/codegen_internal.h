@@ -46,6 +46,9 @@ class TaskEmitter {
   Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
   Id float_to_int(Id v, DataType from, DataType to);
   Id int_pow(DataType t, Id a, Id b);
+  Id float_trunc(Id x);
+  Id opaque_zero(Id v, DataType t);
+  Id f16_bits_to_f32(Id h);
   Id float_round(Id x);
   // GLSL.std.450 math; f64 operands compute in f32 (the extended set has no f64 forms).
   Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
@@ -173,6 +176,7 @@ class TaskEmitter {
   bool counts_on_device(const ir::Stmt* task);
   Id iteration_count(Id begin, Id end);
   void emit_count_entry(const ir::Stmt* task, TaskModule& tm);
+  bool preserve_float_semantics(Id entry);
   static bool has_continue(const ir::Stmt* loop);
   bool count_on_device_ = false;
   bool flat_grid_ = false;  // count on the device, one iteration per invocation

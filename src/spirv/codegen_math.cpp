@@ -297,9 +297,9 @@ Id TaskEmitter::float_pow(Id x, Id y, DataType t) {
   const double inf = std::numeric_limits<double>::infinity();
   const Id ax = m_.ext_inst(ty, GLSLstd450FAbs, {x});
   const Id ay = m_.ext_inst(ty, GLSLstd450FAbs, {y});
-  const Id y_int = cmp(Op::OpFOrdEqual, m_.ext_inst(ty, GLSLstd450Trunc, {y}), y);
+  const Id y_int = cmp(Op::OpFOrdEqual, float_trunc(y), y);
   const Id half = float_op(Op::OpFMul, y, fc(0.5));
-  const Id y_odd = land(y_int, cmp(Op::OpFOrdNotEqual, m_.ext_inst(ty, GLSLstd450Trunc, {half}), half));
+  const Id y_odd = land(y_int, cmp(Op::OpFOrdNotEqual, float_trunc(half), half));
   const Id x_neg = cmp(Op::OpFOrdLessThan, x, fc(0.0));
   const Id y_neg = cmp(Op::OpFOrdLessThan, y, fc(0.0));
   Id core = wide ? float_math(GLSLstd450Pow, t, {ax, y}) : m_.ext_inst(ty, GLSLstd450Pow, {ax, y});

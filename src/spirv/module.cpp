@@ -2,6 +2,7 @@
 #include "spirv/module.h"
 
 #include <bit>
+#include <cmath>
 #include <source_location>
 
 #include "ir/assert.h"
@@ -155,6 +156,10 @@ Id Module::type_float(uint32_t width) {
   TypeInfo info;
   info.width = width;
   return get_or_add_type(spv::Op::OpTypeFloat, {width}, std::move(info));
+}
+
+bool Module::has_type_float(uint32_t width) const {
+  return type_cache_.count({word(spv::Op::OpTypeFloat), width, ~0u}) != 0;
 }
 
 Id Module::type_vector(Id component, uint32_t count) {
@@ -331,13 +336,22 @@ Id Module::constant_int(Id type, uint64_t bits) {
 }
 
 Id Module::constant_f32(float value) {
-  return get_or_add_constant(spv::Op::OpConstant, type_float(32), {std::bit_cast<uint32_t>(value)});
+  const Id id = get_or_add_constant(spv::Op::OpConstant, type_float(32), {std::bit_cast<uint32_t>(value)});
+  if (value == 0.0f) float_zero_constants_[id] = std::signbit(value) ? -1 : 1;
+  return id;
 }
 
 Id Module::constant_f64(double value) {
   const uint64_t bits = std::bit_cast<uint64_t>(value);
-  return get_or_add_constant(spv::Op::OpConstant, type_float(64),
-                             {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)});
+  const Id id = get_or_add_constant(spv::Op::OpConstant, type_float(64),
+                                    {static_cast<uint32_t>(bits), static_cast<uint32_t>(bits >> 32)});
+  if (value == 0.0) float_zero_constants_[id] = std::signbit(value) ? -1 : 1;
+  return id;
+}
+
+int Module::float_zero_sign(Id constant) const {
+  auto it = float_zero_constants_.find(constant);
+  return it == float_zero_constants_.end() ? 0 : it->second;
 }
 
 Id Module::constant_float(Id type, double value) {

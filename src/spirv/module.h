@@ -81,6 +81,7 @@ class Module {
   Id type_uint(uint32_t width) { return type_int(width, false); }
   Id type_sint(uint32_t width) { return type_int(width, true); }
   Id type_float(uint32_t width);                // width 16 adds Float16, 64 adds Float64
+  bool has_type_float(uint32_t width) const;     // whether type_float(width) was made
   Id type_vector(Id component, uint32_t count);
   Id type_pointer(spv::StorageClass storage, Id pointee);
   // `length` is the id of an integer constant. array_stride 0: no ArrayStride
@@ -112,6 +113,8 @@ class Module {
   Id constant_composite(Id type, std::vector<Id> constituents);
   // The value of an integer constant made here (nullopt for anything else).
   std::optional<uint64_t> int_constant_value(Id constant) const;
+  // Whether `constant` is a float constant +0.0 (1) or -0.0 (-1); 0 otherwise.
+  int float_zero_sign(Id constant) const;
 
   // --- Global variables ------------------------------------------------------
   // A new module-scope variable of type pointer(storage, pointee); never
@@ -276,6 +279,7 @@ class Module {
   std::unordered_map<Id, TypeInfo> types_;
   std::unordered_map<Id, Id> value_types_;
   std::unordered_map<Id, uint64_t> int_constants_;
+  std::unordered_map<Id, int> float_zero_constants_;  // +1 for +0.0, -1 for -0.0
   std::unordered_map<Id, spv::StorageClass> variable_storage_;
   std::map<spv::BuiltIn, Id> builtins_;
   std::vector<Id> global_vars_;
