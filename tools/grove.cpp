@@ -255,7 +255,7 @@ int cmd_ptx(int argc, char** argv) {
       text << in.rdbuf();
       grove::ir::ParsedModule m = grove::ir::parse_module(text.str(), file.string());
       for (const auto& kernel : m.kernels) {
-        if (kernel->stage != grove::ir::Stage::lowered)
+        if (!grove::ir::is_lowered(kernel->stage))
           throw grove::Error("grove ptx: kernel '" + kernel->name() + "' in " + file.string() +
                              " is not lowered; give the last stage of its pipeline (the highest-numbered dump)");
         const grove::cuda::PtxCode code = compiler.compile(*kernel, /*debug=*/false);

@@ -160,7 +160,7 @@ std::string PtxCompiler::cache_key() const {
 }
 
 PtxCode PtxCompiler::compile(const ir::Kernel& kernel, bool debug, bool keep_text) {
-  if (kernel.stage != ir::Stage::lowered)
+  if (!ir::is_lowered(kernel.stage))
     throw InternalError("PTX codegen: kernel '" + kernel.name() + "' is not lowered");
   llvm_backend::CodegenOptions options;
   options.debug = debug;

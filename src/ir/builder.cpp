@@ -66,6 +66,7 @@ Stmt* Builder::unary_typed(UnaryOp op, DataType t, Stmt* x) {
 }
 
 Stmt* Builder::cast(DataType t, Stmt* x) { return insert(StmtKind::Cast, compute_type(t), {x}); }
+Stmt* Builder::bitcast(DataType t, Stmt* x) { return insert(StmtKind::Bitcast, t, {x}); }
 
 Stmt* Builder::binary(BinaryOp op, Stmt* a, Stmt* b) {
   return binary_typed(op, binary_result_type(op, a->type(), b->type()), a, b);
@@ -235,6 +236,17 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
     for (const auto& child : s->blocks_[b]->stmts()) inner.clone(child.get(), map);
   }
   return c;
+}
+
+std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel) {
+  auto copy = std::make_unique<Kernel>(kernel.name(), kernel.args(), &kernel.fields());
+  copy->tree_params = kernel.tree_params;
+  copy->forest = kernel.forest;
+  copy->stage = kernel.stage;
+  Builder b(copy->body());
+  Builder::CloneMap map;
+  for (const auto& s : kernel.body()->stmts()) b.clone(s.get(), map);
+  return copy;
 }
 
 }  // namespace grove::ir

@@ -32,6 +32,8 @@ class Builder {
   Stmt* arg(DataType t, int index);
   Stmt* unary(UnaryOp op, Stmt* x);
   Stmt* cast(DataType t, Stmt* x);
+  // The bits of `x` read as type `t` of the same width (32 or 64 bits).
+  Stmt* bitcast(DataType t, Stmt* x);
   Stmt* binary(BinaryOp op, Stmt* a, Stmt* b);
   // Like binary() but with an explicit result type (parser, clones).
   Stmt* binary_typed(BinaryOp op, DataType t, Stmt* a, Stmt* b);
@@ -83,5 +85,8 @@ class Builder {
   size_t pos_;
   int tree_param_ = -1;
 };
+
+// A copy of `kernel`: signature, tree parameters, forest, stage and body.
+std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel);
 
 }  // namespace grove::ir

@@ -14,6 +14,11 @@ namespace grove::ir {
 // Conversions and formatting live with the runtime (runtime/core/scalar.h),
 // which needs them too; the arithmetic is the compiler's.
 inline uint64_t eval_cast(DataType from, DataType to, uint64_t bits) { return rt::cast_bits(from, to, bits); }
+// The same bits read as another type of the same width (32 or 64): with
+// every value kept as its own width's pattern, only the width matters.
+inline uint64_t eval_bitcast(DataType to, uint64_t bits) {
+  return bit_width(to) == 64 ? bits : bits & 0xffffffffu;
+}
 // `t` is the type the op computes in (both operands already of that type).
 uint64_t eval_unary(UnaryOp op, DataType t, uint64_t x);
 // `t` is the operand type; the result has binary_result_type(op, t, t).

@@ -1,6 +1,7 @@
 // src/ir/interpreter.cpp — executes IR statement by statement.
 #include "ir/interpreter.h"
 
+#include <cmath>
 #include <sstream>
 #include <unordered_map>
 
@@ -43,8 +44,12 @@ struct Interpreter::Impl {
   std::vector<Instr> body;
   int num_slots = 0;
   std::unordered_map<const Stmt*, int> slots;
+  // A legal kernel's primitives keep preconditions (legalize.h) that the
+  // interpreter checks, as a test of legalize: it computes the defined
+  // values anyway, where a target's primitive would not.
+  const bool legal;
 
-  explicit Impl(const Kernel& k) : kernel(k) { body = compile_block(k.body()); }
+  explicit Impl(const Kernel& k) : kernel(k), legal(k.stage == Stage::legal) { body = compile_block(k.body()); }
 
   Operand operand(const Stmt* s, DataType to) {
     auto it = slots.find(s);
@@ -76,7 +81,7 @@ struct Interpreter::Impl {
         in.ops.push_back(operand(s->operand(), t));
         break;
       }
-      case K::Cast:
+      case K::Cast: case K::Bitcast:
         in.ops.push_back(operand(s->operand(), DataType::unknown));
         break;
       case K::Binary: {
@@ -232,6 +237,33 @@ struct Frame {
     return env->snodes->find_element(in.field->id, physical, [&w](int64_t a) { return w[static_cast<size_t>(a)]; });
   }
 
+  [[noreturn]] void broken(const Stmt* s, const std::string& what) const {
+    throw InternalError("kernel '" + impl->kernel.name() + "' at stage legal: a '" + kind_name(s->kind()) + "' " + what +
+                        ", which legalize should have guarded (legalize.h)");
+  }
+
+  void check_binary(const Stmt* s, DataType t, uint64_t a, uint64_t b) const {
+    if (!is_integral(t) || t == DataType::u1) return;
+    const BinaryOp op = s->binary_op();
+    const int64_t sb = bits_to_int(t, b);
+    if (op == BinaryOp::div || op == BinaryOp::mod) {
+      const bool is_min = is_signed(t) && a == (uint64_t{1} << (bit_width(t) - 1));
+      if (b == 0) broken(s, std::string(op_name(op)) + " by 0");
+      if (is_signed(t) && sb == -1 && (op == BinaryOp::mod || is_min)) broken(s, std::string(op_name(op)) + " by -1");
+    }
+    if ((op == BinaryOp::shl || op == BinaryOp::shr) && b >= static_cast<uint64_t>(bit_width(t)))
+      broken(s, "shift by " + std::to_string(b) + " of a " + std::string(type_name(t)));
+  }
+
+  void check_cast(const Stmt* s, uint64_t x) const {
+    const DataType from = s->operand()->type(), to = s->type();
+    if (!is_float(from) || is_float(to) || to == DataType::u1) return;
+    const double v = std::trunc(bits_to_double(from, x));
+    const bool fits = is_signed(to) ? v >= -std::ldexp(1.0, bit_width(to) - 1) && v < std::ldexp(1.0, bit_width(to) - 1)
+                                    : v >= 0.0 && v < std::ldexp(1.0, bit_width(to));
+    if (!fits) broken(s, "cast of " + format_value(from, x) + " to " + std::string(type_name(to)));
+  }
+
   std::span<uint32_t> tree(const Stmt* s, int64_t address, int words) {
     std::span<uint32_t> w = env->buffer(s->tree(), s->tree_param());
     if (address < 0 || static_cast<size_t>(address + words) > w.size())
@@ -262,8 +294,13 @@ struct Frame {
         set(rt == s->type() ? r : eval_cast(rt, s->type(), r));
         break;
       }
-      case K::Cast: set(eval_cast(in.ops[0].from, s->type(), get(in.ops[0]))); break;
+      case K::Cast:
+        if (impl->legal) check_cast(s, get(in.ops[0]));
+        set(eval_cast(in.ops[0].from, s->type(), get(in.ops[0])));
+        break;
+      case K::Bitcast: set(eval_bitcast(s->type(), get(in.ops[0]))); break;
       case K::Binary: {
+        if (impl->legal) check_binary(s, in.compute, get(in.ops[0]), get(in.ops[1]));
         uint64_t r = eval_binary(s->binary_op(), in.compute, get(in.ops[0]), get(in.ops[1]));
         DataType rt = binary_result_type(s->binary_op(), in.compute, in.compute);
         set(rt == s->type() ? r : eval_cast(rt, s->type(), r));

@@ -129,7 +129,7 @@ void expect_kind(const Stmt* s, std::initializer_list<StmtKind> kinds, const cha
 using K = StmtKind;
 
 Stmt* Stmt::operand() const {
-  expect_kind(this, {K::Unary, K::Cast}, "operand");
+  expect_kind(this, {K::Unary, K::Cast, K::Bitcast}, "operand");
   return operands_[0];
 }
 Stmt* Stmt::lhs() const {
@@ -294,7 +294,7 @@ void Stmt::replace_operand(Stmt* from, Stmt* to) {
 
 bool Stmt::has_result() const {
   switch (kind_) {
-    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
+    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Bitcast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::FieldAtomic:
     case K::LoopIndex: case K::TreeLoad: case K::TreeAtomic: case K::TreeCas:
       return true;
@@ -311,7 +311,7 @@ bool Stmt::has_result() const {
 
 bool Stmt::has_side_effects() const {
   switch (kind_) {
-    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Binary: case K::Select:
+    case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Bitcast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::LoopIndex: case K::TreeLoad:
       return false;
     case K::SNodeOp:
@@ -407,12 +407,13 @@ const char* stage_name(Stage s) {
     case Stage::typed: return "typed";
     case Stage::offloaded: return "offloaded";
     case Stage::lowered: return "lowered";
+    case Stage::legal: return "legal";
   }
   return "?";
 }
 
 bool parse_stage(std::string_view name, Stage* out) {
-  for (Stage s : {Stage::frontend, Stage::typed, Stage::offloaded, Stage::lowered}) {
+  for (Stage s : {Stage::frontend, Stage::typed, Stage::offloaded, Stage::lowered, Stage::legal}) {
     if (name == stage_name(s)) {
       *out = s;
       return true;

@@ -283,10 +283,14 @@ class Block {
   mutable size_t gap_begin_ = 0, gap_end_ = 0;
 };
 
-// The three stages of docs/ir.md; the verifier checks what each one allows.
+// The stages of docs/ir.md; the verifier checks what each one allows.
 // frontend -> typed (type_check) -> offloaded (offload: the body becomes tasks)
-// -> lowered (lower_access: field and SNode operations become tree memory).
-enum class Stage : uint8_t { frontend, typed, offloaded, lowered };
+// -> lowered (lower_access: field and SNode operations become tree memory)
+// -> legal (legalize: what the target lacks is written in primitives, whose
+// operands then keep the primitives' preconditions; docs/ir.md).
+enum class Stage : uint8_t { frontend, typed, offloaded, lowered, legal };
+// Lowered or legal: only tree memory is left, as a code generator takes it.
+inline bool is_lowered(Stage s) { return s == Stage::lowered || s == Stage::legal; }
 const char* stage_name(Stage s);  // "frontend", "typed", ... (the textual form's `stage` word)
 bool parse_stage(std::string_view name, Stage* out);
 

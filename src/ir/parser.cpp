@@ -238,7 +238,7 @@ std::string describe(const Token& t) {
 // the statement checks itself once the op is read.
 bool numbered_kind(StmtKind k) {
   switch (k) {
-    case StmtKind::Const: case StmtKind::Arg: case StmtKind::Unary: case StmtKind::Cast:
+    case StmtKind::Const: case StmtKind::Arg: case StmtKind::Unary: case StmtKind::Cast: case StmtKind::Bitcast:
     case StmtKind::Binary: case StmtKind::Select: case StmtKind::Alloca: case StmtKind::LocalLoad:
     case StmtKind::FieldLoad: case StmtKind::FieldAtomic: case StmtKind::RangeFor:
     case StmtKind::StructFor: case StmtKind::LoopIndex: case StmtKind::TreeLoad:
@@ -564,6 +564,11 @@ class Parser {
       case StmtKind::Cast: {
         t = type(true);
         s = b.cast(t, operand());
+        break;
+      }
+      case StmtKind::Bitcast: {
+        t = type(true);
+        s = b.bitcast(t, operand());
         break;
       }
       case StmtKind::Binary: {

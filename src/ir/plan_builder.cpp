@@ -58,6 +58,7 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
   }
   // Everything else is known only where the kernel runs.
   int32_t visit_Unary(const Stmt*) { return -1; }
+  int32_t visit_Bitcast(const Stmt*) { return -1; }
   int32_t visit_Select(const Stmt*) { return -1; }
   int32_t visit_Alloca(const Stmt*) { return -1; }
   int32_t visit_LocalLoad(const Stmt*) { return -1; }
@@ -110,7 +111,7 @@ int slot_of(const rt::KernelPlan& plan, int tree, int tree_param) {
 }
 
 rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& tasks, const PlanOptions& options) {
-  GROVE_ASSERT(kernel.stage == Stage::lowered, "a plan of a kernel that is not lowered");
+  GROVE_ASSERT(is_lowered(kernel.stage), "a plan of a kernel that is not lowered");
   rt::KernelPlan plan;
   plan.name = kernel.name();
   for (const KernelArg& a : kernel.args()) plan.args.push_back({a.name, a.type, 0, 0});

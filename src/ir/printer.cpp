@@ -182,7 +182,7 @@ class Printer {
         type(out, s);
         operand(out, s->operand());
         break;
-      case StmtKind::Cast:
+      case StmtKind::Cast: case StmtKind::Bitcast:
         type(out, s);
         operand(out, s->operand());
         break;

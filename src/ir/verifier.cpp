@@ -170,7 +170,7 @@ class Verifier {
   //  * tree_*: offloaded (the runtime's tasks, scratch values) and lowered;
   //  * from offloaded on, the kernel's body holds only tasks, and a task
   //    stands nowhere else.
-  static bool before_lowering(Stage st) { return st != Stage::lowered; }
+  static bool before_lowering(Stage st) { return !is_lowered(st); }
   static bool before_offload(Stage st) { return st == Stage::frontend || st == Stage::typed; }
 
   // Whether `s` is the last statement of a parallel task (its parallel loop).
@@ -289,6 +289,16 @@ class Verifier {
       case StmtKind::Cast:
         value(s, s->operand(), "x");
         break;
+      case StmtKind::Bitcast: {
+        const Stmt* x = value(s, s->operand(), "x");
+        const int width = bit_width(s->type());
+        if ((width != 32 && width != 64) || s->type() == DataType::unknown)
+          fail(s, "bitcast to " + std::string(type_name(s->type())) + "; it takes 32- and 64-bit types");
+        else if (typed() && bit_width(x->type()) != width)
+          fail(s, "bitcast of a " + std::string(type_name(x->type())) + " to " + std::string(type_name(s->type())) +
+                      ", of another width");
+        break;
+      }
       case StmtKind::Binary: {
         const Stmt* a = value(s, s->lhs(), "lhs");
         const Stmt* b = value(s, s->rhs(), "rhs");

@@ -262,6 +262,9 @@ class Emitter {
       case StmtKind::Cast:
         values_[s] = cast(value(s->operand()), s->operand()->type(), s->type());
         return;
+      case StmtKind::Bitcast:  // i32 and u32 (i64 and u64) are one LLVM type
+        values_[s] = b_.CreateBitCast(value(s->operand()), type_of(s->type()));
+        return;
       case StmtKind::Binary:
         GROVE_ASSERT(s->lhs()->type() == s->rhs()->type(), "LLVM codegen: a binary op on operands of two types");
         values_[s] = binary(s->binary_op(), s->lhs()->type(), value(s->lhs()), value(s->rhs()), s->type());
@@ -1065,7 +1068,19 @@ void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::
   plan.messages = std::move(messages);
 }
 
-Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module) {
+ir::TargetOps target_ops() {
+  ir::TargetOps ops;
+  ops.float_round = true;
+  ops.float_pow = true;
+  ops.f16_storage = true;
+  ops.precise_f32_math = true;
+  return ops;
+}
+
+Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, Target target, llvm::Module& module) {
+  static const ir::TargetOps kOps = target_ops();
+  std::unique_ptr<ir::Kernel> copy;
+  const ir::Kernel& kernel = ir::legal_form(input, kOps, copy);
   Emitter emitter(kernel, options, target, module);
   Emitted out;
   out.tasks = emitter.emit();
@@ -1272,7 +1287,7 @@ Jit::Host Jit::host() const {
 }
 
 CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
-  if (kernel.stage != ir::Stage::lowered)
+  if (!ir::is_lowered(kernel.stage))
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
   // In memory: the kernel's fingerprint, and the options' (what else
   // decides the code; the target and build are this Jit's own).

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/passes/legalize.h"
 #include "runtime/core/plan.h"
 #include "runtime/core/sanitizers.h"
 
@@ -98,6 +99,11 @@ struct CpuCode {
 // and tree slots, and the messages (which the device numbers at load).
 void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::vector<TaskCode>& tasks,
                    std::vector<rt::MessagePlan> messages);
+
+// What LLVM computes as docs/ir.md defines it, on the CPU and on NVPTX
+// alike (libm's and libdevice's math, llvm.round, half conversions); the
+// rest (ir/passes/legalize.h) arrives written in primitives.
+ir::TargetOps target_ops();
 
 struct CodegenOptions {
   // Debug mode: each task function returns at once when an assertion

@@ -11,6 +11,7 @@
 
 #include "grove/program.h"
 #include "ir/ir.h"
+#include "ir/passes/legalize.h"
 #include "ir/snode.h"
 #include "runtime/core/device.h"
 #include "runtime/core/plan.h"
@@ -43,6 +44,10 @@ class Backend {
   // (ir::SparseRuntime::set_cells_per_iteration): 1 where every cell is a
   // thread of its own (GPUs).
   virtual uint32_t cells_per_iteration() const { return 1; }
+  // What its code generator computes natively (ir::legalize writes the
+  // rest in primitives, last in the pipeline); null for the interpreter,
+  // which computes everything and runs lowered kernels as they are.
+  virtual const ir::TargetOps* target_ops() const { return nullptr; }
   // `kernel` (at Stage::lowered) outlives the result; `text` is its text
   // form (ir::print_module of it alone), as the pipeline's last stage
   // printed it; `plan` is its backend-neutral plan (ir::plan_kernel), which

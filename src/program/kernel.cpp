@@ -130,12 +130,15 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
+  options.target = target.target_ops();
+  options.on_lowered = [&](const ir::Kernel& k) {
+    if (report) observe_lowered_kernel(k, config.debug);
+    ir::PlanOptions plan_options;
+    plan_options.scratch_tree = scratch_tree;
+    plan_options.scratch_words = offloaded.scratch_words_used;
+    out.plan = ir::plan_kernel(k, offloaded.tasks, plan_options);
+  };
   ir::run_pipeline(*kernel, options);
-  if (report) observe_lowered_kernel(*kernel, config.debug);
-  ir::PlanOptions plan_options;
-  plan_options.scratch_tree = scratch_tree;
-  plan_options.scratch_words = offloaded.scratch_words_used;
-  out.plan = ir::plan_kernel(*kernel, offloaded.tasks, plan_options);
   out.scratch_words = offloaded.scratch_words_used;
   out.kernel = std::move(kernel);
   return out;

@@ -83,7 +83,6 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
       throw InternalError("SPIR-V codegen: " + what_ + " is parallel but does not end in its range_for");
     parallel_loop_ = body->at(body->size() - 1);
-    tm.loop = parallel_loop_;
     const ir::Stmt* b = parallel_loop_->begin();
     const ir::Stmt* e = parallel_loop_->end();
     if (b->is_const() && e->is_const()) tm.static_iterations = std::max<int64_t>(0, e->const_int() - b->const_int());
@@ -219,6 +218,11 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
     case StmtKind::Cast:
       values_[s] = cast(value(s->operand()), s->operand()->type(), s->type());
       return;
+    case StmtKind::Bitcast: {  // i32 and u32 (i64 and u64) are one SPIR-V type
+      const Id x = value(s->operand());
+      values_[s] = type_of(s->type()) == type_of(s->operand()->type()) ? x : m_.convert(Op::OpBitcast, type_of(s->type()), x);
+      return;
+    }
     case StmtKind::Binary:
       GROVE_ASSERT(s->lhs()->type() == s->rhs()->type(), "SPIR-V codegen: a binary op on operands of two types");
       values_[s] = binary(s->binary_op(), s->lhs()->type(), value(s->lhs()), value(s->rhs()));
@@ -896,11 +900,16 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
 
 }  // namespace
 
-KernelModules generate_kernel(const ir::Kernel& kernel, const ir::SNodeForest& forest,
+ir::TargetOps target_ops() { return {}; }
+
+KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& forest,
                               const CodegenOptions& options, uint32_t max_push_constant_bytes) {
-  if (kernel.stage != ir::Stage::lowered)
-    throw InternalError("SPIR-V codegen: kernel '" + kernel.name() + "' is at stage " +
-                        ir::stage_name(kernel.stage) + "; it takes lowered kernels");
+  if (!ir::is_lowered(input.stage))
+    throw InternalError("SPIR-V codegen: kernel '" + input.name() + "' is at stage " +
+                        ir::stage_name(input.stage) + "; it takes lowered kernels");
+  static const ir::TargetOps kOps = target_ops();
+  std::unique_ptr<ir::Kernel> copy;
+  const ir::Kernel& kernel = ir::legal_form(input, kOps, copy);
   check_features(kernel, options.features);
   KernelModules out;
   for (const ir::KernelArg& a : kernel.args()) {

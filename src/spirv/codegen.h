@@ -84,6 +84,7 @@
 
 #include "grove/types.h"
 #include "ir/ir.h"
+#include "ir/passes/legalize.h"
 #include "ir/snode.h"
 #include "runtime/core/context_layout.h"
 
@@ -151,9 +152,8 @@ struct TaskModule {
   std::vector<TreeKey> trees;  // the buffers at bindings 1, 2, ...
   uint32_t local_size = 1;
   bool parallel = false;
-  // Parallel tasks: the range_for run as the grid-stride loop (its bounds are
-  // i32), and its iteration count when both bounds are constants (else -1).
-  const ir::Stmt* loop = nullptr;
+  // Parallel tasks: the iteration count of the range_for run as the
+  // grid-stride loop when both its bounds are constants (else -1).
   int64_t static_iterations = -1;
   // Iterations each invocation should take on average: above 1 for a task
   // whose loop accumulates a reduction in registers (the backend launches
@@ -178,7 +178,12 @@ struct KernelModules {
   std::vector<Message> messages;      // message_base + i is messages[i]
 };
 
-// Translates a kernel at ir::Stage::lowered. User errors (a feature the device
+// What SPIR-V's core instructions compute as docs/ir.md defines them on
+// every Vulkan device: the arithmetic primitives only. The rest
+// (ir/passes/legalize.h) arrives written in primitives.
+ir::TargetOps target_ops();
+
+// Translates a kernel at ir::Stage::legal (a lowered one is legalized first). User errors (a feature the device
 // lacks, too many argument words for the push constants) raise grove::Error
 // naming the kernel; `max_push_constant_bytes` is the device's limit.
 KernelModules generate_kernel(const ir::Kernel& kernel, const ir::SNodeForest& forest,

@@ -292,6 +292,14 @@ kernel @unlowered() stage offloaded {
     }
   }
 }
+
+kernel @legal(v: f32) stage legal {
+  task serial $-1 "main" {
+    %0 = arg f32 0
+    %1 = bitcast u32 %0
+    %2 = bitcast f32 %1
+  }
+}
 )";
 
 TEST(TextTest, RoundTripsEveryStatementKind) {
@@ -299,7 +307,7 @@ TEST(TextTest, RoundTripsEveryStatementKind) {
   ASSERT_EQ(m.kernels.size(), 1u);
   EXPECT_EQ(print(m), kEveryKind);
   ParsedModule sparse = parse_module(kSparseKinds, "sparse.ir");
-  ASSERT_EQ(sparse.kernels.size(), 5u);
+  ASSERT_EQ(sparse.kernels.size(), 6u);
   EXPECT_EQ(print(sparse), kSparseKinds);
 
   std::set<StmtKind> seen;

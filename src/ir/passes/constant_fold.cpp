@@ -109,6 +109,7 @@ class Folder {
       case StmtKind::Unary: return fold_unary(b, s);
       case StmtKind::Binary: return fold_binary(b, s);
       case StmtKind::Cast: return fold_cast(b, s);
+      case StmtKind::Bitcast: return fold_bitcast(b, s);
       case StmtKind::Select: return fold_select(s);
       case StmtKind::Const: case StmtKind::Arg: case StmtKind::Alloca: case StmtKind::LocalLoad:
       case StmtKind::LocalStore: case StmtKind::FieldLoad: case StmtKind::FieldStore:
@@ -133,6 +134,13 @@ class Folder {
     if (x->type() == s->type()) return x;
     if (!x->is_const()) return nullptr;
     return b.const_bits(s->type(), eval_cast(x->type(), s->type(), x->bits()));
+  }
+
+  Stmt* fold_bitcast(Builder& b, Stmt* s) {
+    Stmt* x = s->operand();
+    if (x->type() == s->type()) return x;
+    if (!x->is_const()) return nullptr;
+    return b.const_bits(s->type(), eval_bitcast(s->type(), x->bits()));
   }
 
   Stmt* fold_select(Stmt* s) {

@@ -97,7 +97,7 @@ bool make_key(const Stmt* s, Key* key) {
           std::less<const Stmt*>()(key->operands[1], key->operands[0]))
         std::swap(key->operands[0], key->operands[1]);
       return true;
-    case StmtKind::Cast: case StmtKind::Select:
+    case StmtKind::Cast: case StmtKind::Bitcast: case StmtKind::Select:
       return true;
     case StmtKind::Alloca: case StmtKind::LocalLoad: case StmtKind::LocalStore:
     case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:

@@ -16,6 +16,7 @@ struct Pass {
   std::string name;
   void (*run)(Kernel&, const PipelineOptions&);
   bool needs_forest;  // runs only when the kernel knows its SNode trees
+  bool needs_target = false;  // runs only for a code generator's target
 };
 
 // Serial tasks left empty (their values were recomputed where used) cost a
@@ -55,6 +56,7 @@ const std::vector<Pass>& passes() {
        },
        true},
       {"mark_reductions", [](Kernel& k, const PipelineOptions&) { mark_reductions(k); }, true},
+      {"legalize", [](Kernel& k, const PipelineOptions& o) { legalize(k, *o.target); }, true, true},
   };
   return kPasses;
 }
@@ -77,6 +79,8 @@ void run_pipeline(Kernel& kernel, const PipelineOptions& options) {
   if (options.verify) verify(kernel, "frontend");
   for (const Pass& p : passes()) {
     if (p.needs_forest && kernel.forest == nullptr) continue;
+    if (p.needs_target && options.on_lowered) options.on_lowered(kernel);
+    if (p.needs_target && options.target == nullptr) continue;
     p.run(kernel, options);
     if (options.on_stage) options.on_stage(p.name, kernel);
     if (options.verify) verify(kernel, p.name);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/passes/legalize.h"
 #include "ir/passes/lower_access.h"
 #include "ir/passes/offload.h"
 
@@ -20,14 +21,23 @@ struct PipelineOptions {
   OffloadOptions offload;
   OffloadResult* offload_result = nullptr;  // where offload's task list goes
   LowerAccessOptions lower;
+  // The code generator's target: legalize writes what it lacks in
+  // primitives, last. Null (the interpreter): the kernel stays lowered.
+  const TargetOps* target = nullptr;
+  // Called with the kernel in its last form that no target decided (after
+  // mark_reductions, before legalize): what a kernel plan is built from, so
+  // that its host-side counts and activity analysis read the operations
+  // themselves rather than their guards.
+  std::function<void(const Kernel&)> on_lowered;
 };
 
 // The pass names, in order (printable, see `grove help`).
 const std::vector<std::string>& pipeline_pass_names();
 
 // frontend -> type_check -> simplify -> offload -> lower_access ->
-// simplify_lowered -> mark_reductions. The last four run only when kernel.forest is set (the
-// passes' own tests stop at the typed stage).
+// simplify_lowered -> mark_reductions -> legalize. The last five run only
+// when kernel.forest is set (the passes' own tests stop at the typed
+// stage), legalize only for a target.
 void run_pipeline(Kernel& kernel, const PipelineOptions& options = {});
 
 }  // namespace grove::ir

@@ -98,6 +98,9 @@ class TypeChecker {
         value_operand(s, 0);
         s->set_type(compute_type(s->type()));
         return;
+      case StmtKind::Bitcast:  // made by legalize, after type checking
+        value_operand(s, 0);
+        return;
       case StmtKind::Unary:
         return unary(b, s);
       case StmtKind::Binary:

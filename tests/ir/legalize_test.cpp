@@ -1,0 +1,424 @@
+// The legalize pass: text in, text out for the shape of each lowering, and
+// the interpreter as the judge of its meaning: every unary and binary
+// operation on every type, every cast, f16 storage and float atomic min/max
+// over edge values give the same bits before legalize and after it (for a
+// target that has nothing natively and one that has everything), and the
+// legal kernel never hands a primitive an operand outside its
+// preconditions (the interpreter checks them at stage legal).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/eval.h"
+#include "ir/interpreter.h"
+#include "ir/passes/legalize.h"
+#include "ir/type_rules.h"
+#include "ir/verifier.h"
+#include "pass_test_util.h"
+
+namespace grove::ir {
+namespace {
+
+using test::run_pass;
+using test::text;
+
+TargetOps nothing_native() { return {}; }
+TargetOps everything_native() {
+  TargetOps t;
+  t.float_round = t.float_pow = t.f16_storage = t.precise_f32_math = true;
+  return t;
+}
+
+// ---- text in, text out ----
+
+TEST(Legalize, IntegerDivisionIsGuardedUnlessTheDivisorIsAConstantThatNeedsNoGuard) {
+  std::string out = run_pass(R"(
+kernel @k(a: i32, b: i32) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = arg i32 1
+    %2 = binary div i32 %0 %1
+    %3 = const i32 7
+    %4 = binary mod i32 %0 %3
+    %5 = binary add i32 %2 %4
+    %6 = const u32 0
+    tree_store @t0[%6] %5 as i32
+  }
+}
+)", [](Kernel& k) { legalize(k, nothing_native()); });
+  EXPECT_EQ(out, text(R"(
+kernel @k(a: i32, b: i32) stage legal {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = arg i32 1
+    %2 = const i32 0
+    %3 = binary cmp_eq u1 %1 %2
+    %4 = const i32 -1
+    %5 = binary cmp_eq u1 %1 %4
+    %6 = const i32 -2147483648
+    %7 = binary cmp_eq u1 %0 %6
+    %8 = binary logic_and u1 %5 %7
+    %9 = binary logic_or u1 %3 %8
+    %10 = const i32 1
+    %11 = select i32 %9 %10 %1
+    %12 = binary div i32 %0 %11
+    %13 = const i32 0
+    %14 = select i32 %9 %13 %12
+    %15 = const i32 7
+    %16 = binary mod i32 %0 %15
+    %17 = binary add i32 %14 %16
+    %18 = const u32 0
+    tree_store @t0[%18] %17 as i32
+  }
+}
+)"));
+}
+
+TEST(Legalize, ShiftsMinMaxBooleansAndRsqrtBecomePrimitives) {
+  std::string out = run_pass(R"(
+kernel @k(a: u32, b: u32, x: f32, p: u1, q: u1) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg u32 0
+    %1 = arg u32 1
+    %2 = binary shl u32 %0 %1
+    %3 = binary min u32 %2 %1
+    %4 = arg f32 2
+    %5 = unary rsqrt f32 %4
+    %6 = arg u1 3
+    %7 = arg u1 4
+    %8 = binary add u1 %6 %7
+    %9 = cast f32 %8
+    %10 = binary add f32 %5 %9
+    tree_store @t0[%3] %10 as f32
+  }
+}
+)", [](Kernel& k) { legalize(k, everything_native()); });
+  EXPECT_EQ(out, text(R"(
+kernel @k(a: u32, b: u32, x: f32, p: u1, q: u1) stage legal {
+  task serial $-1 "serial" {
+    %0 = arg u32 0
+    %1 = arg u32 1
+    %2 = const u32 31
+    %3 = binary bit_and u32 %1 %2
+    %4 = binary shl u32 %0 %3
+    %5 = binary cmp_lt u1 %1 %4
+    %6 = select u32 %5 %1 %4
+    %7 = arg f32 2
+    %8 = const f32 1
+    %9 = unary sqrt f32 %7
+    %10 = binary div f32 %8 %9
+    %11 = arg u1 3
+    %12 = arg u1 4
+    %13 = binary cmp_ne u1 %11 %12
+    %14 = const f32 1
+    %15 = const f32 0
+    %16 = select f32 %13 %14 %15
+    %17 = binary add f32 %10 %16
+    tree_store @t0[%6] %17 as f32
+  }
+}
+)"));
+}
+
+TEST(Legalize, FloatAtomicMinBecomesACompareAndSwapLoop) {
+  std::string out = run_pass(R"(
+kernel @k(x: f32) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg f32 0
+    %1 = const u32 4
+    %2 = tree_atomic min f32 @t0[%1] %0
+    tree_store @t0[%1] %2 as f32
+  }
+}
+)", [](Kernel& k) { legalize(k, everything_native()); });
+  EXPECT_EQ(out, text(R"(
+kernel @k(x: f32) stage legal {
+  task serial $-1 "serial" {
+    %0 = arg f32 0
+    %1 = const u32 4
+    %2 = alloca u32
+    %3 = tree_load u32 @t0[%1]
+    local_store %2 %3
+    %4 = alloca f32
+    while {
+      %5 = local_load u32 %2
+      %6 = bitcast f32 %5
+      %7 = binary cmp_lt u1 %0 %6
+      %8 = select f32 %7 %0 %6
+      %9 = bitcast u32 %8
+      %10 = tree_cas u32 @t0[%1] %5 %9
+      %11 = binary cmp_eq u1 %10 %5
+      if %11 {
+        local_store %4 %6
+        break
+      } else {
+      }
+      local_store %2 %10
+    }
+    %12 = local_load f32 %4
+    tree_store @t0[%1] %12 as f32
+  }
+}
+)"));
+}
+
+TEST(Legalize, WhatTheTargetHasStays) {
+  const char* module = R"(
+kernel @k(x: f32, y: f32) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg f32 0
+    %1 = arg f32 1
+    %2 = binary pow f32 %0 %1
+    %3 = unary round f32 %2
+    %4 = const u32 0
+    tree_store @t0[%4] %3 as f16
+  }
+}
+)";
+  std::string native = run_pass(module, [](Kernel& k) { legalize(k, everything_native()); });
+  EXPECT_NE(native.find("binary pow f32 %0 %1"), std::string::npos) << native;
+  EXPECT_NE(native.find("unary round f32"), std::string::npos) << native;
+  EXPECT_NE(native.find("as f16"), std::string::npos) << native;
+  std::string lowered = run_pass(module, [](Kernel& k) { legalize(k, nothing_native()); });
+  EXPECT_EQ(lowered.find("unary round"), std::string::npos) << lowered;
+  EXPECT_EQ(lowered.find("as f16"), std::string::npos) << lowered;
+  EXPECT_NE(lowered.find("as u16"), std::string::npos) << lowered;
+}
+
+TEST(Legalize, BitcastRoundTripsThroughTheTextFormAndTheVerifierChecksItsWidth) {
+  std::string out = run_pass(R"(
+kernel @k(x: f64) stage legal {
+  task serial $-1 "serial" {
+    %0 = arg f64 0
+    %1 = bitcast u64 %0
+    %2 = const u32 0
+    tree_store @t0[%2] %1 as u64
+  }
+}
+)", [](Kernel&) {});
+  EXPECT_NE(out.find("%1 = bitcast u64 %0"), std::string::npos) << out;
+  ParsedModule m = parse_module(text(R"(
+kernel @k(x: f64) stage legal {
+  task serial $-1 "serial" {
+    %0 = arg f64 0
+    %1 = bitcast u32 %0
+  }
+}
+)"), "test");
+  try {
+    verify(*m.kernels.front(), "test");
+    ADD_FAILURE() << "a bitcast between widths was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("bitcast of a f64 to u32"), std::string::npos) << e.what();
+  }
+}
+
+// ---- meaning: the interpreter before and after ----
+
+const DataType kTypes[] = {DataType::u1, DataType::i8, DataType::i16, DataType::i32, DataType::i64, DataType::u8,
+                           DataType::u16, DataType::u32, DataType::u64, DataType::f32, DataType::f64};
+
+// Edge values as bit patterns of `t`.
+std::vector<uint64_t> edges(DataType t) {
+  std::vector<uint64_t> out;
+  if (t == DataType::u1) return {0, 1};
+  if (is_float(t)) {
+    const double inf = std::numeric_limits<double>::infinity();
+    for (double v : {0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.0, 7.25, -7.75, 1e-3, 100.0, 1e30, -1e30, inf,
+                     -inf, std::numeric_limits<double>::quiet_NaN(), 2147483648.0, -2147483649.0, 4294967296.0, 9.3e18,
+                     2e19, 300.0, -129.0, 65535.5, -0.205, 22013607.936, 4503599627370495.5, 1e-310, 5e-39})
+      out.push_back(double_to_bits(t, v));
+    return out;
+  }
+  for (int64_t v : {0LL, 1LL, -1LL, 2LL, -2LL, 3LL, 5LL, -7LL, 7LL, 8LL, 15LL, 16LL, 31LL, 32LL, 33LL, 63LL, 64LL, 65LL,
+                    100LL, -100LL, 127LL, 128LL, -128LL, -129LL, 255LL, 256LL, 32767LL, -32768LL, 65535LL, 65536LL,
+                    2147483647LL, -2147483647LL - 1, 4294967295LL, 9223372036854775807LL, -9223372036854775807LL - 1})
+    out.push_back(int_to_bits(t, v));
+  return out;
+}
+
+// A lowered kernel that applies `op` to every pair of `inputs` (words of
+// tree 0: `n` values of `in` from word 0, 2 words each) and stores each
+// result at word 2 * n + 2 * k of tree 0.
+struct Table {
+  std::vector<uint64_t> values;
+  DataType in = DataType::unknown;
+};
+
+using Op = std::function<Stmt*(Builder&, Stmt* a, Stmt* b)>;
+
+std::unique_ptr<Kernel> pairwise_kernel(const FieldTable& fields, int n, DataType in, DataType out, bool binary,
+                                        const Op& op) {
+  auto k = std::make_unique<Kernel>("k", std::vector<KernelArg>{}, &fields);
+  k->stage = Stage::lowered;
+  Builder b(k->body());
+  Stmt* task = b.task(TaskKind::serial, -1, "serial");
+  Builder t(task->body());
+  const int count = binary ? n * n : n;
+  Stmt* loop = t.range_for(t.const_int(DataType::i32, 0), t.const_int(DataType::i32, count));
+  Builder l(loop->body());
+  Stmt* idx = l.loop_index(loop, 0);
+  Stmt* i = binary ? l.binary(BinaryOp::div, idx, l.const_int(DataType::i32, n)) : idx;
+  Stmt* j = binary ? l.binary(BinaryOp::mod, idx, l.const_int(DataType::i32, n)) : idx;
+  auto address = [&](Stmt* element, int base) {
+    Stmt* w = l.binary(BinaryOp::add, l.binary(BinaryOp::mul, element, l.const_int(DataType::i32, 2)),
+                       l.const_int(DataType::i32, base));
+    return l.cast(DataType::u32, w);
+  };
+  Stmt* a = l.tree_load(0, in, address(i, 0));
+  Stmt* c = l.tree_load(0, in, address(j, 0));
+  Stmt* r = op(l, a, c);
+  l.tree_store(0, out, address(idx, 2 * n), r);
+  return k;
+}
+
+// The words of tree 0 after running `k` on a buffer holding `values`.
+std::vector<uint32_t> run(const Kernel& k, DataType in, const std::vector<uint64_t>& values, int results) {
+  std::vector<uint32_t> words(2 * values.size() + 2 * static_cast<size_t>(results) + 8, 0);
+  for (size_t v = 0; v < values.size(); ++v) rt::store_element(words, static_cast<int64_t>(2 * v), in, values[v]);
+  Interpreter interp(k);
+  InterpreterEnv env;
+  env.buffer = [&](int, int) -> std::span<uint32_t> { return words; };
+  interp.run({}, env);
+  return words;
+}
+
+bool same(DataType t, uint64_t a, uint64_t b) {
+  if (a == b) return true;
+  if (t == DataType::f32) return std::isnan(std::bit_cast<float>(static_cast<uint32_t>(a))) &&
+                                 std::isnan(std::bit_cast<float>(static_cast<uint32_t>(b)));
+  if (t == DataType::f64) return std::isnan(std::bit_cast<double>(a)) && std::isnan(std::bit_cast<double>(b));
+  return false;
+}
+
+// Runs the kernel `make` builds before and after legalize for both targets
+// and compares every result.
+void expect_same_meaning(const std::string& what, DataType in, DataType out, bool binary, const Op& op) {
+  SCOPED_TRACE(what);
+  FieldTable fields;
+  const std::vector<uint64_t> values = edges(in);
+  const int n = static_cast<int>(values.size());
+  const int results = binary ? n * n : n;
+  const std::unique_ptr<Kernel> reference = pairwise_kernel(fields, n, in, out, binary, op);
+  verify(*reference, "test kernel");
+  const std::vector<uint32_t> want = run(*reference, in, values, results);
+  for (const TargetOps& target : {nothing_native(), everything_native()}) {
+    std::unique_ptr<Kernel> k = pairwise_kernel(fields, n, in, out, binary, op);
+    legalize(*k, target);
+    verify(*k, "legalize");
+    std::vector<uint32_t> got;
+    try {
+      got = run(*k, in, values, results);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      continue;
+    }
+    int reported = 0;
+    for (int r = 0; r < results; ++r) {
+      const int64_t at = 2 * n + 2 * r;
+      const uint64_t w = rt::load_element(want, at, out), g = rt::load_element(got, at, out);
+      if (!same(out, w, g) && reported++ < 5)
+        ADD_FAILURE() << "result " << r << " (" << (binary ? r / n : r) << ", " << (binary ? r % n : r)
+                      << "): before 0x" << std::hex << w << ", after 0x" << g;
+    }
+  }
+}
+
+TEST(Legalize, EveryBinaryOperationMeansTheSameAfterwards) {
+  for (DataType t : kTypes) {
+    for (BinaryOp op : {BinaryOp::add, BinaryOp::sub, BinaryOp::mul, BinaryOp::div, BinaryOp::mod, BinaryOp::min,
+                        BinaryOp::max, BinaryOp::pow, BinaryOp::atan2, BinaryOp::bit_and, BinaryOp::bit_or,
+                        BinaryOp::bit_xor, BinaryOp::shl, BinaryOp::shr, BinaryOp::cmp_lt, BinaryOp::cmp_le,
+                        BinaryOp::cmp_gt, BinaryOp::cmp_ge, BinaryOp::cmp_eq, BinaryOp::cmp_ne}) {
+      if (is_float(t) && needs_integers(op)) continue;
+      if (!is_float(t) && op == BinaryOp::atan2) continue;
+      const DataType result = binary_result_type(op, t, t);
+      expect_same_meaning(std::string(type_name(t)) + " " + op_name(op), t, result == DataType::u1 ? DataType::u32 : t,
+                          true, [op, result](Builder& b, Stmt* x, Stmt* y) {
+                            Stmt* r = b.binary(op, x, y);
+                            return result == DataType::u1 ? b.cast(DataType::u32, r) : r;
+                          });
+    }
+  }
+}
+
+TEST(Legalize, EveryUnaryOperationMeansTheSameAfterwards) {
+  for (DataType t : kTypes) {
+    for (UnaryOp op : {UnaryOp::neg, UnaryOp::bit_not, UnaryOp::abs, UnaryOp::floor, UnaryOp::ceil, UnaryOp::round,
+                       UnaryOp::sqrt, UnaryOp::rsqrt, UnaryOp::exp, UnaryOp::popcnt, UnaryOp::clz, UnaryOp::ctz}) {
+      if (is_float(t) && needs_integers(op)) continue;
+      if (!is_float(t) && (op == UnaryOp::sqrt || op == UnaryOp::rsqrt || op == UnaryOp::exp)) continue;
+      if (unary_type(op, t) != t) continue;  // computed in another type: type_check casts first
+      expect_same_meaning(std::string(type_name(t)) + " " + op_name(op), t, t, false,
+                          [op](Builder& b, Stmt* x, Stmt*) { return b.unary(op, x); });
+    }
+  }
+}
+
+TEST(Legalize, EveryCastMeansTheSameAfterwards) {
+  for (DataType from : kTypes)
+    for (DataType to : kTypes)
+      expect_same_meaning(std::string(type_name(from)) + " -> " + std::string(type_name(to)), from, to, false,
+                          [to](Builder& b, Stmt* x, Stmt*) { return b.cast(to, x); });
+}
+
+TEST(Legalize, F16StorageRoundsTheSameAfterwards) {
+  // f32 values around every f16 (subnormals, the largest, past the range).
+  std::vector<uint64_t> values;
+  for (uint32_t bits = 0; bits < (1u << 14); ++bits) {
+    const uint32_t exp = 100 + (bits >> 9) % 48;
+    values.push_back((bits & 1u) << 31 | exp << 23 | (bits * 2654435761u & 0x7fffffu));
+  }
+  for (float f : {std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(), 65504.0f, 65520.0f,
+                  -0.0f, 0.0f})
+    values.push_back(std::bit_cast<uint32_t>(f));
+  FieldTable fields;
+  const int n = static_cast<int>(values.size());
+  auto make = [&] {
+    auto k = std::make_unique<Kernel>("k", std::vector<KernelArg>{}, &fields);
+    k->stage = Stage::lowered;
+    Builder b(k->body());
+    Stmt* task = b.task(TaskKind::serial, -1, "serial");
+    Builder t(task->body());
+    Stmt* loop = t.range_for(t.const_int(DataType::i32, 0), t.const_int(DataType::i32, n));
+    Builder l(loop->body());
+    Stmt* i = l.cast(DataType::u32, l.loop_index(loop, 0));
+    Stmt* two = l.const_int(DataType::u32, 2);
+    Stmt* x = l.tree_load(0, DataType::f32, l.binary(BinaryOp::mul, i, two));
+    Stmt* half_at = l.binary(BinaryOp::add, l.binary(BinaryOp::mul, i, two), l.const_int(DataType::u32, 2 * n));
+    l.tree_store(0, DataType::f16, half_at, x);
+    Stmt* back = l.tree_load(0, DataType::f16, half_at);
+    l.tree_store(0, DataType::f32, l.binary(BinaryOp::add, half_at, l.const_int(DataType::u32, 1)), back);
+    return k;
+  };
+  const std::vector<uint32_t> want = run(*make(), DataType::f32, values, n);
+  std::unique_ptr<Kernel> k = make();
+  legalize(*k, nothing_native());
+  verify(*k, "legalize");
+  const std::vector<uint32_t> got = run(*k, DataType::f32, values, n);
+  for (int v = 0; v < n; ++v) {
+    const size_t at = static_cast<size_t>(2 * n + 2 * v);
+    EXPECT_EQ(got[at], want[at]) << "f16 bits of value " << v;
+    EXPECT_TRUE(same(DataType::f32, want[at + 1], got[at + 1])) << "value " << v;
+  }
+}
+
+TEST(Legalize, FloatAtomicMinAndMaxMeanTheSameAfterwards) {
+  for (DataType t : {DataType::f32, DataType::f64})
+    for (AtomicOp op : {AtomicOp::min, AtomicOp::max}) {
+      // The running min/max of every edge value, and the old values seen.
+      expect_same_meaning(std::string(type_name(t)) + " atomic " + op_name(op), t, t, false,
+                          [op, t](Builder& b, Stmt* x, Stmt*) {
+                            return b.tree_atomic(op, 0, t, b.const_int(DataType::u32, 0), x);
+                          });
+    }
+}
+
+}  // namespace
+}  // namespace grove::ir
