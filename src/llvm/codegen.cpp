@@ -509,35 +509,18 @@ class Emitter {
     return cast(v, DataType::u1, result);
   }
 
+  // A numeric conversion of a legal kernel: a float to integer cast sees a
+  // value that fits (legalize saturates around it), and nothing converts to
+  // or from u1 but the runtime's own loads and stores of it.
   llvm::Value* cast(llvm::Value* v, DataType from, DataType to) {
     if (compute_type(from) == compute_type(to)) return v;
-    if (to == DataType::u1) return as_bool(v, from);
     llvm::Type* target = type_of(to);
-    if (from == DataType::u1) return is_float(to) ? b_.CreateUIToFP(v, target) : b_.CreateZExt(v, target);
+    if (to == DataType::u1) return as_bool(v, from);
+    if (from == DataType::u1) return b_.CreateZExt(v, target);
     if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, target);
-    if (is_float(from)) return saturating_to_int(v, to);
+    if (is_float(from)) return is_signed(to) ? b_.CreateFPToSI(v, target) : b_.CreateFPToUI(v, target);
     if (is_float(to)) return is_signed(from) ? b_.CreateSIToFP(v, target) : b_.CreateUIToFP(v, target);
     return b_.CreateIntCast(v, target, is_signed(from));
-  }
-
-  // Truncation toward zero, saturating, NaN -> 0 (LLVM's fpto[su]i.sat),
-  // written as a plain conversion and three selects: x86 turns the
-  // intrinsic into one scalar conversion per lane, this into vector code.
-  // The conversion is poison where x is out of range or NaN; a select then
-  // always picks another value.
-  llvm::Value* saturating_to_int(llvm::Value* x, DataType to) {
-    llvm::Type* target = type_of(to);
-    const unsigned bits = target->getIntegerBitWidth();
-    const bool sign = is_signed(to);
-    // The bounds are powers of two, exact in every float type.
-    llvm::Value* lowest = llvm::ConstantFP::get(x->getType(), sign ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0);
-    llvm::Value* past = llvm::ConstantFP::get(x->getType(), std::ldexp(1.0, static_cast<int>(sign ? bits - 1 : bits)));
-    llvm::Value* t = sign ? b_.CreateFPToSI(x, target) : b_.CreateFPToUI(x, target);
-    t = b_.CreateSelect(b_.CreateFCmpOLT(x, lowest),
-                        llvm::ConstantInt::get(target, sign ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt(bits, 0)), t);
-    t = b_.CreateSelect(b_.CreateFCmpOGE(x, past),
-                        llvm::ConstantInt::get(target, sign ? llvm::APInt::getSignedMaxValue(bits) : llvm::APInt::getMaxValue(bits)), t);
-    return b_.CreateSelect(b_.CreateFCmpUNO(x, x), llvm::ConstantInt::get(target, 0), t);
   }
 
   // A C math function: libm's on the CPU, libdevice's (__nv_sinf, ...) on
@@ -555,12 +538,10 @@ class Emitter {
 
   llvm::Value* unary(UnaryOp op, DataType t, llvm::Value* x, DataType result) {
     if (op == UnaryOp::logic_not) return from_bool(b_.CreateNot(as_bool(x, t)), result);
-    if (t == DataType::u1) return op == UnaryOp::bit_not ? b_.CreateNot(x) : x;
     if (is_float(t)) {
       switch (op) {
         case UnaryOp::neg: return b_.CreateFNeg(x);
         case UnaryOp::sqrt: return intrinsic(llvm::Intrinsic::sqrt, x);
-        case UnaryOp::rsqrt: return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), intrinsic(llvm::Intrinsic::sqrt, x));
         case UnaryOp::sin: return libm("sinf", "sin", t, {x});
         case UnaryOp::cos: return libm("cosf", "cos", t, {x});
         case UnaryOp::tan: return libm("tanf", "tan", t, {x});
@@ -574,17 +555,14 @@ class Emitter {
         case UnaryOp::floor: return intrinsic(llvm::Intrinsic::floor, x);
         case UnaryOp::ceil: return intrinsic(llvm::Intrinsic::ceil, x);
         case UnaryOp::round: return intrinsic(llvm::Intrinsic::round, x);  // half away from zero
-        case UnaryOp::logic_not: case UnaryOp::bit_not: case UnaryOp::popcnt: case UnaryOp::clz:
-        case UnaryOp::ctz: break;
+        case UnaryOp::rsqrt: case UnaryOp::logic_not: case UnaryOp::bit_not: case UnaryOp::popcnt:
+        case UnaryOp::clz: case UnaryOp::ctz: break;
       }
       throw InternalError(std::string("LLVM codegen: unary ") + ir::op_name(op) + " on a float in " + what_);
     }
     switch (op) {
       case UnaryOp::neg: return b_.CreateNeg(x);
       case UnaryOp::bit_not: return b_.CreateNot(x);
-      case UnaryOp::abs:
-        return is_signed(t) ? b_.CreateSelect(b_.CreateICmpSLT(x, zero(t)), b_.CreateNeg(x), x) : x;
-      case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round: return x;
       case UnaryOp::popcnt: return intrinsic(llvm::Intrinsic::ctpop, x);
       // Of 0: the type's width (not poison).
       case UnaryOp::clz: return b_.CreateIntrinsic(llvm::Intrinsic::ctlz, {x->getType()}, {x, b_.getFalse()});
@@ -623,9 +601,6 @@ class Emitter {
         return from_bool(compare(op, t, a, b), result);
       case BinaryOp::logic_and: return from_bool(b_.CreateAnd(as_bool(a, t), as_bool(b, t)), result);
       case BinaryOp::logic_or: return from_bool(b_.CreateOr(as_bool(a, t), as_bool(b, t)), result);
-      // min: b < a ? b : a; max: a < b ? b : a (NaN operands as in C++).
-      case BinaryOp::min: return b_.CreateSelect(compare(BinaryOp::cmp_lt, t, b, a), b, a);
-      case BinaryOp::max: return b_.CreateSelect(compare(BinaryOp::cmp_lt, t, a, b), b, a);
       default: break;
     }
     if (is_float(t)) {
@@ -642,19 +617,8 @@ class Emitter {
       }
       throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on floats in " + what_);
     }
-    if (t == DataType::u1) {
-      switch (op) {
-        case BinaryOp::add: case BinaryOp::sub: case BinaryOp::bit_xor: return b_.CreateXor(a, b);
-        case BinaryOp::mul: case BinaryOp::bit_and: case BinaryOp::div: return b_.CreateAnd(a, b);
-        case BinaryOp::bit_or: return b_.CreateOr(a, b);
-        case BinaryOp::mod: return b_.getFalse();
-        case BinaryOp::pow: return b_.CreateOr(a, b_.CreateNot(b));
-        case BinaryOp::shl: case BinaryOp::shr: return a;
-        default: break;
-      }
-      throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on u1 in " + what_);
-    }
-    const unsigned w = a->getType()->getIntegerBitWidth();
+    // Integers (not u1: legalize made its arithmetic logic), whose divisors
+    // and shift counts legalize guarded.
     switch (op) {
       case BinaryOp::add: return b_.CreateAdd(a, b);
       case BinaryOp::sub: return b_.CreateSub(a, b);
@@ -662,81 +626,14 @@ class Emitter {
       case BinaryOp::bit_and: return b_.CreateAnd(a, b);
       case BinaryOp::bit_or: return b_.CreateOr(a, b);
       case BinaryOp::bit_xor: return b_.CreateXor(a, b);
-      case BinaryOp::shl: return b_.CreateShl(a, b_.CreateAnd(b, w - 1));
-      case BinaryOp::shr:
-        return is_signed(t) ? b_.CreateAShr(a, b_.CreateAnd(b, w - 1)) : b_.CreateLShr(a, b_.CreateAnd(b, w - 1));
-      case BinaryOp::div: case BinaryOp::mod: {
-        // x / 0 == x % 0 == 0; MIN / -1 == 0 and x % -1 == 0 (no trap).
-        llvm::Value* bad = b_.CreateICmpEQ(b, zero(t));
-        if (is_signed(t)) {
-          llvm::Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(a->getType(), -1));
-          bad = b_.CreateOr(bad, op == BinaryOp::mod
-                                     ? minus_one
-                                     : b_.CreateAnd(minus_one, b_.CreateICmpEQ(a, llvm::ConstantInt::get(
-                                                                                    a->getType(), llvm::APInt::getSignedMinValue(w)))));
-        }
-        llvm::Value* safe = b_.CreateSelect(bad, llvm::ConstantInt::get(a->getType(), 1), b);
-        llvm::Value* r = op == BinaryOp::div ? (is_signed(t) ? b_.CreateSDiv(a, safe) : b_.CreateUDiv(a, safe))
-                                             : (is_signed(t) ? b_.CreateSRem(a, safe) : b_.CreateURem(a, safe));
-        return b_.CreateSelect(bad, zero(t), r);
-      }
-      case BinaryOp::pow: return b_.CreateCall(int_pow(t), {a, b});
+      case BinaryOp::shl: return b_.CreateShl(a, b);
+      case BinaryOp::shr: return is_signed(t) ? b_.CreateAShr(a, b) : b_.CreateLShr(a, b);
+      case BinaryOp::div: return is_signed(t) ? b_.CreateSDiv(a, b) : b_.CreateUDiv(a, b);
+      case BinaryOp::mod: return is_signed(t) ? b_.CreateSRem(a, b) : b_.CreateURem(a, b);
       default: break;
     }
-    throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on integers in " + what_);
-  }
-
-  // Integer power by squaring (eval.cpp): a negative exponent gives 0, but
-  // 1 for a == 1 and +-1 for a == -1. One helper per integer type.
-  llvm::Function* int_pow(DataType t) {
-    const std::string name = "grove.ipow." + std::string(type_name(t));
-    if (llvm::Function* f = m_.getFunction(name)) return f;
-    llvm::Type* ty = type_of(t);
-    auto* f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty, ty}, false), llvm::Function::InternalLinkage,
-                                     name, m_);
-    llvm::IRBuilder<> b(c_);
-    auto* entry = llvm::BasicBlock::Create(c_, "entry", f);
-    auto* loop = llvm::BasicBlock::Create(c_, "loop", f);
-    auto* done = llvm::BasicBlock::Create(c_, "done", f);
-    llvm::Value* a = f->getArg(0);
-    llvm::Value* e = f->getArg(1);
-    llvm::Value* one = llvm::ConstantInt::get(ty, 1);
-    llvm::Value* zero_v = llvm::ConstantInt::get(ty, 0);
-    b.SetInsertPoint(entry);
-    if (is_signed(t)) {
-      auto* negative = llvm::BasicBlock::Create(c_, "negative", f);
-      auto* positive = llvm::BasicBlock::Create(c_, "positive", f);
-      b.CreateCondBr(b.CreateICmpSLT(e, zero_v), negative, positive);
-      b.SetInsertPoint(negative);
-      llvm::Value* minus_one = llvm::ConstantInt::getSigned(ty, -1);
-      llvm::Value* odd = b.CreateICmpNE(b.CreateAnd(e, one), zero_v);
-      llvm::Value* r = b.CreateSelect(b.CreateICmpEQ(a, one), one,
-                                      b.CreateSelect(b.CreateICmpEQ(a, minus_one), b.CreateSelect(odd, minus_one, one),
-                                                     zero_v));
-      b.CreateRet(r);
-      b.SetInsertPoint(positive);
-    }
-    llvm::BasicBlock* pre = b.GetInsertBlock();
-    b.CreateBr(loop);
-    b.SetInsertPoint(loop);
-    llvm::PHINode* result = b.CreatePHI(ty, 2);
-    llvm::PHINode* base = b.CreatePHI(ty, 2);
-    llvm::PHINode* exp = b.CreatePHI(ty, 2);
-    result->addIncoming(one, pre);
-    base->addIncoming(a, pre);
-    exp->addIncoming(e, pre);
-    auto* step = llvm::BasicBlock::Create(c_, "step", f);
-    b.CreateCondBr(b.CreateICmpEQ(exp, zero_v), done, step);
-    b.SetInsertPoint(step);
-    llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(exp, one), zero_v);
-    llvm::Value* next_result = b.CreateSelect(bit, b.CreateMul(result, base), result);
-    result->addIncoming(next_result, step);
-    base->addIncoming(b.CreateMul(base, base), step);
-    exp->addIncoming(b.CreateLShr(exp, one), step);
-    b.CreateBr(loop);
-    b.SetInsertPoint(done);
-    b.CreateRet(result);
-    return f;
+    throw InternalError(std::string("LLVM codegen: binary ") + ir::op_name(op) + " on " + std::string(type_name(t)) +
+                        " in " + what_ + " (legalize writes it in other operations)");
   }
 
   // ---- print and assert (the context buffer's records) ----
@@ -958,30 +855,11 @@ class Emitter {
       case ir::AtomicOp::bit_xor: return b_.CreateAtomicRMW(RMW::Xor, p, v, align, kOrder);
       case ir::AtomicOp::min:
       case ir::AtomicOp::max: {
+        // Integers only: legalize made float min/max compare-and-swap loops.
+        if (f) break;
         const bool min = s->atomic_op() == ir::AtomicOp::min;
-        if (!f) {
-          const RMW op = is_signed(t) ? (min ? RMW::Min : RMW::Max) : (min ? RMW::UMin : RMW::UMax);
-          return b_.CreateAtomicRMW(op, p, v, align, kOrder);
-        }
-        // Floats: a compare-and-swap loop with min/max as the interpreter
-        // computes them (LLVM's fmin/fmax treat NaN differently).
-        llvm::Type* word = b_.getIntNTy(ty->getPrimitiveSizeInBits());
-        llvm::BasicBlock* before = b_.GetInsertBlock();
-        llvm::Value* initial = b_.CreateAlignedLoad(word, p, align);
-        auto* loop = llvm::BasicBlock::Create(c_, "fminmax", fn_);
-        auto* done = llvm::BasicBlock::Create(c_, "fminmax.done", fn_);
-        b_.CreateBr(loop);
-        b_.SetInsertPoint(loop);
-        llvm::PHINode* seen = b_.CreatePHI(word, 2);
-        seen->addIncoming(initial, before);
-        llvm::Value* old = b_.CreateBitCast(seen, ty);
-        llvm::Value* updated =
-            binary(min ? BinaryOp::min : BinaryOp::max, t, old, v, t);
-        auto* cas = b_.CreateAtomicCmpXchg(p, seen, b_.CreateBitCast(updated, word), align, kOrder, kOrder);
-        seen->addIncoming(b_.CreateExtractValue(cas, 0), loop);
-        b_.CreateCondBr(b_.CreateExtractValue(cas, 1), done, loop);
-        b_.SetInsertPoint(done);
-        return old;
+        const RMW op = is_signed(t) ? (min ? RMW::Min : RMW::Max) : (min ? RMW::UMin : RMW::UMax);
+        return b_.CreateAtomicRMW(op, p, v, align, kOrder);
       }
     }
     throw InternalError("LLVM codegen: an unknown atomic in " + what_);

@@ -727,9 +727,8 @@ Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
     case DataType::f32:
       r = m_.convert(Op::OpBitcast, m_.type_float(32), w);
       break;
-    case DataType::f16:
-      r = f16_bits_to_f32(w);
-      break;
+    case DataType::f16:  // legalize made f16 storage u16 words
+      throw InternalError("SPIR-V codegen: an f16 tree_load in " + what_ + " (legalize writes it as a u16 word)");
     case DataType::i64: case DataType::u64: case DataType::f64: {
       const Id hi = m_.load(word_pointer(tree, op2(Op::OpIAdd, address, u32c(1))));
       r = join_words(w, hi, st);
@@ -754,7 +753,8 @@ void TaskEmitter::emit_tree_store(const ir::Stmt* s) {
     case DataType::i16: case DataType::u16: w = op2(Op::OpBitwiseAnd, v, u32c(0xffffu)); break;
     case DataType::i32: case DataType::u32: w = v; break;
     case DataType::f32: w = m_.convert(Op::OpBitcast, u32_type(), v); break;
-    case DataType::f16: w = f32_to_f16_bits(v); break;
+    case DataType::f16:  // legalize made f16 storage u16 words
+      throw InternalError("SPIR-V codegen: an f16 tree_store in " + what_ + " (legalize writes it as a u16 word)");
     case DataType::i64: case DataType::u64: case DataType::f64: {
       auto [lo, hi] = split_words(v);
       m_.store(word_pointer(tree, address), lo);
@@ -783,11 +783,10 @@ Id TaskEmitter::float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id va
   switch (op) {
     case ir::AtomicOp::add: updated = binary(ir::BinaryOp::add, t, old, value); break;
     case ir::AtomicOp::sub: updated = binary(ir::BinaryOp::sub, t, old, value); break;
-    case ir::AtomicOp::min: updated = binary(ir::BinaryOp::min, t, old, value); break;
-    case ir::AtomicOp::max: updated = binary(ir::BinaryOp::max, t, old, value); break;
     case ir::AtomicOp::exchange: updated = value; break;
+    case ir::AtomicOp::min: case ir::AtomicOp::max:  // legalize made them compare-and-swap loops
     case ir::AtomicOp::bit_and: case ir::AtomicOp::bit_or: case ir::AtomicOp::bit_xor:
-      throw InternalError("SPIR-V codegen: a bit operation on a float atomic in " + what_);
+      throw InternalError(std::string("SPIR-V codegen: a float atomic ") + ir::op_name(op) + " in " + what_);
   }
   const Id new_word = m_.convert(Op::OpBitcast, word_type, updated);
   const Id seen = m_.atomic_compare_exchange(pointer, kScope, kRelaxed, kRelaxed, new_word, old_word);

@@ -30,21 +30,6 @@ uint32_t canonical32(DataType t, uint64_t bits) {
   }
 }
 
-// The smallest and largest value of an integer type, as bit patterns of it.
-uint64_t min_bits(DataType t) { return is_signed(t) ? uint64_t{1} << (bit_width(t) - 1) : 0; }
-uint64_t max_bits(DataType t) {
-  int w = bit_width(t);
-  uint64_t all = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
-  return is_signed(t) ? all >> 1 : all;
-}
-double min_value(DataType t) {
-  return is_signed(t) ? -std::ldexp(1.0, bit_width(t) - 1) : 0.0;
-}
-double max_value(DataType t) {  // static_cast<double>(max) as the interpreter computes it
-  return is_signed(t) ? static_cast<double>(static_cast<int64_t>(max_bits(t)))
-                      : static_cast<double>(max_bits(t));
-}
-
 }  // namespace
 
 // ---- types and constants ----------------------------------------------------
@@ -94,15 +79,15 @@ Id TaskEmitter::wrap(Id v, DataType t) {
   }
 }
 
+// A numeric conversion of a legal kernel: a float to integer cast sees a
+// value that fits (legalize saturates around it); u1 is converted only by
+// the runtime's own loads and stores of it.
 Id TaskEmitter::cast(Id v, DataType from, DataType to) {
   if (from == to) return v;
-  if (to == DataType::u1) {
-    if (is_float(from)) return m_.compare(Op::OpFUnordNotEqual, v, zero(from));
-    return m_.compare(Op::OpINotEqual, v, zero(from));
-  }
+  if (to == DataType::u1) return m_.compare(is_float(from) ? Op::OpFUnordNotEqual : Op::OpINotEqual, v, zero(from));
   if (from == DataType::u1) return m_.select(v, one(to), zero(to));
   if (is_float(from) && is_float(to)) return m_.convert(Op::OpFConvert, type_of(to), v);
-  if (is_float(from)) return float_to_int(v, from, to);
+  if (is_float(from)) return m_.convert(is_signed(to) ? Op::OpConvertFToS : Op::OpConvertFToU, type_of(to), v);
   if (is_float(to)) {
     return m_.convert(is_signed(from) ? Op::OpConvertSToF : Op::OpConvertUToF, type_of(to), v);
   }
@@ -117,33 +102,6 @@ Id TaskEmitter::cast(Id v, DataType from, DataType to) {
   return wrap(v, to);
 }
 
-// Truncation toward zero, saturating out of range, NaN -> 0 (eval.cpp float_to_int).
-Id TaskEmitter::float_to_int(Id v, DataType from, DataType to) {
-  double lo = min_value(to), hi = max_value(to);
-  Id lo_c, hi_c;
-  if (from == DataType::f32) {
-    // The interpreter compares the value as a double: x <= lo, x >= hi. For an
-    // f32 x that is x <= (largest float <= lo) and x >= (smallest float >= hi).
-    float lf = static_cast<float>(lo), hf = static_cast<float>(hi);
-    if (static_cast<double>(lf) > lo) lf = std::nextafter(lf, -std::numeric_limits<float>::infinity());
-    if (static_cast<double>(hf) < hi) hf = std::nextafter(hf, std::numeric_limits<float>::infinity());
-    lo_c = m_.constant_f32(lf);
-    hi_c = m_.constant_f32(hf);
-  } else {
-    lo_c = m_.constant_f64(lo);
-    hi_c = m_.constant_f64(hi);
-  }
-  Id nan = m_.emit(Op::OpIsNan, m_.type_bool(), {v});
-  Id low = m_.compare(Op::OpFOrdLessThanEqual, v, lo_c);
-  Id high = m_.compare(Op::OpFOrdGreaterThanEqual, v, hi_c);
-  Id out = op2(Op::OpLogicalOr, op2(Op::OpLogicalOr, nan, low), high);
-  Id safe = m_.select(out, zero(from), v);
-  Id r = m_.convert(is_signed(to) ? Op::OpConvertFToS : Op::OpConvertFToU, type_of(to), safe);
-  r = m_.select(high, constant(to, max_bits(to)), r);
-  r = m_.select(low, constant(to, min_bits(to)), r);
-  return m_.select(nan, zero(to), r);
-}
-
 Id TaskEmitter::join_words(Id lo, Id hi, DataType t) {
   Id pair = m_.emit(Op::OpCompositeConstruct, m_.type_vector(u32_type(), 2), {lo, hi});
   return m_.convert(Op::OpBitcast, type_of(t), pair);
@@ -152,61 +110,6 @@ Id TaskEmitter::join_words(Id lo, Id hi, DataType t) {
 std::pair<Id, Id> TaskEmitter::split_words(Id v) {
   Id pair = m_.convert(Op::OpBitcast, m_.type_vector(u32_type(), 2), v);
   return {m_.composite_extract(u32_type(), pair, {0}), m_.composite_extract(u32_type(), pair, {1})};
-}
-
-// ir::f32_to_f16, branch-free: every case is computed and the right one selected.
-Id TaskEmitter::f32_to_f16_bits(Id f) {
-  auto sh_r = [&](Id a, Id b) { return op2(Op::OpShiftRightLogical, a, b); };
-  auto sh_l = [&](Id a, Id b) { return op2(Op::OpShiftLeftLogical, a, b); };
-  auto band = [&](Id a, uint32_t b) { return op2(Op::OpBitwiseAnd, a, u32c(b)); };
-  auto round_up = [&](Id half, Id rem, Id mid) {
-    Id odd = m_.compare(Op::OpINotEqual, band(half, 1), u32c(0));
-    Id up = op2(Op::OpLogicalOr, m_.compare(Op::OpUGreaterThan, rem, mid),
-                op2(Op::OpLogicalAnd, m_.compare(Op::OpIEqual, rem, mid), odd));
-    return op2(Op::OpIAdd, half, m_.select(up, u32c(1), u32c(0)));
-  };
-  Id x = m_.convert(Op::OpBitcast, u32_type(), f);
-  Id sign = band(sh_r(x, u32c(16)), 0x8000u);
-  Id exp = band(sh_r(x, u32c(23)), 0xffu);
-  Id man = band(x, 0x7fffffu);
-  Id e = op2(Op::OpISub, exp, u32c(112));  // exp - 127 + 15, read as signed
-  // Normal results: 1 <= e <= 30.
-  Id normal = op2(Op::OpBitwiseOr, sh_l(e, u32c(10)), sh_r(man, u32c(13)));
-  normal = round_up(normal, band(man, 0x1fffu), u32c(0x1000u));
-  // Subnormal results: -10 <= e <= 0, shift = 14 - e in [14, 24] (clamped for the other cases).
-  Id shift = op2(Op::OpISub, u32c(14), e);
-  shift = m_.select(m_.compare(Op::OpSLessThan, shift, u32c(14)), u32c(14), shift);
-  shift = m_.select(m_.compare(Op::OpSGreaterThan, shift, u32c(24)), u32c(24), shift);
-  Id full = op2(Op::OpBitwiseOr, man, u32c(0x800000u));
-  Id sub_half = sh_r(full, shift);
-  Id sub_rem = op2(Op::OpBitwiseAnd, full, op2(Op::OpISub, sh_l(u32c(1), shift), u32c(1)));
-  Id sub_mid = sh_l(u32c(1), op2(Op::OpISub, shift, u32c(1)));
-  Id sub = round_up(sub_half, sub_rem, sub_mid);
-  sub = m_.select(m_.compare(Op::OpSLessThan, e, m_.constant_u32(static_cast<uint32_t>(-10))), u32c(0), sub);
-  Id r = m_.select(m_.compare(Op::OpSLessThanEqual, e, u32c(0)), sub, normal);
-  r = m_.select(m_.compare(Op::OpSGreaterThanEqual, e, u32c(31)), u32c(0x7c00u), r);
-  Id nan_bit = m_.select(m_.compare(Op::OpINotEqual, man, u32c(0)), u32c(0x200u), u32c(0));
-  Id special = op2(Op::OpBitwiseOr, u32c(0x7c00u), nan_bit);
-  r = m_.select(m_.compare(Op::OpIEqual, exp, u32c(0xffu)), special, r);
-  return op2(Op::OpBitwiseOr, sign, r);
-}
-
-// ir::f16_to_f32 in integer arithmetic (exact): lavapipe's UnpackHalf2x16
-// executes a trap instruction on x86 without F16C (GALLIUM_OVERRIDE_CPU_CAPS=sse4.1).
-Id TaskEmitter::f16_bits_to_f32(Id h) {
-  auto band = [&](Id a, uint32_t b) { return op2(Op::OpBitwiseAnd, a, u32c(b)); };
-  auto bor = [&](Id a, Id b) { return op2(Op::OpBitwiseOr, a, b); };
-  const Id sign = op2(Op::OpShiftLeftLogical, band(h, 0x8000u), u32c(16));
-  const Id exp = band(op2(Op::OpShiftRightLogical, h, u32c(10)), 0x1fu);
-  const Id man = band(h, 0x3ffu);
-  const Id man_bits = op2(Op::OpShiftLeftLogical, man, u32c(13));
-  // Normal: the exponent rebiased (15 -> 127); infinities and NaN: all ones.
-  Id r = bor(op2(Op::OpShiftLeftLogical, op2(Op::OpIAdd, exp, u32c(112)), u32c(23)), man_bits);
-  r = m_.select(m_.compare(Op::OpIEqual, exp, u32c(0x1fu)), bor(u32c(0x7f800000u), man_bits), r);
-  // Zero and subnormal: man * 2^-24, exact in f32.
-  const Id tiny = float_op(Op::OpFMul, m_.convert(Op::OpConvertUToF, m_.type_float(32), man), f32c(0x1p-24f));
-  r = m_.select(m_.compare(Op::OpIEqual, exp, u32c(0)), m_.convert(Op::OpBitcast, u32_type(), tiny), r);
-  return m_.convert(Op::OpBitcast, m_.type_float(32), bor(r, sign));
 }
 
 // ---- arithmetic ------------------------------------------------------------
@@ -258,40 +161,12 @@ Id TaskEmitter::float_math(GLSLstd450 op, DataType t, std::vector<Id> args) {
   return r != 0 ? r : m_.ext_inst(m_.type_float(32), op, args);
 }
 
-// Truncation toward zero through Floor and Ceil: lavapipe's f64 Trunc leaves
-// values of 2^24 and more unchanged (and loses the sign of -0.5) on x86
-// without AVX-512, while its Floor and Ceil are exact.
-Id TaskEmitter::float_trunc(Id x) {
-  Id t = m_.type_of(x);
-  Id zero = m_.type_width(t) == 64 ? m_.constant_f64(0.0) : m_.constant_f32(0.0f);
-  return m_.select(m_.compare(Op::OpFOrdLessThan, x, zero), m_.ext_inst(t, GLSLstd450Ceil, {x}),
-                   m_.ext_inst(t, GLSLstd450Floor, {x}));
-}
-
-// std::round: half away from zero. x - trunc(x) is exact, so the test is too.
-Id TaskEmitter::float_round(Id x) {
-  Id t = m_.type_of(x);
-  Id tr = float_trunc(x);
-  Id frac = m_.ext_inst(t, GLSLstd450FAbs, {float_op(Op::OpFSub, x, tr)});
-  Id half = m_.type_width(t) == 64 ? m_.constant_f64(0.5) : m_.constant_f32(0.5f);
-  Id away = float_op(Op::OpFAdd, tr, m_.ext_inst(t, GLSLstd450FSign, {x}));
-  return m_.select(m_.compare(Op::OpFOrdGreaterThanEqual, frac, half), away, tr);
-}
-
 Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {
-  if (op == UnaryOp::logic_not) {
-    if (t == DataType::u1) return logical_not(x);
-    return m_.compare(is_float(t) ? Op::OpFOrdEqual : Op::OpIEqual, x, zero(t));
-  }
-  if (t == DataType::u1) return op == UnaryOp::bit_not ? logical_not(x) : x;
+  if (op == UnaryOp::logic_not) return logical_not(x);  // of a u1 (type_check)
   if (is_int(t)) {
     switch (op) {
       case UnaryOp::neg: return wrap(m_.unary(Op::OpSNegate, x), t);
       case UnaryOp::bit_not: return wrap(m_.unary(Op::OpNot, x), t);
-      case UnaryOp::abs:
-        if (!is_signed(t)) return x;
-        return wrap(m_.select(m_.compare(Op::OpSLessThan, x, zero(t)), m_.unary(Op::OpSNegate, x), x), t);
-      case UnaryOp::floor: case UnaryOp::ceil: case UnaryOp::round: return x;
       case UnaryOp::popcnt: case UnaryOp::clz: case UnaryOp::ctz: return bit_count(op, t, x);
       default: break;
     }
@@ -301,7 +176,6 @@ Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {
   switch (op) {
     case UnaryOp::neg: return m_.unary(Op::OpFNegate, x);
     case UnaryOp::sqrt: return glsl(GLSLstd450Sqrt);
-    case UnaryOp::rsqrt: return float_op(Op::OpFDiv, one(t), glsl(GLSLstd450Sqrt));
     case UnaryOp::sin: return float_math(GLSLstd450Sin, t, {x});
     case UnaryOp::cos: return float_math(GLSLstd450Cos, t, {x});
     case UnaryOp::tan: return float_math(GLSLstd450Tan, t, {x});
@@ -314,11 +188,11 @@ Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {
     case UnaryOp::abs: return glsl(GLSLstd450FAbs);
     case UnaryOp::floor: return glsl(GLSLstd450Floor);
     case UnaryOp::ceil: return glsl(GLSLstd450Ceil);
-    case UnaryOp::round: return float_round(x);
-    case UnaryOp::logic_not: case UnaryOp::bit_not: case UnaryOp::popcnt: case UnaryOp::clz:
-    case UnaryOp::ctz: break;
+    case UnaryOp::rsqrt: case UnaryOp::round: case UnaryOp::logic_not: case UnaryOp::bit_not:
+    case UnaryOp::popcnt: case UnaryOp::clz: case UnaryOp::ctz: break;
   }
-  throw InternalError(std::string("SPIR-V codegen: unary ") + ir::op_name(op) + " on a float in " + what_);
+  throw InternalError(std::string("SPIR-V codegen: unary ") + ir::op_name(op) + " on " + std::string(type_name(t)) +
+                      " in " + what_ + " (legalize writes it in other operations)");
 }
 
 // Counted over t's own width, as eval.cpp does (clz and ctz of 0 are the
@@ -355,16 +229,9 @@ Id TaskEmitter::bit_count(UnaryOp op, DataType t, Id x) {
 }
 
 Id TaskEmitter::compare(BinaryOp op, DataType t, Id a, Id b) {
-  if (t == DataType::u1) {
-    switch (op) {
-      case BinaryOp::cmp_lt: return op2(Op::OpLogicalAnd, logical_not(a), b);
-      case BinaryOp::cmp_le: return op2(Op::OpLogicalOr, logical_not(a), b);
-      case BinaryOp::cmp_gt: return op2(Op::OpLogicalAnd, a, logical_not(b));
-      case BinaryOp::cmp_ge: return op2(Op::OpLogicalOr, a, logical_not(b));
-      case BinaryOp::cmp_eq: return op2(Op::OpLogicalEqual, a, b);
-      case BinaryOp::cmp_ne: return op2(Op::OpLogicalNotEqual, a, b);
-      default: break;
-    }
+  if (t == DataType::u1) {  // legalize made u1's orderings logic
+    if (op == BinaryOp::cmp_eq) return op2(Op::OpLogicalEqual, a, b);
+    if (op == BinaryOp::cmp_ne) return op2(Op::OpLogicalNotEqual, a, b);
   } else if (is_float(t)) {
     switch (op) {
       case BinaryOp::cmp_lt: return m_.compare(Op::OpFOrdLessThan, a, b);
@@ -390,63 +257,10 @@ Id TaskEmitter::compare(BinaryOp op, DataType t, Id a, Id b) {
   throw InternalError(std::string("SPIR-V codegen: ") + ir::op_name(op) + " is not a comparison");
 }
 
-// Integer power by squaring; negative exponents give 0 (1 for a == 1, +-1 for a == -1).
-Id TaskEmitter::int_pow(DataType t, Id a, Id b) {
-  Id ty = type_of(t);
-  Id result = m_.local_variable(ty), base = m_.local_variable(ty), exponent = m_.local_variable(ty);
-  m_.store(result, one(t));
-  m_.store(base, a);
-  m_.store(exponent, b);
-  Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
-  m_.branch(header);
-  m_.begin_block(header);
-  Id e = m_.load(exponent);
-  Id more = m_.compare(Op::OpINotEqual, e, zero(t));
-  m_.loop_merge(merge, cont);
-  m_.branch_conditional(more, body, merge);
-  m_.begin_block(body);
-  Id r = m_.load(result), x = m_.load(base);
-  Id odd = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseAnd, e, one(t)), zero(t));
-  m_.store(result, m_.select(odd, op2(Op::OpIMul, r, x), r));
-  m_.store(base, op2(Op::OpIMul, x, x));
-  m_.store(exponent, op2(Op::OpShiftRightLogical, e, one(t)));
-  m_.branch(cont);
-  m_.begin_block(cont);
-  loop_back_edge(header, merge);
-  m_.begin_block(merge);
-  after_loop();
-  Id out = m_.load(result);
-  if (is_signed(t)) {
-    Id minus_one = all_ones(t);
-    Id odd_b = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseAnd, b, one(t)), zero(t));
-    Id of_minus_one = m_.select(odd_b, minus_one, one(t));
-    Id neg = m_.select(m_.compare(Op::OpIEqual, a, one(t)), one(t),
-                       m_.select(m_.compare(Op::OpIEqual, a, minus_one), of_minus_one, zero(t)));
-    out = m_.select(m_.compare(Op::OpSLessThan, b, zero(t)), neg, out);
-  }
-  return wrap(out, t);
-}
-
 Id TaskEmitter::binary(BinaryOp op, DataType t, Id a, Id b) {
   if (ir::is_comparison(op)) return compare(op, t, a, b);
   if (op == BinaryOp::logic_and) return op2(Op::OpLogicalAnd, a, b);
   if (op == BinaryOp::logic_or) return op2(Op::OpLogicalOr, a, b);
-  if (t == DataType::u1) {
-    switch (op) {
-      case BinaryOp::add: case BinaryOp::sub: case BinaryOp::bit_xor: return op2(Op::OpLogicalNotEqual, a, b);
-      case BinaryOp::mul: case BinaryOp::bit_and: case BinaryOp::min: case BinaryOp::div:
-        return op2(Op::OpLogicalAnd, a, b);
-      case BinaryOp::bit_or: case BinaryOp::max: return op2(Op::OpLogicalOr, a, b);
-      case BinaryOp::mod: return m_.constant_bool(false);
-      case BinaryOp::pow: return op2(Op::OpLogicalOr, a, logical_not(b));
-      case BinaryOp::shl: case BinaryOp::shr: return a;  // the count modulo 1 is 0
-      default: break;
-    }
-    throw InternalError(std::string("SPIR-V codegen: binary ") + ir::op_name(op) + " on u1 in " + what_);
-  }
-  // min/max as the interpreter: b < a ? b : a and a < b ? b : a (NaN and -0.0 included).
-  if (op == BinaryOp::min) return m_.select(compare(BinaryOp::cmp_lt, t, b, a), b, a);
-  if (op == BinaryOp::max) return m_.select(compare(BinaryOp::cmp_lt, t, a, b), b, a);
   if (is_float(t)) {
     a = opaque_zero(a, t);
     b = opaque_zero(b, t);
@@ -457,43 +271,30 @@ Id TaskEmitter::binary(BinaryOp op, DataType t, Id a, Id b) {
       case BinaryOp::div: return float_op(Op::OpFDiv, a, b);
       case BinaryOp::mod:  // std::fmod, exactly (needs 64-bit integers for f64)
         return t == DataType::f64 && !options_.features.shader_int64 ? float_op(Op::OpFRem, a, b) : float_mod(a, b, t);
-      case BinaryOp::pow: return float_pow(a, b, t);
+      case BinaryOp::pow: return float_math(GLSLstd450Pow, t, {a, b});  // of a positive base (legalize)
       case BinaryOp::atan2: return float_math(GLSLstd450Atan2, t, {a, b});
       default: break;
     }
     throw InternalError(std::string("SPIR-V codegen: binary ") + ir::op_name(op) + " on floats in " + what_);
   }
-  bool s = is_signed(t);
-  Id count_mask = constant(t, static_cast<uint64_t>(bit_width(t) - 1));
+  // Integers (not u1: legalize made its arithmetic logic), whose divisors
+  // and shift counts legalize guarded; narrow ones wrapped to their width.
+  const bool s = is_signed(t);
   switch (op) {
     case BinaryOp::add: return wrap(op2(Op::OpIAdd, a, b), t);
     case BinaryOp::sub: return wrap(op2(Op::OpISub, a, b), t);
     case BinaryOp::mul: return wrap(op2(Op::OpIMul, a, b), t);
-    case BinaryOp::div:
-    case BinaryOp::mod: {
-      // By zero: 0. Signed: INT_MIN / -1 is 0, and anything % -1 is 0.
-      Id bad = m_.compare(Op::OpIEqual, b, zero(t));
-      if (s) {
-        Id minus_one = m_.compare(Op::OpIEqual, b, all_ones(t));
-        if (op == BinaryOp::div) minus_one = op2(Op::OpLogicalAnd, minus_one,
-                                                 m_.compare(Op::OpIEqual, a, constant(t, min_bits(t))));
-        bad = op2(Op::OpLogicalOr, bad, minus_one);
-      }
-      Id safe = m_.select(bad, one(t), b);
-      Op o = op == BinaryOp::div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
-      return m_.select(bad, zero(t), op2(o, a, safe));
-    }
+    case BinaryOp::div: return op2(s ? Op::OpSDiv : Op::OpUDiv, a, b);
+    case BinaryOp::mod: return op2(s ? Op::OpSRem : Op::OpUMod, a, b);
     case BinaryOp::bit_and: return op2(Op::OpBitwiseAnd, a, b);
     case BinaryOp::bit_or: return op2(Op::OpBitwiseOr, a, b);
     case BinaryOp::bit_xor: return op2(Op::OpBitwiseXor, a, b);
-    case BinaryOp::shl: return wrap(op2(Op::OpShiftLeftLogical, a, op2(Op::OpBitwiseAnd, b, count_mask)), t);
-    case BinaryOp::shr:
-      return op2(s ? Op::OpShiftRightArithmetic : Op::OpShiftRightLogical, a,
-                 op2(Op::OpBitwiseAnd, b, count_mask));
-    case BinaryOp::pow: return int_pow(t, a, b);
+    case BinaryOp::shl: return wrap(op2(Op::OpShiftLeftLogical, a, b), t);
+    case BinaryOp::shr: return op2(s ? Op::OpShiftRightArithmetic : Op::OpShiftRightLogical, a, b);
     default: break;
   }
-  throw InternalError(std::string("SPIR-V codegen: binary ") + ir::op_name(op) + " on integers in " + what_);
+  throw InternalError(std::string("SPIR-V codegen: binary ") + ir::op_name(op) + " on " + std::string(type_name(t)) +
+                      " in " + what_ + " (legalize writes it in other operations)");
 }
 
 }  // namespace grove::spirv::detail

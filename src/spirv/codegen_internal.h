@@ -35,7 +35,6 @@ class TaskEmitter {
   Id constant(DataType t, uint64_t bits);
   Id zero(DataType t) { return constant(t, 0); }
   Id one(DataType t);  // the value 1 (1.0 for floats)
-  Id all_ones(DataType t) { return constant(t, ~uint64_t{0}); }
 
   // ---- arithmetic (codegen_arith.cpp); operands are in the types named ----
   Id cast(Id v, DataType from, DataType to);
@@ -44,12 +43,7 @@ class TaskEmitter {
   Id bit_count(ir::UnaryOp op, DataType t, Id x);       // popcnt, clz, ctz of an integer
   Id binary(ir::BinaryOp op, DataType t, Id a, Id b);   // binary_result_type(op, t, t)
   Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
-  Id float_to_int(Id v, DataType from, DataType to);
-  Id int_pow(DataType t, Id a, Id b);
-  Id float_trunc(Id x);
   Id opaque_zero(Id v, DataType t);
-  Id f16_bits_to_f32(Id h);
-  Id float_round(Id x);
   // GLSL.std.450 math; f64 operands compute in f32 (the extended set has no f64 forms).
   Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
   // Float arithmetic decorated NoContraction (never fused into an FMA).
@@ -69,15 +63,11 @@ class TaskEmitter {
   Id with_sign_of(Id magnitude, Id sign);
   Id with_sign_of_any(Id magnitude, Id sign, DataType t);  // f32 or f64
   Id float_mod(Id x, Id y, DataType t);  // std::fmod, exact
-  Id float_pow(Id x, Id y, DataType t);  // std::pow's special cases
   Id f64_exp(Id x);
   Id f64_log(Id x);
   Id f64_atan2(Id y, Id x);
   Id op2(spv::Op op, Id a, Id b) { return m_.binary(op, a, b); }
   Id logical_not(Id b) { return m_.unary(spv::Op::OpLogicalNot, b); }
-  // The f16 bit pattern (low 16 bits of a u32) of an f32, rounded to nearest
-  // even exactly as ir::f32_to_f16.
-  Id f32_to_f16_bits(Id f);
   // 64-bit values <-> their two words (low first).
   Id join_words(Id lo, Id hi, DataType t);
   std::pair<Id, Id> split_words(Id v);

@@ -285,53 +285,6 @@ Id TaskEmitter::float_mod(Id x, Id y, DataType t) {
   return m_.select(nan, qnan, result);
 }
 
-// std::pow's special cases (C99 Annex F) around the driver's Pow of |x|,
-// which GLSL.std.450 leaves undefined for x < 0 and for x = 0, y <= 0.
-Id TaskEmitter::float_pow(Id x, Id y, DataType t) {
-  const bool wide = t == DataType::f64;
-  auto fc = [&](double v) { return wide ? m_.constant_f64(v) : m_.constant_f32(static_cast<float>(v)); };
-  auto cmp = [&](Op op, Id l, Id r) { return m_.compare(op, l, r); };
-  auto land = [&](Id l, Id r) { return op2(Op::OpLogicalAnd, l, r); };
-  auto lor = [&](Id l, Id r) { return op2(Op::OpLogicalOr, l, r); };
-  const Id ty = type_of(t);
-  const double inf = std::numeric_limits<double>::infinity();
-  const Id ax = m_.ext_inst(ty, GLSLstd450FAbs, {x});
-  const Id ay = m_.ext_inst(ty, GLSLstd450FAbs, {y});
-  const Id y_int = cmp(Op::OpFOrdEqual, float_trunc(y), y);
-  const Id half = float_op(Op::OpFMul, y, fc(0.5));
-  const Id y_odd = land(y_int, cmp(Op::OpFOrdNotEqual, float_trunc(half), half));
-  const Id x_neg = cmp(Op::OpFOrdLessThan, x, fc(0.0));
-  const Id y_neg = cmp(Op::OpFOrdLessThan, y, fc(0.0));
-  Id core = wide ? float_math(GLSLstd450Pow, t, {ax, y}) : m_.ext_inst(ty, GLSLstd450Pow, {ax, y});
-  core = m_.select(land(x_neg, y_odd), m_.unary(Op::OpFNegate, core), core);
-  const Id qnan = fc(std::numeric_limits<double>::quiet_NaN());
-  Id r = m_.select(land(x_neg, logical_not(y_int)), qnan, core);  // finite x < 0, non-integer y
-  // x = +-inf
-  const Id x_inf = m_.emit(Op::OpIsInf, m_.type_bool(), {x});
-  Id inf_r = m_.select(y_neg, fc(0.0), fc(inf));
-  inf_r = m_.select(land(x_neg, y_odd), m_.unary(Op::OpFNegate, inf_r), inf_r);
-  r = m_.select(x_inf, inf_r, r);
-  // y = +-inf
-  const Id y_inf = m_.emit(Op::OpIsInf, m_.type_bool(), {y});
-  const Id below_one = cmp(Op::OpFOrdLessThan, ax, fc(1.0));
-  Id yinf_r = m_.select(y_neg, m_.select(below_one, fc(inf), fc(0.0)), m_.select(below_one, fc(0.0), fc(inf)));
-  yinf_r = m_.select(cmp(Op::OpFOrdEqual, ax, fc(1.0)), fc(1.0), yinf_r);
-  r = m_.select(y_inf, yinf_r, r);
-  // x = +-0
-  const Id x_zero = cmp(Op::OpFOrdEqual, x, fc(0.0));
-  Id zero_r = m_.select(y_neg, fc(inf), fc(0.0));
-  zero_r = m_.select(y_odd, with_sign_of_any(zero_r, x, t), zero_r);
-  r = m_.select(x_zero, zero_r, r);
-  r = m_.select(cmp(Op::OpFOrdEqual, y, fc(1.0)), x, r);  // exact, whatever the driver's Pow does
-  // x = -1 and an integer y (finite y beyond f32's range reaches Pow as inf
-  // when f64 computes in f32).
-  r = m_.select(land(cmp(Op::OpFOrdEqual, x, fc(-1.0)), y_int), m_.select(y_odd, fc(-1.0), fc(1.0)), r);
-  // NaN operands, then the two cases that are 1 even for NaN.
-  r = m_.select(lor(m_.emit(Op::OpIsNan, m_.type_bool(), {x}), m_.emit(Op::OpIsNan, m_.type_bool(), {y})), qnan, r);
-  r = m_.select(lor(cmp(Op::OpFOrdEqual, x, fc(1.0)), cmp(Op::OpFOrdEqual, ay, fc(0.0))), fc(1.0), r);
-  return r;
-}
-
 // f64 exp: e^x = 2^k e^r with r = x - k ln2 in f64 (|r| <= ln2 / 2), e^r in f32.
 Id TaskEmitter::f64_exp(Id x) {
   Id d = m_.type_float(64);
