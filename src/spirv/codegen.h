@@ -125,10 +125,12 @@ struct CodegenOptions {
   // limit, fails the launch with an error (an assert record) instead of
   // computing wrong results.
   uint32_t max_loop_iterations = 0;
-  // The driver folds float arithmetic with a literal zero operand (x * 0.0
-  // to 0.0) even under SignedZeroInfNanPreserve (lavapipe of Mesa 22.3):
-  // such a zero is then read from the context buffer's zero word
-  // (context::kZero), which no compiler can see through.
+  // The driver folds float arithmetic on values it can compute (x * 0.0 to
+  // 0.0, 0.0 / 0.0 to 0) even under SignedZeroInfNanPreserve (lavapipe of
+  // Mesa 22.3): a literal float zero operand is then read from the context
+  // buffer's zero word (context::kZero), which no compiler can see through,
+  // and an integer converted to a float is first or'ed with that word, so
+  // that a zero the driver derives (a - a, x % 1) stays unknown to it.
   bool opaque_float_zero = false;
 };
 

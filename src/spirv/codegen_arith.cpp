@@ -89,6 +89,14 @@ Id TaskEmitter::cast(Id v, DataType from, DataType to) {
   if (is_float(from) && is_float(to)) return m_.convert(Op::OpFConvert, type_of(to), v);
   if (is_float(from)) return m_.convert(is_signed(to) ? Op::OpConvertFToS : Op::OpConvertFToU, type_of(to), v);
   if (is_float(to)) {
+    // Where the driver folds float arithmetic on values it can compute, an
+    // integer it could compute (a - a, x % 1) is hidden before it becomes a
+    // float (CodegenOptions::opaque_float_zero).
+    if (options_.opaque_float_zero) {
+      Id word = m_.load(context_at(context::kZero));
+      if (is_64(from)) word = m_.convert(Op::OpUConvert, type_of(from), word);
+      v = op2(Op::OpBitwiseOr, v, word);
+    }
     return m_.convert(is_signed(from) ? Op::OpConvertSToF : Op::OpConvertUToF, type_of(to), v);
   }
   // Integer to integer: wrap to the target's width (bits_to_int then int_to_bits).
