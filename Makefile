@@ -12,7 +12,9 @@
 #                JIT-compiled kernels instrumented too
 #   make fuzz    the libFuzzer targets of the IR text parser and verifier
 #                and of the AOT module loader, built with clang
-#                (build-fuzz), for FUZZ_SECONDS seconds each
+#                (build-fuzz), and the random-program differential
+#                fuzzer (interp against cpu and Vulkan, in build/), for
+#                FUZZ_SECONDS seconds each
 #   make clean   remove build/, build-release/, build-asan/, build-tsan/,
 #                build-fuzz/ and out/
 
@@ -113,6 +115,9 @@ fuzz: deps
 	rm -rf $(FUZZ_DIR)/module_corpus && $(FUZZ_DIR)/tests/fuzz/grove_make_module_corpus $(FUZZ_DIR)/module_corpus
 	cd $(FUZZ_DIR) && ./tests/fuzz/grove_module_fuzzer -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 	  -timeout=10 -print_final_stats=1 module_corpus
+	$(MAKE) configure
+	cmake --build $(BUILD_DIR) --target grove_program_fuzzer -j$(JOBS)
+	$(BUILD_DIR)/tests/grove_program_fuzzer --seconds $(FUZZ_SECONDS)
 
 # Applies .clang-format to Grove's own sources.
 format:

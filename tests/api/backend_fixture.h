@@ -116,6 +116,15 @@ inline std::string backend_name(const ::testing::TestParamInfo<Arch>& info) {
   return std::string(arch_name(info.param));
 }
 
+// Every backend compiled in but the interpreter, which suites that compare
+// a backend with the interpreter take as their reference.
+inline std::vector<Arch> backends_compared_with_the_interpreter() {
+  std::vector<Arch> out;
+  for (Arch a : compiled_backends())
+    if (a != Arch::Interp) out.push_back(a);
+  return out;
+}
+
 }  // namespace grove::testing
 
 #define GROVE_ALL_BACKENDS(Suite)                                                   \

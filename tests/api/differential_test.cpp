@@ -24,16 +24,9 @@ namespace {
 using testing::Build;
 using testing::compare_with_interpreter;
 
-// The interpreter is the reference the others are compared with.
-std::vector<Arch> compared_backends() {
-  std::vector<Arch> out;
-  for (Arch a : compiled_backends())
-    if (a != Arch::Interp) out.push_back(a);
-  return out;
-}
-
 class Differential : public grove::testing::BackendTest {};
-INSTANTIATE_TEST_SUITE_P(Backends, Differential, ::testing::ValuesIn(compared_backends()),
+INSTANTIATE_TEST_SUITE_P(Backends, Differential,
+                         ::testing::ValuesIn(grove::testing::backends_compared_with_the_interpreter()),
                          grove::testing::backend_name);
 
 const DataType kTypes[] = {u1, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64};
