@@ -951,7 +951,6 @@ ir::TargetOps target_ops() {
   ops.float_round = true;
   ops.float_pow = true;
   ops.f16_storage = true;
-  ops.precise_f32_math = true;
   return ops;
 }
 

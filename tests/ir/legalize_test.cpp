@@ -31,7 +31,7 @@ using test::text;
 TargetOps nothing_native() { return {}; }
 TargetOps everything_native() {
   TargetOps t;
-  t.float_round = t.float_pow = t.f16_storage = t.precise_f32_math = true;
+  t.float_round = t.float_pow = t.f16_storage = true;
   return t;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/assert.h"
 #include "ir/builder.h"
@@ -119,7 +120,10 @@ class Legalizer {
       if (Stmt* r = lower(e, s)) {
         replaced_[s] = r;
         i = builder.position();
-        b->take(i);  // s, which now follows what replaced it
+        // s, which now follows what replaced it, is kept until the pass
+        // ends: a statement made later at its address would otherwise be
+        // taken for it by replaced_.
+        removed_.push_back(b->take(i));
         --i;
         continue;
       }
@@ -473,6 +477,7 @@ class Legalizer {
   Kernel& kernel_;
   const TargetOps& target_;
   std::unordered_map<const Stmt*, Stmt*> replaced_;
+  std::vector<std::unique_ptr<Stmt>> removed_;
 };
 
 }  // namespace

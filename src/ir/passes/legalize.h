@@ -27,10 +27,6 @@ struct TargetOps {
   // nearest even. Without it they become u16 words and the conversion in
   // integer arithmetic.
   bool f16_storage = false;
-  // exp, log, atan, atan2, asin, acos and tanh of f32 within a few ulp of
-  // the host's libm. Without it they are Cephes' single-precision
-  // algorithms, written in arithmetic, bit operations and floor.
-  bool precise_f32_math = false;
 };
 
 // Rewrites `kernel` (stage lowered) for `target`, which moves it to stage
