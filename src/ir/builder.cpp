@@ -239,7 +239,7 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
 }
 
 std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel) {
-  auto copy = std::make_unique<Kernel>(kernel.name(), kernel.args(), &kernel.fields());
+  auto copy = std::make_unique<Kernel>(kernel.name(), kernel.args(), kernel.field_table());
   copy->tree_params = kernel.tree_params;
   copy->forest = kernel.forest;
   copy->stage = kernel.stage;

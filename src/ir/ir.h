@@ -314,6 +314,7 @@ class Kernel {
   const std::string& name() const { return name_; }
   const std::vector<KernelArg>& args() const { return args_; }
   const FieldTable& fields() const { return *fields_; }
+  const FieldTable* field_table() const { return fields_; }  // null for a kernel that uses no fields
   std::vector<TreeParam> tree_params;
   // The SNode trees the kernel's fields live in (set by the program; the
   // lowering passes need it, the text form does not).
