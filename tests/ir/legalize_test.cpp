@@ -143,7 +143,7 @@ kernel @k(x: f32) stage legal {
     %0 = arg f32 0
     %1 = const u32 4
     %2 = alloca u32
-    %3 = tree_load u32 @t0[%1]
+    %3 = tree_load atomic u32 @t0[%1]
     local_store %2 %3
     %4 = alloca f32
     while {

@@ -453,7 +453,10 @@ class Legalizer {
     const DataType w = t == DataType::f64 ? DataType::u64 : DataType::u32;
     Stmt* v = s->value();
     Stmt* seen = b.alloca_var(w);
-    b.local_store(seen, b.tree_load(s->tree(), w, s->address()));
+    // The first guess: other invocations may change the word meanwhile, so
+    // a 32-bit one is read atomically (docs/memory.md); a torn 64-bit guess
+    // only fails the first compare-and-swap.
+    b.local_store(seen, b.tree_load(s->tree(), w, s->address(), w == DataType::u32));
     Stmt* old = b.alloca_var(t);
     Stmt* loop = b.while_loop();
     {
