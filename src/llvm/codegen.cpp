@@ -946,18 +946,14 @@ void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::
   plan.messages = std::move(messages);
 }
 
-ir::TargetOps target_ops() {
-  ir::TargetOps ops;
-  ops.float_round = true;
-  ops.float_pow = true;
-  ops.f16_storage = true;
+const ir::TargetOps& target_ops() {
+  static const ir::TargetOps ops{.float_round = true, .float_pow = true, .f16_storage = true};
   return ops;
 }
 
 Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, Target target, llvm::Module& module) {
-  static const ir::TargetOps kOps = target_ops();
   std::unique_ptr<ir::Kernel> copy;
-  const ir::Kernel& kernel = ir::legal_form(input, kOps, copy);
+  const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
   Emitter emitter(kernel, options, target, module);
   Emitted out;
   out.tasks = emitter.emit();

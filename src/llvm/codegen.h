@@ -103,7 +103,7 @@ void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::
 // What LLVM computes as docs/ir.md defines it, on the CPU and on NVPTX
 // alike (libm's and libdevice's math, llvm.round, half conversions); the
 // rest (ir/passes/legalize.h) arrives written in primitives.
-ir::TargetOps target_ops();
+const ir::TargetOps& target_ops();
 
 struct CodegenOptions {
   // Debug mode: each task function returns at once when an assertion

@@ -40,7 +40,7 @@ class CpuBackend : public Backend {
   // serial loop that LLVM vectorises. Bigger containers (a dense field under
   // the root) are split into runs, so that they still spread over the cores.
   uint32_t cells_per_iteration() const override { return 512; }
-  const ir::TargetOps* target_ops() const override { return &ops_; }
+  const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
     const std::string dump = dump_dir();
@@ -72,7 +72,6 @@ class CpuBackend : public Backend {
   rt::Device& device_;  // its device (compile() is only called while the Program lives)
   bool debug_;
   std::string cache_dir_;
-  const ir::TargetOps ops_ = llvm_backend::target_ops();
 };
 
 }  // namespace

@@ -40,7 +40,7 @@ class CudaBackend : public Backend {
   CudaBackend(int sm, rt::Device* device, bool debug, std::string cache_dir)
       : ptx_(sm), device_(device), debug_(debug), cache_(std::move(cache_dir), "cuda") {}
   Arch arch() const override { return Arch::Cuda; }
-  const ir::TargetOps* target_ops() const override { return &ops_; }
+  const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
                                             const ir::SNodeForest& forest, rt::KernelPlan plan) override {
     if (device_ == nullptr) throw InternalError("the CUDA code generator without a device was asked to load a kernel");
@@ -89,7 +89,6 @@ class CudaBackend : public Backend {
   rt::Device* device_;  // its device, if any (compile() is only called while the Program lives)
   bool debug_;
   llvm_backend::DiskCache cache_;
-  const ir::TargetOps ops_ = llvm_backend::target_ops();
 };
 
 }  // namespace

@@ -62,7 +62,7 @@ class VulkanBackend : public Backend {
  public:
   VulkanBackend(rt::Device& device, bool debug) : device_(device), vk_(*vk::vulkan_device_of(device)), debug_(debug) {}
   Arch arch() const override { return Arch::Vulkan; }
-  const ir::TargetOps* target_ops() const override { return &ops_; }
+  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
                                             rt::KernelPlan plan) override;
 
@@ -73,7 +73,6 @@ class VulkanBackend : public Backend {
   vk::Device& vk_;
   bool debug_;
   uint32_t next_message_ = 0;  // message ids are unique in the device's table
-  const ir::TargetOps ops_ = spirv::target_ops();
 };
 
 std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kernel, std::string_view,

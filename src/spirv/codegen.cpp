@@ -96,7 +96,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   task_index_ = index;
   task_label_ = tm.label;
   const Id fn = m_.begin_function(m_.type_void());
-  m_.name(fn, tm.entry_point);
+  begin_task_function(fn, tm.entry_point);
   if (options_.max_loop_iterations > 0) {
     back_edges_ = m_.local_variable(u32_type());
     m_.store(back_edges_, u32c(0));
@@ -490,6 +490,13 @@ bool TaskEmitter::counts_on_device(const ir::Stmt* task) {
   return reads_tree;
 }
 
+// Names the function and, where the driver must not see float constants,
+// loads the context's zero word in its entry block, which dominates every use.
+void TaskEmitter::begin_task_function(Id fn, const std::string& name) {
+  m_.name(fn, name);
+  zero_word_ = options_.opaque_float_zero ? m_.load(context_at(context::kZero)) : 0;
+}
+
 // IEEE signed zeros, infinities and NaN for the float widths the task
 // computes in, where the device keeps them (SPV_KHR_float_controls, core in
 // SPIR-V 1.4): without the mode a driver may fold x * 0.0 to +0.0 and
@@ -515,7 +522,7 @@ void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {
   loop_index_.clear();
   tm.count_entry_point = tm.entry_point + ".count";
   const Id fn = m_.begin_function(m_.type_void());
-  m_.name(fn, tm.count_entry_point);
+  begin_task_function(fn, tm.count_entry_point);
   for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
   const ir::Stmt* loop = body->at(body->size() - 1);
   const Id begin = value_as(loop->begin(), DataType::i32);
@@ -899,16 +906,18 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
 
 }  // namespace
 
-ir::TargetOps target_ops() { return {}; }
+const ir::TargetOps& target_ops() {
+  static const ir::TargetOps ops;  // nothing beyond the primitives
+  return ops;
+}
 
 KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& forest,
                               const CodegenOptions& options, uint32_t max_push_constant_bytes) {
   if (!ir::is_lowered(input.stage))
     throw InternalError("SPIR-V codegen: kernel '" + input.name() + "' is at stage " +
                         ir::stage_name(input.stage) + "; it takes lowered kernels");
-  static const ir::TargetOps kOps = target_ops();
   std::unique_ptr<ir::Kernel> copy;
-  const ir::Kernel& kernel = ir::legal_form(input, kOps, copy);
+  const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
   check_features(kernel, options.features);
   KernelModules out;
   for (const ir::KernelArg& a : kernel.args()) {

@@ -183,7 +183,7 @@ struct KernelModules {
 // What SPIR-V's core instructions compute as docs/ir.md defines them on
 // every Vulkan device: the arithmetic primitives only. The rest
 // (ir/passes/legalize.h) arrives written in primitives.
-ir::TargetOps target_ops();
+const ir::TargetOps& target_ops();
 
 // Translates a kernel at ir::Stage::legal (a lowered one is legalized first). User errors (a feature the device
 // lacks, too many argument words for the push constants) raise grove::Error

@@ -92,11 +92,7 @@ Id TaskEmitter::cast(Id v, DataType from, DataType to) {
     // Where the driver folds float arithmetic on values it can compute, an
     // integer it could compute (a - a, x % 1) is hidden before it becomes a
     // float (CodegenOptions::opaque_float_zero).
-    if (options_.opaque_float_zero) {
-      Id word = m_.load(context_at(context::kZero));
-      if (is_64(from)) word = m_.convert(Op::OpUConvert, type_of(from), word);
-      v = op2(Op::OpBitwiseOr, v, word);
-    }
+    if (zero_word_ != 0) v = op2(Op::OpBitwiseOr, v, is_64(from) ? m_.convert(Op::OpUConvert, type_of(from), zero_word_) : zero_word_);
     return m_.convert(is_signed(from) ? Op::OpConvertSToF : Op::OpConvertUToF, type_of(to), v);
   }
   // Integer to integer: wrap to the target's width (bits_to_int then int_to_bits).
@@ -126,8 +122,8 @@ std::pair<Id, Id> TaskEmitter::split_words(Id v) {
 // zero word, with the constant's sign), where CodegenOptions says it must.
 Id TaskEmitter::opaque_zero(Id v, DataType t) {
   const int sign = m_.float_zero_sign(v);
-  if (!options_.opaque_float_zero || sign == 0) return v;
-  Id word = m_.load(context_at(context::kZero));
+  if (zero_word_ == 0 || sign == 0) return v;
+  Id word = zero_word_;
   if (t == DataType::f32) {
     if (sign < 0) word = op2(Op::OpBitwiseOr, word, u32c(0x80000000u));
     return m_.convert(Op::OpBitcast, m_.type_float(32), word);

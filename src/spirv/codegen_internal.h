@@ -44,6 +44,7 @@ class TaskEmitter {
   Id binary(ir::BinaryOp op, DataType t, Id a, Id b);   // binary_result_type(op, t, t)
   Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
   Id opaque_zero(Id v, DataType t);
+  void begin_task_function(Id fn, const std::string& name);  // with what every function starts with
   // GLSL.std.450 math; f64 operands compute in f32 (the extended set has no f64 forms).
   Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
   // Float arithmetic decorated NoContraction (never fused into an FMA).
@@ -172,6 +173,9 @@ class TaskEmitter {
   bool flat_grid_ = false;  // count on the device, one iteration per invocation
   void flush_accumulators();
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
+  // The context's zero word, loaded once at each function's entry where
+  // CodegenOptions::opaque_float_zero asks for it (else 0).
+  Id zero_word_ = 0;
   int64_t loop_limit_message_ = -1;
   size_t task_index_ = 0;
   std::string task_label_;
