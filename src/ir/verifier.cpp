@@ -435,8 +435,9 @@ class Verifier {
       case StmtKind::TreeLoad:
         tree_address(s);
         storage_type(s);
-        if (s->atomic_load() && s->storage() != DataType::i32 && s->storage() != DataType::u32)
-          fail(s, "an atomic tree_load of " + tn(s->storage()) + " (atomic loads are i32 or u32)");
+        if (s->atomic_load() && s->storage() != DataType::i32 && s->storage() != DataType::u32 &&
+            s->storage() != DataType::i64 && s->storage() != DataType::u64)
+          fail(s, "an atomic tree_load of " + tn(s->storage()) + " (atomic loads are i32, u32, i64 or u64)");
         result_type(s, compute_type(s->storage()), "the compute type of its storage type");
         break;
       case StmtKind::TreeStore:

@@ -781,9 +781,12 @@ class Emitter {
     llvm::Value* p = word_pointer(s);
     llvm::Value* r = nullptr;
     switch (st) {
-      case DataType::i64: case DataType::u64: case DataType::f64:
-        r = b_.CreateAlignedLoad(type_of(st), p, llvm::Align(8));
+      case DataType::i64: case DataType::u64: case DataType::f64: {
+        llvm::LoadInst* w = b_.CreateAlignedLoad(type_of(st), p, llvm::Align(8));
+        if (s->atomic_load()) w->setAtomic(llvm::AtomicOrdering::Monotonic);
+        r = w;
         break;
+      }
       case DataType::f32:
         r = b_.CreateAlignedLoad(b_.getFloatTy(), p, llvm::Align(4));
         break;

@@ -720,6 +720,13 @@ Id TaskEmitter::emit_tree_load(const ir::Stmt* s) {
   const Id address = value_as(s->address(), DataType::u32);
   // Runtime words other invocations change with atomics are read with an
   // atomic load (relaxed, device scope: docs/memory.md, "Memory ordering").
+  const bool wide = bit_width(st) == 64;
+  if (s->atomic_load() && wide) {  // one 64-bit atomic load (the verifier allows i64 and u64)
+    const Id whole = m_.atomic_load(u64_pointer(tree, address), kScope, kRelaxed);
+    const Id r = st == DataType::f64 ? m_.convert(Op::OpBitcast, type_of(st), whole) : whole;
+    const DataType ct = compute_type(st);
+    return ct == s->type() ? r : cast(r, ct, s->type());
+  }
   const Id w = s->atomic_load() ? m_.atomic_load(word_pointer(tree, address), kScope, kRelaxed)
                                 : m_.load(word_pointer(tree, address));
   Id r = 0;
@@ -886,8 +893,9 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
       if ((t == DataType::i64 || t == DataType::u64) && int64 == DataType::unknown) int64 = t;
       if (t == DataType::f64) float64 = true;
     }
-    if ((s->kind() == ir::StmtKind::TreeAtomic || s->kind() == ir::StmtKind::TreeCas) && bit_width(s->type()) == 64 &&
-        atomic64 == nullptr)
+    const bool wide_atomic = s->kind() == ir::StmtKind::TreeAtomic || s->kind() == ir::StmtKind::TreeCas ||
+                             (s->kind() == ir::StmtKind::TreeLoad && s->atomic_load());
+    if (wide_atomic && bit_width(s->type()) == 64 && atomic64 == nullptr)
       atomic64 = s;
   });
   if (int64 != DataType::unknown && !f.shader_int64)
@@ -896,9 +904,9 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
   if (float64 && !f.shader_float64)
     throw Error(who + " uses f64 values, which this Vulkan device does not support (shaderFloat64)");
   if (atomic64 != nullptr && !f.atomic_int64) {
-    std::string what = atomic64->kind() == ir::StmtKind::TreeCas
-                           ? "compare-and-swap"
-                           : "atomic " + std::string(ir::op_name(atomic64->atomic_op()));
+    std::string what = atomic64->kind() == ir::StmtKind::TreeCas    ? "compare-and-swap"
+                       : atomic64->kind() == ir::StmtKind::TreeLoad ? "atomic load"
+                                                                    : "atomic " + std::string(ir::op_name(atomic64->atomic_op()));
     throw Error(who + " uses 64-bit atomics (" + what + " on " + std::string(type_name(atomic64->type())) +
                 "), which this Vulkan device does not support (shaderBufferInt64Atomics)");
   }

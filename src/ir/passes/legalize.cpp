@@ -454,9 +454,10 @@ class Legalizer {
     Stmt* v = s->value();
     Stmt* seen = b.alloca_var(w);
     // The first guess: other invocations may change the word meanwhile, so
-    // a 32-bit one is read atomically (docs/memory.md); a torn 64-bit guess
-    // only fails the first compare-and-swap.
-    b.local_store(seen, b.tree_load(s->tree(), w, s->address(), w == DataType::u32));
+    // it is read atomically (docs/memory.md), 64 bits at once where the
+    // value is 64-bit: a compare-and-swap of that width needs 64-bit
+    // atomics anyway.
+    b.local_store(seen, b.tree_load(s->tree(), w, s->address(), true));
     Stmt* old = b.alloca_var(t);
     Stmt* loop = b.while_loop();
     {
