@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "grove/error.h"
+#include "ir/assert.h"
 #include "ir/builder.h"
 
 namespace grove::ir {
@@ -539,8 +540,21 @@ class Parser {
     if (!parse_kind(word.text, &kind)) fail(word, "unknown statement '" + word.text + "'");
     if (kind != StmtKind::SNodeOp) check_def(word, word.text, numbered_kind(kind), def);
 
-    Stmt* s = nullptr;
     DataType t = DataType::unknown;  // the printed result type, for value statements
+    Stmt* s = value_stmt(b, kind, t);
+    if (s == nullptr) s = memory_stmt(b, kind, def, t);
+    if (s == nullptr) s = control_stmt(b, kind, def);
+    GROVE_ASSERT(s != nullptr, "the parser reads no statement kind '" + word.text + "'");
+    if (is_tree_bound(kind) && kind != StmtKind::StructFor && kind != StmtKind::Task) s->set_tree_param(via());
+    if (s->has_result()) {
+      if (s->type() != t) s->set_type(t);
+      define(*def, s);
+    }
+  }
+
+  // Values, locals and loop indices; null for another kind.
+  Stmt* value_stmt(Builder& b, StmtKind kind, DataType& t) {
+    Stmt* s = nullptr;
     switch (kind) {
       case StmtKind::Const: {
         Token at = peek();
@@ -602,6 +616,26 @@ class Parser {
         s = b.local_store(ptr, operand());
         break;
       }
+      case StmtKind::LoopIndex: {
+        t = type(true);
+        Token at = peek();
+        Stmt* loop = operand();
+        if (loop->kind() != StmtKind::RangeFor && loop->kind() != StmtKind::StructFor)
+          fail(at, "%" + at.text + " is not a range_for or struct_for");
+        int axis = static_cast<int>(non_negative("an axis", std::numeric_limits<int>::max()));
+        s = b.loop_index(loop, axis);
+        break;
+      }
+      default:
+        return nullptr;
+    }
+    return s;
+  }
+
+  // Field, SNode and tree operations; null for another kind.
+  Stmt* memory_stmt(Builder& b, StmtKind kind, const std::optional<Token>& def, DataType& t) {
+    Stmt* s = nullptr;
+    switch (kind) {
       case StmtKind::FieldLoad: {
         t = type(true);
         FieldRef r = field_ref();
@@ -618,71 +652,6 @@ class Parser {
         t = type(true);
         FieldRef r = field_ref();
         s = b.field_atomic(o, *r.field, std::move(r.indices), operand());
-        break;
-      }
-      case StmtKind::RangeFor: {
-        Stmt* begin = operand();
-        Stmt* end = operand();
-        s = b.range_for(begin, end);
-        define(*def, s);
-        block(s->body());
-        break;
-      }
-      case StmtKind::StructFor: {
-        if (peek().kind == Tok::SNode) {
-          s = b.struct_for_snode(snode_ref());
-        } else {
-          s = b.struct_for(field_name());
-        }
-        s->set_tree_param(via());
-        define(*def, s);
-        block(s->body());
-        break;
-      }
-      case StmtKind::LoopIndex: {
-        t = type(true);
-        Token at = peek();
-        Stmt* loop = operand();
-        if (loop->kind() != StmtKind::RangeFor && loop->kind() != StmtKind::StructFor)
-          fail(at, "%" + at.text + " is not a range_for or struct_for");
-        int axis = static_cast<int>(non_negative("an axis", std::numeric_limits<int>::max()));
-        s = b.loop_index(loop, axis);
-        break;
-      }
-      case StmtKind::If: {
-        s = b.if_stmt(operand());
-        block(s->then_block());
-        if (is_word("else")) {
-          take();
-          block(s->else_block());
-        }
-        break;
-      }
-      case StmtKind::While: {
-        s = b.while_loop();
-        block(s->body());
-        break;
-      }
-      case StmtKind::Break:
-        s = b.break_stmt();
-        break;
-      case StmtKind::Continue:
-        s = b.continue_stmt();
-        break;
-      case StmtKind::Print: {
-        Token text = expect_kind(Tok::String, "a format string");
-        std::vector<Stmt*> values;
-        // The operands run up to the next statement, which may itself start with %N.
-        while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
-        s = b.print(text.text, std::move(values));
-        break;
-      }
-      case StmtKind::Assert: {
-        Stmt* c = operand();
-        Token text = expect_kind(Tok::String, "a message string");
-        std::vector<Stmt*> values;
-        while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
-        s = b.assert_stmt(c, text.text, std::move(values));
         break;
       }
       case StmtKind::SNodeOp: {
@@ -748,6 +717,71 @@ class Parser {
         s = b.tree_cas(tree, t, address, expected_value, desired);
         break;
       }
+      default:
+        return nullptr;
+    }
+    return s;
+  }
+
+  // Loops, branches, print, assert and tasks; null for another kind.
+  Stmt* control_stmt(Builder& b, StmtKind kind, const std::optional<Token>& def) {
+    Stmt* s = nullptr;
+    switch (kind) {
+      case StmtKind::RangeFor: {
+        Stmt* begin = operand();
+        Stmt* end = operand();
+        s = b.range_for(begin, end);
+        define(*def, s);
+        block(s->body());
+        break;
+      }
+      case StmtKind::StructFor: {
+        if (peek().kind == Tok::SNode) {
+          s = b.struct_for_snode(snode_ref());
+        } else {
+          s = b.struct_for(field_name());
+        }
+        s->set_tree_param(via());
+        define(*def, s);
+        block(s->body());
+        break;
+      }
+      case StmtKind::If: {
+        s = b.if_stmt(operand());
+        block(s->then_block());
+        if (is_word("else")) {
+          take();
+          block(s->else_block());
+        }
+        break;
+      }
+      case StmtKind::While: {
+        s = b.while_loop();
+        block(s->body());
+        break;
+      }
+      case StmtKind::Break:
+        s = b.break_stmt();
+        break;
+      case StmtKind::Continue:
+        s = b.continue_stmt();
+        break;
+      case StmtKind::Print: {
+        Token text = expect_kind(Tok::String, "a format string");
+        std::vector<Stmt*> values;
+        // The operands run up to the next statement, which may itself start with %N.
+        while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
+        s = b.print(text.text, std::move(values));
+        break;
+      }
+      case StmtKind::Assert: {
+        Stmt* c = operand();
+        Token text = expect_kind(Tok::String, "a message string");
+        std::vector<Stmt*> values;
+        while (peek().kind == Tok::Value && !is_punct('=', 1)) values.push_back(operand());
+        s = b.assert_stmt(c, text.text, std::move(values));
+        break;
+      }
       case StmtKind::Task: {
         TaskKind o = op<TaskKind>("task");
         int id = snode_ref();
@@ -757,12 +791,10 @@ class Parser {
         block(s->body());
         break;
       }
+      default:
+        return nullptr;
     }
-    if (is_tree_bound(kind) && kind != StmtKind::StructFor && kind != StmtKind::Task) s->set_tree_param(via());
-    if (s->has_result()) {
-      if (s->type() != t) s->set_type(t);
-      define(*def, s);
-    }
+    return s;
   }
 
   // ` via tree_param <n>`, or nothing (-1): the kernel's tree parameter a

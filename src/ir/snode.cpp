@@ -207,98 +207,91 @@ constexpr int64_t kStaggerWords = 1024;
 // struct-for over 8^3 f32 blocks 1.6x slower on the AMD Zen 5 these
 // benchmarks ran on (BENCHMARKS.md, session 7), though the loop's code was
 // the same.
-}  // namespace
 
-void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
-  TreeDecl& t = trees_.at(static_cast<size_t>(tree_id));
-  if (t.laid_out) return;
-  auto node = [&](int id) -> SNodeDecl& { return snodes_[static_cast<size_t>(id)]; };
-  t.nodes.clear();
-  t.pools.clear();
-  auto preorder = [&](auto&& self, int id) -> void {
-    t.nodes.push_back(id);
-    if (node(id).has_pool()) t.pools.push_back(id);
-    for (int c : node(id).children) self(self, c);
-  };
-  preorder(preorder, t.root);
+// Word counts are bounded by kMaxTreeWords; any product or sum past it (an
+// explicit capacity of 2^40, a dense level of 2^40 cells) raises an error
+// naming the SNode instead of wrapping.
+Error too_big(const SNodeDecl& s, const std::string& what) {
+  return Error("SNode '" + s.name() + "' needs " + what + " words; a tree's buffer holds at most 2^32 "
+               "words (16 GiB): make its dense nodes smaller, make them sparse, or give its pointer "
+               "and dynamic nodes smaller capacities");
+}
+int64_t product(const SNodeDecl& s, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!mul(a, b, &r) || r > kMaxTreeWords) throw too_big(s, std::to_string(a) + " x " + std::to_string(b));
+  return r;
+}
+int64_t sum(const SNodeDecl& s, int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (!add(a, b, &r) || r > kMaxTreeWords) throw too_big(s, "more than " + std::to_string(kMaxTreeWords));
+  return r;
+}
 
-  // Word counts are bounded by kMaxTreeWords; any product or sum past it
-  // (an explicit capacity of 2^40, a dense level of 2^40 cells) raises an
-  // error naming the SNode instead of wrapping.
-  auto too_big = [&](const SNodeDecl& s, const std::string& what) -> Error {
-    return Error("SNode '" + s.name() + "' needs " + what + " words; a tree's buffer holds at most 2^32 "
-                 "words (16 GiB): make its dense nodes smaller, make them sparse, or give its pointer "
-                 "and dynamic nodes smaller capacities");
-  };
-  auto product = [&](const SNodeDecl& s, int64_t a, int64_t b) {
-    int64_t r = 0;
-    if (!mul(a, b, &r) || r > kMaxTreeWords) throw too_big(s, std::to_string(a) + " x " + std::to_string(b));
-    return r;
-  };
-  auto sum = [&](const SNodeDecl& s, int64_t a, int64_t b) {
-    int64_t r = 0;
-    if (!add(a, b, &r) || r > kMaxTreeWords) throw too_big(s, "more than " + std::to_string(kMaxTreeWords));
-    return r;
-  };
+// The forest's nodes by id, as the steps of lay_out see them.
+struct Nodes {
+  std::vector<SNodeDecl>& snodes;
+  const std::vector<DataType>& place_dtype;
+  SNodeDecl& operator()(int id) const { return snodes[static_cast<size_t>(id)]; }
+};
 
-  // 1. Sizes, children first. Returns the alignment (in words) the node's
-  // container needs inside its parent's cell.
-  auto size = [&](auto&& self, int id) -> int64_t {
-    SNodeDecl& s = node(id);
-    if (s.type == SNodeType::place) {
-      s.container_words = storage_words(place_dtype_[static_cast<size_t>(s.field)]);
-      return s.container_words;
-    }
-    int64_t align = 1, offset = 0;
-    bool after_big = false;
-    for (int c : s.children) {
-      int64_t ca = self(self, c);
-      SNodeDecl& child = node(c);
-      // A container after a big sibling starts kStaggerWords later: big
-      // arrays side by side would otherwise start a power of two apart
-      // (2^28 f32 fields 1 GiB apart), and a loop streaming through several
-      // of them at once would hit the same cache sets and DRAM banks with
-      // every stream (STREAM's triad ran at 0.69 of the same loop over
-      // separately allocated arrays). Exactly 4 KiB, as separate page-sized
-      // allocations would be: a store to one array then aliases (in the
-      // address bits below 4 KiB that a load's forwarding check compares
-      // first) only the same index of the next array, which a loop loads
-      // before it stores. 4 KiB + 64 bytes made the stencil's stores to b
-      // alias its next loads of a: 18.0 ms against 17.5 (median of five).
-      if (after_big) offset = sum(s, offset, kStaggerWords);
-      after_big = child.container_words >= kBigContainerWords;
-      offset = align_up(offset, ca);
-      child.component_offset = offset;
-      offset = sum(s, offset, child.container_words);
-      align = std::max(align, ca);
-    }
-    s.cell_words = std::max<int64_t>(align_up(offset, align), 1);
-    switch (s.type) {
-      case SNodeType::root:
-      case SNodeType::dense:
-        s.container_words = product(s, s.num_cells, s.cell_words);
-        return align;
-      case SNodeType::bitmasked:
-        s.mask_words = align_up((s.num_cells + 31) / 32, align);
-        s.container_words = sum(s, s.mask_words, product(s, s.num_cells, s.cell_words));
-        return align;
-      case SNodeType::pointer:
-        s.pool_entry_words = align_up(s.cell_words, align);
-        s.container_words = s.num_cells;  // one slot per cell
-        return 1;
-      case SNodeType::dynamic:
-        s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;
-        s.pool_entry_words = align_up(product(s, s.chunk_size, s.cell_words), align);
-        s.container_words = 1 + s.num_chunks;  // length, then chunk slots
-        return 1;
-      case SNodeType::place:
-        break;
-    }
-    return align;
-  };
-  size(size, t.root);
+// 1. Sizes, children first. Returns the alignment (in words) the node's
+// container needs inside its parent's cell.
+int64_t size_node(const Nodes& node, int id) {
+  SNodeDecl& s = node(id);
+  if (s.type == SNodeType::place) {
+    s.container_words = storage_words(node.place_dtype[static_cast<size_t>(s.field)]);
+    return s.container_words;
+  }
+  int64_t align = 1, offset = 0;
+  bool after_big = false;
+  for (int c : s.children) {
+    int64_t ca = size_node(node, c);
+    SNodeDecl& child = node(c);
+    // A container after a big sibling starts kStaggerWords later: big
+    // arrays side by side would otherwise start a power of two apart
+    // (2^28 f32 fields 1 GiB apart), and a loop streaming through several
+    // of them at once would hit the same cache sets and DRAM banks with
+    // every stream (STREAM's triad ran at 0.69 of the same loop over
+    // separately allocated arrays). Exactly 4 KiB, as separate page-sized
+    // allocations would be: a store to one array then aliases (in the
+    // address bits below 4 KiB that a load's forwarding check compares
+    // first) only the same index of the next array, which a loop loads
+    // before it stores. 4 KiB + 64 bytes made the stencil's stores to b
+    // alias its next loads of a: 18.0 ms against 17.5 (median of five).
+    if (after_big) offset = sum(s, offset, kStaggerWords);
+    after_big = child.container_words >= kBigContainerWords;
+    offset = align_up(offset, ca);
+    child.component_offset = offset;
+    offset = sum(s, offset, child.container_words);
+    align = std::max(align, ca);
+  }
+  s.cell_words = std::max<int64_t>(align_up(offset, align), 1);
+  switch (s.type) {
+    case SNodeType::root:
+    case SNodeType::dense:
+      s.container_words = product(s, s.num_cells, s.cell_words);
+      return align;
+    case SNodeType::bitmasked:
+      s.mask_words = align_up((s.num_cells + 31) / 32, align);
+      s.container_words = sum(s, s.mask_words, product(s, s.num_cells, s.cell_words));
+      return align;
+    case SNodeType::pointer:
+      s.pool_entry_words = align_up(s.cell_words, align);
+      s.container_words = s.num_cells;  // one slot per cell
+      return 1;
+    case SNodeType::dynamic:
+      s.num_chunks = (s.num_cells + s.chunk_size - 1) / s.chunk_size;
+      s.pool_entry_words = align_up(product(s, s.chunk_size, s.cell_words), align);
+      s.container_words = 1 + s.num_chunks;  // length, then chunk slots
+      return 1;
+    case SNodeType::place:
+      break;
+  }
+  return align;
+}
 
-  // 2. Pool capacities and the most cells each node can hold at once.
+// 2. Pool capacities and the most cells each node can hold at once.
+void size_pools(const Nodes& node, const TreeDecl& t, int64_t budget_bytes) {
   int64_t unset = 0;
   for (int p : t.pools)
     if (node(p).requested_capacity == 0) ++unset;
@@ -338,8 +331,11 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
         break;
     }
   }
+}
 
-  // 3. Offsets: header (with one state block per pool), root region, pools, lists.
+// 3. Offsets: header (with one state block per pool), root region, pools,
+// lists. Returns the tree's words.
+int64_t place_regions(const Nodes& node, TreeDecl& t) {
   int64_t cur = kHeaderWords;
   for (int p : t.pools) {
     node(p).state_offset = cur;
@@ -376,7 +372,26 @@ void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
     s.list_offset = cur;
     cur = sum(s, cur, sum(s, 1, product(s, s.list_capacity, s.list_entry_words)));
   }
-  t.total_words = cur;
+  return cur;
+}
+
+}  // namespace
+
+void SNodeForest::lay_out(int tree_id, int64_t budget_bytes) {
+  TreeDecl& t = trees_.at(static_cast<size_t>(tree_id));
+  if (t.laid_out) return;
+  const Nodes node{snodes_, place_dtype_};
+  t.nodes.clear();
+  t.pools.clear();
+  auto preorder = [&](auto&& self, int id) -> void {
+    t.nodes.push_back(id);
+    if (node(id).has_pool()) t.pools.push_back(id);
+    for (int c : node(id).children) self(self, c);
+  };
+  preorder(preorder, t.root);
+  size_node(node, t.root);
+  size_pools(node, t, budget_bytes);
+  t.total_words = place_regions(node, t);
   t.laid_out = true;
 
   // The runtime's copy: the tree's nodes and fields, nothing of the IR.

@@ -260,6 +260,12 @@ class Verifier {
       fail(s, "a value of type " + tn(s->type()) + " at stage " + stage_name(kernel_.stage) +
                   " (values are never unknown or f16)");
 
+    const bool known = value_stmt(s, k) || memory_stmt(s, k) || control_stmt(s, k);
+    GROVE_ASSERT(known, std::string("the verifier checks no statement kind '") + kind_name(k) + "'");
+  }
+
+  // Values, locals and loop indices; false for another kind.
+  bool value_stmt(const Stmt* s, StmtKind k) {
     switch (k) {
       case StmtKind::Const:
         if (s->type() == DataType::unknown || s->type() == DataType::f16)
@@ -330,37 +336,6 @@ class Verifier {
         expect_type(s, value(s, s->value(), "value"), ptr->type(), "value");
         break;
       }
-      case StmtKind::FieldLoad: {
-        const FieldDecl& f = field_access(s, false);
-        result_type(s, compute_type(f.dtype), "the compute type of the field");
-        break;
-      }
-      case StmtKind::FieldStore: {
-        const FieldDecl& f = field_access(s, true);
-        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
-        break;
-      }
-      case StmtKind::FieldAtomic: {
-        const FieldDecl& f = field_access(s, true);
-        result_type(s, compute_type(f.dtype), "the compute type of the field");
-        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
-        if (typed() && needs_integers(s->atomic_op()) && !is_integral(f.dtype))
-          fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer field");
-        break;
-      }
-      case StmtKind::RangeFor:
-        expect_type(s, value(s, s->begin(), "begin"), DataType::i32, "begin");
-        expect_type(s, value(s, s->end(), "end"), DataType::i32, "end");
-        loop_body(s);
-        break;
-      case StmtKind::StructFor:
-        if (s->field() == -1) {
-          snode_id(s, false);
-        } else {
-          field(s);
-        }
-        loop_body(s);
-        break;
       case StmtKind::LoopIndex: {
         const Stmt* loop = s->loop();
         bool enclosing = false;
@@ -381,35 +356,31 @@ class Verifier {
         result_type(s, DataType::i32, "loop indices are i32");
         break;
       }
-      case StmtKind::If:
-        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
-        block(s->then_block(), s);
-        block(s->else_block(), s);
-        break;
-      case StmtKind::While:
-        loop_body(s);
-        break;
-      case StmtKind::Break:
-      case StmtKind::Continue:
-        check_jump(s);
-        break;
-      case StmtKind::Print: {
-        int holes = count_placeholders(s->text());
-        if (holes != static_cast<int>(s->operands().size()))
-          fail(s, "the format has " + std::to_string(holes) + " '{}' but there are " +
-                      std::to_string(s->operands().size()) + " operand(s)");
-        for (const Stmt* v : s->operands()) value(s, v, "printed");
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // Field, SNode and tree operations; false for another kind.
+  bool memory_stmt(const Stmt* s, StmtKind k) {
+    switch (k) {
+      case StmtKind::FieldLoad: {
+        const FieldDecl& f = field_access(s, false);
+        result_type(s, compute_type(f.dtype), "the compute type of the field");
         break;
       }
-      case StmtKind::Assert: {
-        if (s->operands().empty()) fail(s, "'assert' needs a condition operand");
-        std::span<Stmt* const> values = s->operands().subspan(1);
-        int holes = count_placeholders(s->text());
-        if (holes != static_cast<int>(values.size()))
-          fail(s, "the message has " + std::to_string(holes) + " '{}' but there are " +
-                      std::to_string(values.size()) + " value(s)");
-        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
-        for (const Stmt* v : values) value(s, v, "reported");
+      case StmtKind::FieldStore: {
+        const FieldDecl& f = field_access(s, true);
+        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
+        break;
+      }
+      case StmtKind::FieldAtomic: {
+        const FieldDecl& f = field_access(s, true);
+        result_type(s, compute_type(f.dtype), "the compute type of the field");
+        expect_type(s, value(s, s->value(), "value"), compute_type(f.dtype), "value");
+        if (typed() && needs_integers(s->atomic_op()) && !is_integral(f.dtype))
+          fail(s, std::string("atomic '") + op_name(s->atomic_op()) + "' needs an integer field");
         break;
       }
       case StmtKind::SNodeOp: {
@@ -469,12 +440,68 @@ class Verifier {
         expect_type(s, value(s, s->desired(), "desired"), t, "desired");
         break;
       }
+      default:
+        return false;
+    }
+    return true;
+  }
+
+  // Loops, branches, print, assert and tasks; false for another kind.
+  bool control_stmt(const Stmt* s, StmtKind k) {
+    switch (k) {
+      case StmtKind::RangeFor:
+        expect_type(s, value(s, s->begin(), "begin"), DataType::i32, "begin");
+        expect_type(s, value(s, s->end(), "end"), DataType::i32, "end");
+        loop_body(s);
+        break;
+      case StmtKind::StructFor:
+        if (s->field() == -1) {
+          snode_id(s, false);
+        } else {
+          field(s);
+        }
+        loop_body(s);
+        break;
+      case StmtKind::If:
+        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
+        block(s->then_block(), s);
+        block(s->else_block(), s);
+        break;
+      case StmtKind::While:
+        loop_body(s);
+        break;
+      case StmtKind::Break:
+      case StmtKind::Continue:
+        check_jump(s);
+        break;
+      case StmtKind::Print: {
+        int holes = count_placeholders(s->text());
+        if (holes != static_cast<int>(s->operands().size()))
+          fail(s, "the format has " + std::to_string(holes) + " '{}' but there are " +
+                      std::to_string(s->operands().size()) + " operand(s)");
+        for (const Stmt* v : s->operands()) value(s, v, "printed");
+        break;
+      }
+      case StmtKind::Assert: {
+        if (s->operands().empty()) fail(s, "'assert' needs a condition operand");
+        std::span<Stmt* const> values = s->operands().subspan(1);
+        int holes = count_placeholders(s->text());
+        if (holes != static_cast<int>(values.size()))
+          fail(s, "the message has " + std::to_string(holes) + " '{}' but there are " +
+                      std::to_string(values.size()) + " value(s)");
+        expect_type(s, value(s, s->cond(), "cond"), DataType::u1, "cond");
+        for (const Stmt* v : values) value(s, v, "reported");
+        break;
+      }
       case StmtKind::Task:
         snode_id(s, true);
         task_body(s);
         block(s->body(), s);
         break;
+      default:
+        return false;
     }
+    return true;
   }
 
   static constexpr int kMaxSNodeAxes = 8;
