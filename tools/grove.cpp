@@ -29,8 +29,6 @@
 
 namespace {
 
-constexpr grove::Arch kAllBackends[] = {grove::Arch::Interp, grove::Arch::Cpu,
-                                        grove::Arch::Vulkan, grove::Arch::Cuda};
 
 void print_usage(std::FILE* to) {
   std::fprintf(to,
@@ -125,8 +123,13 @@ int cmd_aot(int argc, char** argv) {
         throw grove::Error("grove aot: --size takes a multiple of " + std::to_string(sparse_life::kBlock) + ", got '" + v + "'");
     } else if (a == "--arch") {
       const std::string v = argv[++i];
-      if (!grove::parse_arch(v, &arch) || (arch != grove::Arch::Vulkan && arch != grove::Arch::Cuda))
-        throw grove::Error("grove aot: --arch takes vulkan or cuda, got '" + v + "'");
+      std::string names;
+      bool made = false;
+      for (const grove::aot::Target& t : grove::aot::targets()) {
+        names += (names.empty() ? "" : " or ") + std::string(grove::arch_name(t.arch));
+        made |= grove::parse_arch(v, &arch) && arch == t.arch;
+      }
+      if (!made) throw grove::Error("grove aot: --arch takes " + names + " in this build, got '" + v + "'");
     } else if (a == "--sm") {
       sm = number(a, argv[++i]);
     } else {
@@ -135,10 +138,14 @@ int cmd_aot(int argc, char** argv) {
   }
   if (sm != 0 && arch != grove::Arch::Cuda) throw grove::Error("grove aot: --sm is for --arch cuda");
   if (example != "sparse_life") throw grove::Error("grove aot: no example named '" + example + "' (there is: sparse_life)");
-  // CUDA modules need no GPU: the Program runs on the interpreter, which
-  // only holds the trees while the kernels are compiled.
+  // A module whose code needs no device (CUDA's PTX) is made from a
+  // Program on the interpreter, which only holds the trees while the
+  // kernels are compiled.
   grove::Config config;
-  config.arch = arch == grove::Arch::Cuda ? grove::Arch::Interp : arch;
+  bool on_it = true;
+  for (const grove::aot::Target& t : grove::aot::targets())
+    if (t.arch == arch) on_it = t.needs_program_on_it;
+  config.arch = on_it ? arch : grove::Arch::Interp;
   config.cuda_sm = sm;
   grove::Program prog(config);
   sparse_life::Life life(prog, size);
@@ -146,7 +153,7 @@ int cmd_aot(int argc, char** argv) {
   m.add_tree_type("life", life.type);
   for (const grove::Kernel& k : {life.seed, life.count, life.update, life.prune, life.snapshot}) m.add_kernel(k.name(), k);
   m.save(out);
-  const std::string target = arch == grove::Arch::Cuda
+  const std::string target = !on_it
                                  ? "PTX for sm_" + std::to_string(sm != 0 ? sm : 75) + " and newer GPUs"
                                  : "compiled on " + prog.device_name();
   std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, %s)\n", out.c_str(), size, size, target.c_str());
@@ -166,7 +173,7 @@ int cmd_info() {
   // A backend shows as found only if a Program can actually be made on it.
   std::printf("devices:\n");
   int found = 0;
-  for (grove::Arch a : kAllBackends) {
+  for (grove::Arch a : grove::known_backends()) {
     const std::string name(grove::arch_name(a));
     if (!compiled_in(a)) {
       std::printf("  %-7s not built\n", (name + ":").c_str());

@@ -37,6 +37,8 @@ std::string_view arch_name(Arch a);          // "auto", "interp", ...
 bool parse_arch(std::string_view s, Arch* out);
 // Backends compiled into this build.
 std::vector<Arch> compiled_backends();
+// Every backend Grove has, built into this build or not (not Auto).
+std::vector<Arch> known_backends();
 // Auto's order, in words (`grove info` shows it).
 std::string_view auto_order();
 
@@ -117,7 +119,11 @@ inline constexpr Axes ijkl{4, {0, 1, 2, 3}};
 // A field's shape: extents per axis. {} is a 0-D (single value) field.
 using Shape = std::vector<int64_t>;
 
-enum class SNodeKind { root, dense, bitmasked, pointer, dynamic, place };
+enum class SNodeKind {
+#define GROVE_SNODE_KIND(name, sparse, pool, list) name,
+#include "grove/snode_kinds.def"
+#undef GROVE_SNODE_KIND
+};
 std::string_view snode_kind_name(SNodeKind k);
 
 class Field;

@@ -225,7 +225,7 @@ TreeLayout read_layout(ByteReader& r) {
   for (SNodeLayout& s : l.nodes) {
     s.id = r.i32();
     const uint8_t type = r.u8();
-    if (type > static_cast<uint8_t>(SNodeType::place)) r.fail("SNode kind " + std::to_string(type) + " does not exist");
+    if (type >= kSNodeTypes) r.fail("SNode kind " + std::to_string(type) + " does not exist");
     s.type = static_cast<SNodeType>(type);
     s.parent = r.i32();
     s.tree = r.i32();

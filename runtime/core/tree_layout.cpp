@@ -4,23 +4,34 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <iterator>
 
 #include "grove/error.h"
 #include "runtime/core/assert.h"
 
 namespace grove::rt {
 
-const char* snode_type_name(SNodeType t) {
-  switch (t) {
-    case SNodeType::root: return "root";
-    case SNodeType::dense: return "dense";
-    case SNodeType::bitmasked: return "bitmasked";
-    case SNodeType::pointer: return "pointer";
-    case SNodeType::dynamic: return "dynamic";
-    case SNodeType::place: return "place";
-  }
-  return "?";
+namespace {
+
+struct KindInfo {
+  const char* name;
+  bool sparse, pool, list;
+};
+constexpr KindInfo kKinds[] = {
+#define GROVE_SNODE_KIND(name, sparse, pool, list) {#name, sparse, pool, list},
+#include "grove/snode_kinds.def"
+#undef GROVE_SNODE_KIND
+};
+static_assert(std::size(kKinds) == kSNodeTypes);
+
+const KindInfo* info(SNodeType t) {
+  const auto k = static_cast<size_t>(t);
+  return k < std::size(kKinds) ? &kKinds[k] : nullptr;
 }
+
+}  // namespace
+
+const char* snode_type_name(SNodeType t) { return info(t) ? info(t)->name : "?"; }
 
 std::string SNodeLayout::name() const {
   return "S" + std::to_string(id) + snode_type_name(type);
@@ -42,11 +53,9 @@ std::vector<int> SNodeLayout::axes() const {
 
 int SNodeLayout::num_indices() const { return __builtin_popcount(path_axes); }
 
-bool SNodeLayout::is_sparse() const {
-  return type == SNodeType::pointer || type == SNodeType::bitmasked || type == SNodeType::dynamic;
-}
-bool SNodeLayout::has_pool() const { return type == SNodeType::pointer || type == SNodeType::dynamic; }
-bool SNodeLayout::has_list() const { return type != SNodeType::root && type != SNodeType::place; }
+bool SNodeLayout::is_sparse() const { return info(type) && info(type)->sparse; }
+bool SNodeLayout::has_pool() const { return info(type) && info(type)->pool; }
+bool SNodeLayout::has_list() const { return info(type) && info(type)->list; }
 int64_t SNodeLayout::entry_coord_words() const { return type == SNodeType::pointer ? std::max(1, ndim()) : 0; }
 int64_t SNodeLayout::pool_bookkeeping_words() const {
   return 3 + (type == SNodeType::pointer ? entry_coord_words() + 1 : 0);

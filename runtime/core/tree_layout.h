@@ -24,7 +24,17 @@ inline constexpr int64_t kMaxTreeWords = int64_t{1} << 32;
 // Most entries of one pool: a slot holds entry + 1 in a u32 word.
 inline constexpr int64_t kMaxPoolCapacity = (int64_t{1} << 32) - 2;
 
-enum class SNodeType : uint8_t { root, dense, bitmasked, pointer, dynamic, place };
+// The kinds of include/grove/snode_kinds.def, numbered as grove::SNodeKind.
+enum class SNodeType : uint8_t {
+#define GROVE_SNODE_KIND(name, sparse, pool, list) name,
+#include "grove/snode_kinds.def"
+#undef GROVE_SNODE_KIND
+};
+inline constexpr int kSNodeTypes = 0
+#define GROVE_SNODE_KIND(name, sparse, pool, list) +1
+#include "grove/snode_kinds.def"
+#undef GROVE_SNODE_KIND
+    ;
 const char* snode_type_name(SNodeType t);
 
 using AxisArray = std::array<int64_t, kMaxAxes>;

@@ -1,16 +1,20 @@
 // src/program/aot.cpp — grove::aot::Module (grove/aot.h): a Program's tree
 // types and compiled kernel plans gathered into runtime/aot's module format.
 // A module for the Program's own arch holds the plans the Program runs; one
-// for Arch::Cuda saved from a Program on another arch holds plans of the
-// CUDA code generator alone (detail::make_cuda_compiler), which needs no GPU.
+// for another arch holds plans of that backend's code generator alone
+// (BackendEntry::make_compiler in src/program/registry.h: CUDA's needs no
+// GPU); a backend whose code depends on its device (Vulkan) needs the
+// Program to run on it.
 #include "grove/aot.h"
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
 
 #include "grove/version.h"
 #include "program/program_impl.h"
+#include "program/registry.h"
 #include "runtime/aot/module.h"
 
 namespace grove::aot {
@@ -91,27 +95,46 @@ struct Module::Impl {
   }
 };
 
+namespace {
+
+// "Arch::Vulkan", as the enumerator is spelled.
+std::string enumerator(Arch a) {
+  std::string n(arch_name(a));
+  if (!n.empty()) n[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(n[0])));
+  return "Arch::" + n;
+}
+
+}  // namespace
+
+std::vector<Target> targets() {
+  std::vector<Target> out;
+  for (const detail::BackendEntry* e : detail::backends())
+    if (!e->module_code.empty()) out.push_back({e->arch, e->module_code, e->make_compiler == nullptr});
+  return out;
+}
+
 Module::Module(Program& program, Arch arch) : impl_(std::make_unique<Impl>()) {
   detail::ProgramImpl* p = program.impl();
-  if (arch == Arch::Vulkan) {
-    if (p->arch != arch)
-      throw Error("aot::Module for Arch::Vulkan needs a Program running on it (Config::arch = Arch::Vulkan; "
-                  "lavapipe will do where there is no GPU), whose device decides the SPIR-V; this one runs on Arch::" +
+  const detail::BackendEntry* b = detail::find_backend(arch);
+  if (b == nullptr || b->module_code.empty()) {
+    std::string made;
+    for (const Target& t : targets())
+      made += (made.empty() ? "" : " and ") + enumerator(t.arch) + " (" + std::string(t.code) + ")";
+    const std::string why = b == nullptr && arch != Arch::Auto ? ", which is not built into this Grove" : "";
+    throw Error("aot::Module: modules are made for " + (made.empty() ? std::string("no backend built in") : made) +
+                ", not Arch::" + std::string(arch_name(arch)) + why);
+  }
+  if (p->arch != arch) {
+    if (b->make_compiler == nullptr)
+      throw Error("aot::Module for " + enumerator(arch) + " needs a Program running on it (Config::arch = " +
+                  enumerator(arch) + "; " + std::string(b->module_hint) + "), whose device decides the " +
+                  std::string(b->module_code) + "; this one runs on Arch::" +
                   std::string(arch_name(p->arch)));
-  } else if (arch == Arch::Cuda) {
-#ifdef GROVE_WITH_CUDA
-    // PTX needs no GPU: a Program on any arch saves it, for Config::cuda_sm.
-    if (p->arch != arch) impl_->compiler = detail::make_cuda_compiler(p->config.cuda_sm, p->config.debug);
-#else
-    throw Error("aot::Module for Arch::Cuda: this Grove was built without the CUDA backend (it needs LLVM)");
-#endif
-  } else {
-    throw Error("aot::Module: modules are made for Arch::Vulkan (SPIR-V) and Arch::Cuda (PTX), not Arch::" +
-                std::string(arch_name(arch)));
+    impl_->compiler = b->make_compiler(p->backend_options);  // code that needs no device
   }
   impl_->program = p->weak_from_this();
   impl_->data.grove_version = kVersion;
-  impl_->data.backend = arch == Arch::Cuda ? "cuda" : "vulkan";
+  impl_->data.backend = std::string(arch_name(arch));
 }
 
 Module::~Module() = default;

@@ -73,35 +73,11 @@ struct BackendAndDevice {
   std::unique_ptr<Backend> backend;
 };
 
-BackendAndDevice make_interp_backend(const BackendOptions& options);
+// Made by the backends' entries (registry.h).
 #ifdef GROVE_WITH_LLVM
-// The LLVM CPU backend on this machine's cores.
-BackendAndDevice make_cpu_backend(const BackendOptions& options);
 // The LLVM backends' disk cache directory (Config::cache_dir resolved; ""
 // for none).
 std::string cache_dir_of(const BackendOptions& options);
-#endif
-#ifdef GROVE_WITH_CUDA
-// Opens the CUDA device; raises grove::Error saying no CUDA driver was
-// found (or no device) when there is none.
-BackendAndDevice make_cuda_backend(const BackendOptions& options);
-// The CUDA code generator alone, for sm_`sm` (Config::cuda_sm, as the
-// Program checked it; 0: the oldest target), with no driver or device: it
-// only generates (AOT modules).
-std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug);
-// Raises grove::Error naming Config::cuda_sm unless `sm` is 0 or a target
-// the code generator makes (the Program checks its Config with it, on
-// every arch, before a backend is made).
-void check_cuda_sm(int sm);
-#endif
-#ifdef GROVE_WITH_VULKAN
-// Opens the Vulkan device; raises grove::Error naming what is missing (no
-// loader, no device, no validation layer).
-BackendAndDevice make_vulkan_backend(const BackendOptions& options);
-// Whether Arch::Auto tries Vulkan before the CPU backend: a usable GPU
-// (discrete, integrated or virtual) is present, or the user named a device
-// (Config::vulkan_device, GROVE_VULKAN_DEVICE).
-bool vulkan_first_for_auto(const BackendOptions& options);
 #endif
 
 }  // namespace grove::detail

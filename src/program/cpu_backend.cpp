@@ -24,6 +24,7 @@
 #include "llvm/codegen.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
+#include "program/registry.h"
 #include "runtime/cpu/device.h"
 
 namespace grove::detail {
@@ -81,6 +82,8 @@ std::string cache_dir_of(const BackendOptions& options) {
   return options.cache_dir.empty() ? llvm_backend::DiskCache::default_dir() : options.cache_dir;
 }
 
+namespace {
+
 BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (options.cpu_threads < 0)
@@ -108,5 +111,13 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   auto backend = std::make_unique<CpuBackend>(std::move(jit), *device, options.debug, cache_dir_of(options));
   return {std::move(device), std::move(backend)};
 }
+
+}  // namespace
+
+const BackendEntry kCpuBackend = {
+    .arch = Arch::Cpu,
+    .make = make_cpu_backend,
+    .auto_rank = [](const BackendOptions&) { return 2; },
+};
 
 }  // namespace grove::detail

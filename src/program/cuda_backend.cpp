@@ -24,6 +24,7 @@
 #include "llvm/codegen.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
+#include "program/registry.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
 #include "runtime/core/assert.h"
@@ -91,8 +92,6 @@ class CudaBackend : public Backend {
   llvm_backend::DiskCache cache_;
 };
 
-}  // namespace
-
 void check_cuda_sm(int sm) {
   if (sm != 0 && (sm < cuda::kMinSm || sm > cuda::kMaxSm))
     throw Error("Config::cuda_sm is " + std::to_string(sm) + "; give a compute capability from " +
@@ -116,12 +115,25 @@ BackendAndDevice make_cuda_backend(const BackendOptions& options) {
   return {std::move(device), std::move(backend)};
 }
 
-int64_t cuda_ptx_compiles(const Program& program) {
-  return rt::cuda::ptx_compiles(program.impl()->context->device());
+// PTX needs no GPU: for Config::cuda_sm (the oldest target where it is 0).
+std::unique_ptr<Backend> make_cuda_compiler(const BackendOptions& options) {
+  return std::make_unique<CudaBackend>(options.cuda_sm != 0 ? options.cuda_sm : cuda::kMinSm, nullptr, options.debug,
+                                       "");
 }
 
-std::unique_ptr<Backend> make_cuda_compiler(int sm, bool debug) {
-  return std::make_unique<CudaBackend>(sm != 0 ? sm : cuda::kMinSm, nullptr, debug, "");
+}  // namespace
+
+const BackendEntry kCudaBackend = {
+    .arch = Arch::Cuda,
+    .make = make_cuda_backend,
+    .auto_rank = [](const BackendOptions&) { return 1; },
+    .check_options = [](const BackendOptions& options) { check_cuda_sm(options.cuda_sm); },
+    .module_code = "PTX",
+    .make_compiler = make_cuda_compiler,
+};
+
+int64_t cuda_ptx_compiles(const Program& program) {
+  return rt::cuda::ptx_compiles(program.impl()->context->device());
 }
 
 }  // namespace grove::detail

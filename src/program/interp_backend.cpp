@@ -9,6 +9,7 @@
 #include "ir/assert.h"
 #include "ir/interpreter.h"
 #include "program/backend.h"
+#include "program/registry.h"
 #include "runtime/core/host_device.h"
 
 namespace grove::detail {
@@ -73,10 +74,16 @@ class InterpBackend : public Backend {
   }
 };
 
-}  // namespace
-
 BackendAndDevice make_interp_backend(const BackendOptions& options) {
   return {std::make_unique<InterpDevice>(options), std::make_unique<InterpBackend>()};
 }
+
+}  // namespace
+
+const BackendEntry kInterpBackend = {
+    .arch = Arch::Interp,
+    .make = make_interp_backend,
+    .auto_rank = [](const BackendOptions&) { return 4; },  // always starts: the last resort
+};
 
 }  // namespace grove::detail

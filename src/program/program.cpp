@@ -10,62 +10,12 @@
 
 #include "grove/program.h"
 #include "program/program_impl.h"
+#include "program/registry.h"
 #include "runtime/core/assert.h"
 
 namespace grove {
 
-std::string_view arch_name(Arch a) {
-  switch (a) {
-    case Arch::Auto: return "auto";
-    case Arch::Interp: return "interp";
-    case Arch::Cpu: return "cpu";
-    case Arch::Vulkan: return "vulkan";
-    case Arch::Cuda: return "cuda";
-  }
-  return "?";
-}
-
-bool parse_arch(std::string_view s, Arch* out) {
-  for (Arch a : {Arch::Auto, Arch::Interp, Arch::Cpu, Arch::Vulkan, Arch::Cuda}) {
-    if (arch_name(a) == s) {
-      *out = a;
-      return true;
-    }
-  }
-  return false;
-}
-
-std::vector<Arch> compiled_backends() {
-  std::vector<Arch> out;
-#ifdef GROVE_WITH_VULKAN
-  out.push_back(Arch::Vulkan);
-#endif
-  out.push_back(Arch::Interp);
-#ifdef GROVE_WITH_LLVM
-  out.push_back(Arch::Cpu);
-#endif
-#ifdef GROVE_WITH_CUDA
-  out.push_back(Arch::Cuda);
-#endif
-  return out;
-}
-
-std::string_view auto_order() {
-  return "a Vulkan GPU, then cuda (an NVIDIA driver and GPU), then cpu (LLVM), then a CPU Vulkan driver "
-         "(lavapipe), then interp";
-}
-
-std::string_view snode_kind_name(SNodeKind k) {
-  switch (k) {
-    case SNodeKind::root: return "root";
-    case SNodeKind::dense: return "dense";
-    case SNodeKind::bitmasked: return "bitmasked";
-    case SNodeKind::pointer: return "pointer";
-    case SNodeKind::dynamic: return "dynamic";
-    case SNodeKind::place: return "place";
-  }
-  return "?";
-}
+std::string_view snode_kind_name(SNodeKind k) { return rt::snode_type_name(static_cast<rt::SNodeType>(k)); }
 
 Axes axes(std::initializer_list<int> list) {
   Axes a;
@@ -140,65 +90,36 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.cache_dir = config.cache_dir;
   bo.cuda_device = config.cuda_device;
   bo.cuda_sm = config.cuda_sm;
-#ifdef GROVE_WITH_CUDA
-  check_cuda_sm(config.cuda_sm);  // whatever the arch: Auto would pass over CUDA without saying why
-#endif
-  std::string built;
-  for (Arch a : compiled_backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(a));
+  for (const BackendEntry* b : backends())  // whatever the arch: Auto would pass over one without saying why
+    if (b->check_options) b->check_options(bo);
   BackendAndDevice made;
-  switch (config.arch) {
-    case Arch::Auto: {
-      // A Vulkan GPU, then CUDA, then the LLVM CPU backend, then a CPU
-      // Vulkan driver (lavapipe runs kernels in parallel too, but through a
-      // shader compiler's generic code), then the interpreter. A backend
-      // that does not start (no driver, no device) is passed over.
-      auto attempt = [&](auto make) {
-        if (made.backend) return;
-        try {
-          made = make(bo);
-        } catch (const Error&) {
-          made = {};  // no loader, no device: the next one
-        }
-      };
-#ifdef GROVE_WITH_VULKAN
-      const bool vulkan_first = vulkan_first_for_auto(bo);
-      if (vulkan_first) attempt(make_vulkan_backend);
-#endif
-#ifdef GROVE_WITH_CUDA
-      attempt(make_cuda_backend);
-#endif
-#ifdef GROVE_WITH_LLVM
-      attempt(make_cpu_backend);
-#endif
-#ifdef GROVE_WITH_VULKAN
-      if (!vulkan_first) attempt(make_vulkan_backend);  // a CPU driver (lavapipe)
-#endif
-      if (!made.backend) made = make_interp_backend(bo);
-      break;
+  if (config.arch == Arch::Auto) {
+    // In the order of the backends' ranks (registry.h; auto_order() says
+    // it in words). A backend that does not start (no driver, no device)
+    // is passed over; the interpreter always starts.
+    std::vector<std::pair<int, const BackendEntry*>> order;
+    for (const BackendEntry* b : backends())
+      if (b->auto_rank) order.emplace_back(b->auto_rank(bo), b);
+    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [rank, b] : order) {
+      try {
+        made = b->make(bo);
+        break;
+      } catch (const Error&) {
+        made = {};  // no loader, no device: the next one
+      }
     }
-    case Arch::Interp:
-      made = make_interp_backend(bo);
-      break;
-    case Arch::Vulkan:
-#ifdef GROVE_WITH_VULKAN
-      made = make_vulkan_backend(bo);
-#endif
-      break;
-    case Arch::Cpu:
-#ifdef GROVE_WITH_LLVM
-      made = make_cpu_backend(bo);
-#endif
-      break;
-    case Arch::Cuda:
-#ifdef GROVE_WITH_CUDA
-      made = make_cuda_backend(bo);
-#endif
-      break;
+  } else if (const BackendEntry* b = find_backend(config.arch)) {
+    made = b->make(bo);
   }
-  if (!made.backend)
+  if (!made.backend) {
+    std::string built;
+    for (const BackendEntry* b : backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(b->arch));
     throw Error("backend '" + std::string(arch_name(config.arch)) +
                 "' is not built into this Grove (built: " + built + "); use one of those or "
                 "Arch::Auto (--arch auto)");
+  }
+  backend_options = bo;
   backend = std::move(made.backend);
   context = std::make_unique<rt::Context>(std::move(made.device));
   arch = backend->arch();
@@ -296,18 +217,8 @@ SNode& ProgramImpl::root() {
   return snode_handles[static_cast<size_t>(forest.tree(open_tree).root)];
 }
 
-static ir::SNodeType to_ir(SNodeKind k) {
-  switch (k) {
-    case SNodeKind::root: return ir::SNodeType::root;
-    case SNodeKind::dense: return ir::SNodeType::dense;
-    case SNodeKind::bitmasked: return ir::SNodeType::bitmasked;
-    case SNodeKind::pointer: return ir::SNodeType::pointer;
-    case SNodeKind::dynamic: return ir::SNodeType::dynamic;
-    case SNodeKind::place: return ir::SNodeType::place;
-  }
-  return ir::SNodeType::dense;
-}
-
+// SNodeKind and rt::SNodeType are numbered by the same list (grove/snode_kinds.def).
+static ir::SNodeType to_ir(SNodeKind k) { return static_cast<ir::SNodeType>(k); }
 SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<int64_t> extents,
                               int64_t chunk) {
   std::vector<int> axis_list(ax.axis, ax.axis + ax.count);
@@ -644,18 +555,7 @@ void SNode::deactivate_all() {
 
 int SNode::ndim() const { return program_->forest.snode(id_).num_indices(); }
 
-SNodeKind SNode::kind() const {
-  switch (program_->forest.snode(id_).type) {
-    case ir::SNodeType::root: return SNodeKind::root;
-    case ir::SNodeType::dense: return SNodeKind::dense;
-    case ir::SNodeType::bitmasked: return SNodeKind::bitmasked;
-    case ir::SNodeType::pointer: return SNodeKind::pointer;
-    case ir::SNodeType::dynamic: return SNodeKind::dynamic;
-    case ir::SNodeType::place: return SNodeKind::place;
-  }
-  return SNodeKind::dense;
-}
-
+SNodeKind SNode::kind() const { return static_cast<SNodeKind>(program_->forest.snode(id_).type); }
 std::string SNode::name() const { return program_->forest.snode(id_).name(); }
 
 SNode* SNode::parent() const {

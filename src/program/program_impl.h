@@ -102,6 +102,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   std::string label() const { return "Program #" + std::to_string(serial); }
   Config config;
   Arch arch = Arch::Interp;
+  BackendOptions backend_options;  // what the Config says to the backends
   ir::FieldTable fields;
   ir::SNodeForest forest;
   std::vector<FieldRecord> field_records;        // per user-visible Field

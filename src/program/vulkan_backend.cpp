@@ -20,6 +20,7 @@
 #include "ir/assert.h"
 #include "ir/plan_builder.h"
 #include "program/backend.h"
+#include "program/registry.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
 #include "program/vulkan_backend.h"
@@ -133,6 +134,8 @@ void VulkanBackend::dump(const rt::KernelPlan& plan) const {
 
 }  // namespace
 
+namespace {
+
 BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   vk::DeviceOptions d;
   d.select = options.device;
@@ -169,6 +172,18 @@ bool vulkan_first_for_auto(const BackendOptions& options) {
   }
   return false;
 }
+
+}  // namespace
+
+const BackendEntry kVulkanBackend = {
+    .arch = Arch::Vulkan,
+    .make = make_vulkan_backend,
+    // A GPU first; a CPU driver (lavapipe runs kernels in parallel too, but
+    // through a shader compiler's generic code) after the LLVM CPU backend.
+    .auto_rank = [](const BackendOptions& options) { return vulkan_first_for_auto(options) ? 0 : 3; },
+    .module_code = "SPIR-V",
+    .module_hint = "lavapipe will do where there is no GPU",
+};
 
 vk::Device* vulkan_device(const Program& program) { return vk::vulkan_device_of(program.impl()->context->device()); }
 

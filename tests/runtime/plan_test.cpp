@@ -3,12 +3,16 @@
 // crash) and the JSON form. Links grove_runtime alone.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "grove/error.h"
 #include "runtime/core/plan.h"
+#include "runtime/core/tree_layout.h"
 
 namespace grove::rt {
 namespace {
@@ -174,6 +178,27 @@ TEST(PlanTest, JsonNamesEverything) {
                            "\"code_words\": 100", "\"kind\": \"scratch\"", "\"shader_int64\": true",
                            "\"format\": \"x = {}\\n\"", "\"binary_bytes\": 8", "\"binary_target\": \"sm_90, driver 13000\""})
     EXPECT_NE(j.find(part), std::string::npos) << part << " in\n" << j;
+}
+
+// The numbers field path words give node kinds are the list's
+// (grove/snode_kinds.def): the GLSL include that applications' shaders read
+// them with says the same, and names each kind a path can hold.
+TEST(SNodeKinds, TheGlslIncludeNumbersEveryKindOfAPathAsTheListDoes) {
+  std::ifstream in(GROVE_SOURCE_DIR "/shaders/grove_tree.glsl");
+  ASSERT_TRUE(in) << "cannot read shaders/grove_tree.glsl";
+  std::stringstream text;
+  text << in.rdbuf();
+  for (int k = 0; k < kSNodeTypes; ++k) {
+    const auto t = static_cast<SNodeType>(k);
+    if (t == SNodeType::root || t == SNodeType::place) continue;  // never a level of a path
+    std::string upper = snode_type_name(t);
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const std::string line = "const uint GROVE_" + upper + " = " + std::to_string(k) + "u;";
+    EXPECT_NE(text.str().find(line), std::string::npos) << "shaders/grove_tree.glsl lacks: " << line;
+  }
+  EXPECT_EQ(kSNodeTypes, 6);
+  EXPECT_STREQ(snode_type_name(SNodeType::bitmasked), "bitmasked");
+  EXPECT_STREQ(snode_type_name(static_cast<SNodeType>(kSNodeTypes)), "?");
 }
 
 }  // namespace
