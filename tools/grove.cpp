@@ -25,6 +25,7 @@
 
 #ifdef GROVE_WITH_VULKAN
 #include "runtime/vulkan/device.h"
+#include "runtime/vulkan/target.h"
 #endif
 
 namespace {
@@ -40,8 +41,9 @@ void print_usage(std::FILE* to) {
                "            (a dump dir is what GROVE_DUMP_DIR=DIR made while a program ran: the last\n"
                "            stage of each kernel is taken)\n"
                "  aot       an AOT module of an example: grove aot sparse_life [-o life.grove] [--size N]\n"
-               "            [--arch vulkan | cuda [--sm 75]] (Vulkan: compiled on a Vulkan device, lavapipe\n"
-               "            will do; CUDA: PTX, made without a GPU)\n"
+               "            [--arch vulkan [--target T] | cuda [--sm 75]] (Vulkan: compiled on a Vulkan\n"
+               "            device, lavapipe will do, or with no device for a target such as desktop or\n"
+               "            lavapipe, as `grove info` prints them; CUDA: PTX, made without a GPU)\n"
                "  inspect   what an AOT module file holds: grove inspect <file.grove>\n"
                "  version   the version only\n"
                "  help      this message (also: grove --help)\n");
@@ -89,6 +91,7 @@ void list_vulkan_devices() {
     }
     std::printf("     %s; largest buffer %llu MiB\n", features.empty() ? "32-bit only" : features.c_str(),
                 static_cast<unsigned long long>(d.max_storage_buffer_range >> 20));
+    std::printf("     target: %s\n", grove::vk::describe(grove::vk::target_of(d)).c_str());
   }
 }
 #endif
@@ -103,6 +106,7 @@ int cmd_aot(int argc, char** argv) {
   int size = 16384;
   grove::Arch arch = grove::Arch::Vulkan;
   int sm = 0;
+  std::string target;  // Config::vulkan_target
   auto number = [](const std::string& option, const std::string& v) {
     char* end = nullptr;
     const long n = std::strtol(v.c_str(), &end, 10);
@@ -112,7 +116,7 @@ int cmd_aot(int argc, char** argv) {
   };
   for (int i = 3; i < argc; ++i) {
     const std::string a = argv[i];
-    if ((a == "-o" || a == "--size" || a == "--arch" || a == "--sm") && i + 1 >= argc)
+    if ((a == "-o" || a == "--size" || a == "--arch" || a == "--sm" || a == "--target") && i + 1 >= argc)
       throw grove::Error("grove aot: " + a + " needs a value");
     if (a == "-o") {
       out = argv[++i];
@@ -132,31 +136,35 @@ int cmd_aot(int argc, char** argv) {
       if (!made) throw grove::Error("grove aot: --arch takes " + names + " in this build, got '" + v + "'");
     } else if (a == "--sm") {
       sm = number(a, argv[++i]);
+    } else if (a == "--target") {
+      target = argv[++i];
     } else {
       throw grove::Error("grove aot: unknown option '" + a + "' (grove help)");
     }
   }
   if (sm != 0 && arch != grove::Arch::Cuda) throw grove::Error("grove aot: --sm is for --arch cuda");
+  if (!target.empty() && arch != grove::Arch::Vulkan) throw grove::Error("grove aot: --target is for --arch vulkan");
   if (example != "sparse_life") throw grove::Error("grove aot: no example named '" + example + "' (there is: sparse_life)");
-  // A module whose code needs no device (CUDA's PTX) is made from a
-  // Program on the interpreter, which only holds the trees while the
-  // kernels are compiled.
+  // A module whose code needs no device (CUDA's PTX; Vulkan's SPIR-V for a
+  // --target) is made from a Program on the interpreter, which only holds
+  // the trees while the kernels are compiled.
   grove::Config config;
   bool on_it = true;
   for (const grove::aot::Target& t : grove::aot::targets())
-    if (t.arch == arch) on_it = t.needs_program_on_it;
+    if (t.arch == arch) on_it = t.needs_program_on_it || (arch == grove::Arch::Vulkan && target.empty());
   config.arch = on_it ? arch : grove::Arch::Interp;
   config.cuda_sm = sm;
+  config.vulkan_target = target;
   grove::Program prog(config);
   sparse_life::Life life(prog, size);
   grove::aot::Module m(prog, arch);
   m.add_tree_type("life", life.type);
   for (const grove::Kernel& k : {life.seed, life.count, life.update, life.prune, life.snapshot}) m.add_kernel(k.name(), k);
   m.save(out);
-  const std::string target = !on_it
-                                 ? "PTX for sm_" + std::to_string(sm != 0 ? sm : 75) + " and newer GPUs"
-                                 : "compiled on " + prog.device_name();
-  std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, %s)\n", out.c_str(), size, size, target.c_str());
+  const std::string made = on_it              ? "compiled on " + prog.device_name()
+                           : !target.empty() ? "SPIR-V for the Vulkan target '" + target + "'"
+                                             : "PTX for sm_" + std::to_string(sm != 0 ? sm : 75) + " and newer GPUs";
+  std::printf("grove aot: wrote %s (sparse_life, %d x %d cells, %s)\n", out.c_str(), size, size, made.c_str());
   return 0;
 }
 

@@ -30,7 +30,8 @@ namespace grove::aot {
 
 // What modules are made for in this build: an arch, what its code is
 // ("SPIR-V", "PTX"), and whether the Program must run on that arch to make
-// its code (its device decides it) or any Program will do.
+// its code (its device decides it) or any Program will do (Vulkan: one
+// whose Config::vulkan_target names the target).
 struct Target {
   Arch arch;
   std::string_view code;
@@ -41,9 +42,11 @@ std::vector<Target> targets();
 class Module {
  public:
   // Kernels are compiled for `arch`:
-  // - Arch::Vulkan (SPIR-V): the Program must run on it (its Config::arch,
-  //   or what Arch::Auto chose), as its device decides the code; lavapipe
-  //   will do where there is no GPU.
+  // - Arch::Vulkan (SPIR-V): for the Program's device when it runs on
+  //   Vulkan (its Config::arch, or what Arch::Auto chose; lavapipe will do
+  //   where there is no GPU), or, from a Program on any arch with no Vulkan
+  //   driver needed, for Config::vulkan_target (runtime/vulkan/target.h).
+  //   A device loads the module only if it covers the target.
   // - Arch::Cuda (PTX): from a Program on any arch, with no GPU or driver
   //   needed, for Config::cuda_sm (0: sm_75, which every GPU Grove runs on
   //   loads; a Program on CUDA saves the code it runs). Kernels are recorded

@@ -71,6 +71,14 @@ struct Config {
   // included); its messages go to stderr. GROVE_VULKAN_VALIDATION=1 in the
   // environment enables it too. Needs Debian's vulkan-validationlayers.
   bool vulkan_validation = false;
+  // Vulkan: the target SPIR-V is compiled for, as a description
+  // (runtime/vulkan/target.h): a preset ("vulkan1.1", "desktop",
+  // "lavapipe") and items ("shader_int64", "local_size=128", ...). Empty:
+  // what the device offers (`grove info` prints it). With a target, an
+  // aot::Module for Arch::Vulkan is made by a Program on any arch, with no
+  // Vulkan driver; a Program on Vulkan compiles for it if its device
+  // covers it. A device refuses code for a target it does not cover.
+  std::string vulkan_target;
   // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
   int cpu_threads = 0;
   // CPU: the processor kernels are compiled for, as LLVM names it

@@ -1,5 +1,6 @@
 // runtime/vulkan/vulkan_device.cpp — rt::Device on Vulkan (see vulkan_device.h).
 #include "runtime/vulkan/vulkan_device.h"
+#include "runtime/vulkan/target.h"
 
 #include <algorithm>
 #include <optional>
@@ -246,6 +247,17 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   if (plan.arg_words * 4 > info.max_push_constants_size)
     throw Error("kernel '" + plan.name + "' takes " + std::to_string(plan.arg_words * 4) + " bytes of arguments; " +
                 info.name + " passes at most " + std::to_string(info.max_push_constants_size));
+  // The target it was made for (plans of Grove before targets had none):
+  // the features its code uses (checked above) and what else the code
+  // assumes of the device.
+  if (!plan.target.empty()) {
+    Target target = parse_target(plan.target, "kernel '" + plan.name + "': its Vulkan target");
+    target.features = f;
+    target.push_constants = std::min(target.push_constants, plan.arg_words * 4);
+    if (const std::string wrong = mismatch(info, target); !wrong.empty())
+      throw Error("kernel '" + plan.name + "' was made for the Vulkan target '" + plan.target + "'; " + info.name +
+                  " " + wrong);
+  }
   auto k = std::make_unique<VulkanKernel>();
   k->plan = std::move(plan);
   records_.add(k->plan);

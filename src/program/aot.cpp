@@ -3,8 +3,7 @@
 // A module for the Program's own arch holds the plans the Program runs; one
 // for another arch holds plans of that backend's code generator alone
 // (BackendEntry::make_compiler in src/program/registry.h: CUDA's needs no
-// GPU); a backend whose code depends on its device (Vulkan) needs the
-// Program to run on it.
+// GPU, Vulkan's no device given Config::vulkan_target).
 #include "grove/aot.h"
 
 #include <cctype>
@@ -127,9 +126,8 @@ Module::Module(Program& program, Arch arch) : impl_(std::make_unique<Impl>()) {
   if (p->arch != arch) {
     if (b->make_compiler == nullptr)
       throw Error("aot::Module for " + enumerator(arch) + " needs a Program running on it (Config::arch = " +
-                  enumerator(arch) + "; " + std::string(b->module_hint) + "), whose device decides the " +
-                  std::string(b->module_code) + "; this one runs on Arch::" +
-                  std::string(arch_name(p->arch)));
+                  enumerator(arch) + "), whose device decides the " + std::string(b->module_code) +
+                  "; this one runs on Arch::" + std::string(arch_name(p->arch)));
     impl_->compiler = b->make_compiler(p->backend_options);  // code that needs no device
   }
   impl_->program = p->weak_from_this();

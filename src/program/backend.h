@@ -25,6 +25,7 @@ struct BackendOptions {
   // else the best one) and whether to enable the Khronos validation layer.
   std::string device;
   bool validation = false;
+  std::string vulkan_target;  // Config::vulkan_target
   // CPU: threads for parallel tasks (0: every core). CPU and CUDA: the
   // disk cache's directory (Config::cache_dir).
   int cpu_threads = 0;

@@ -85,6 +85,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   };
   bo.device = config.vulkan_device;
   bo.validation = config.vulkan_validation;
+  bo.vulkan_target = config.vulkan_target;
   bo.cpu_threads = config.cpu_threads;
   bo.cpu_target = config.cpu_target;
   bo.cache_dir = config.cache_dir;

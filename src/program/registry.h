@@ -31,12 +31,10 @@ struct BackendEntry {
   // module is made for this backend.
   std::string_view module_code;
   // Makes its code generator with no device, for a module written from a
-  // Program on another arch. Null: its code depends on the device it runs
-  // on, so the Program must run on it.
+  // Program on another arch (raising grove::Error when the options lack
+  // what it needs: Vulkan's Config::vulkan_target). Null: its code depends
+  // on the device it runs on, so the Program must run on it.
   std::unique_ptr<Backend> (*make_compiler)(const BackendOptions&) = nullptr;
-  // Where make_compiler is null, a hint on running a Program on it (a
-  // clause: "lavapipe will do where there is no GPU").
-  std::string_view module_hint;
 };
 
 // The backends compiled in, in Arch order.

@@ -25,6 +25,7 @@
 #include "program/test_hooks.h"
 #include "program/vulkan_backend.h"
 #include "runtime/vulkan/device.h"
+#include "runtime/vulkan/target.h"
 #include "runtime/vulkan/vulkan_device.h"
 #include "spirv/codegen.h"
 #include "spirv/validate.h"
@@ -33,12 +34,6 @@ namespace grove::detail {
 
 namespace {
 
-// Invocations per group of a parallel task: a multiple of every common
-// subgroup size (8 on lavapipe, 32 on NVIDIA, 64 on AMD, 16-32 on mobile),
-// lowered to the device's limits (Vulkan guarantees 128). 256 rather than
-// 128 halves the groups a dense launch dispatches, which lavapipe pays for
-// one by one (saxpy over 1M f32, measured in vk_saxpy: 3-7% faster).
-constexpr uint32_t kPreferredLocalSize = 256;
 // The loop limiter of Mesa's llvmpipe (LP_MAX_TGSI_LOOP_ITERATIONS).
 constexpr uint32_t kLavapipeLoopLimit = 65535;
 
@@ -59,35 +54,23 @@ rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& 
   return f;
 }
 
-class VulkanBackend : public Backend {
- public:
-  VulkanBackend(rt::Device& device, bool debug) : device_(device), vk_(*vk::vulkan_device_of(device)), debug_(debug) {}
-  Arch arch() const override { return Arch::Vulkan; }
-  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
-                                            rt::KernelPlan plan) override;
+void dump(const rt::KernelPlan& plan);
 
- private:
-  void dump(const rt::KernelPlan& plan) const;
-
-  rt::Device& device_;
-  vk::Device& vk_;
-  bool debug_;
-  uint32_t next_message_ = 0;  // message ids are unique in the device's table
-};
-
-std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kernel, std::string_view,
-                                                         const ir::SNodeForest& forest,
-                                                         rt::KernelPlan plan) {
-  const vk::DeviceInfo& info = vk_.info();
-  spirv::CodegenOptions options = codegen_options_for(info);
-  options.message_base = next_message_;
-  options.debug = debug_;
+// The plan with its SPIR-V for `target`, made with no device: argument
+// words, each task's code, entry point, local size and bindings, the
+// messages (numbered from `next_message`, which it advances), the features
+// the code uses, and the target (KernelPlan::target), which a device checks
+// when it loads the plan.
+rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest, rt::KernelPlan plan,
+                         const vk::Target& target, const std::string& target_name, uint32_t& next_message, bool debug) {
+  spirv::CodegenOptions options = codegen_options_for(target);
+  options.target_name = target_name;
+  options.message_base = next_message;
+  options.debug = debug;
   options.validate = spirv::validation_requested();
-  spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, info.max_push_constants_size);
-  // The plan gets what the code generator decided: argument words, each
-  // task's code, entry point, local size and bindings, the messages.
+  spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, target.push_constants);
   plan.backend = "vulkan";
+  plan.target = vk::describe(target);
   plan.arg_words = modules.arg_words;
   for (size_t n = 0; n < plan.args.size(); ++n) {
     plan.args[n].word = modules.arg_offsets.at(n);
@@ -113,13 +96,79 @@ std::unique_ptr<rt::LoadedKernel> VulkanBackend::compile(const ir::Kernel& kerne
   }
   plan.features = features_of(kernel, options, plan);
   plan.features.signed_zero_inf_nan_preserve = signed_zeros;
-  next_message_ += static_cast<uint32_t>(plan.messages.size());
-  dump(plan);
-  return device_.load(std::move(plan));
+  next_message += static_cast<uint32_t>(plan.messages.size());
+  return plan;
 }
 
+// Config::vulkan_target, or (empty) the one `info` describes.
+vk::Target target_for(const std::string& text, const vk::DeviceInfo* info) {
+  if (text.empty()) {
+    GROVE_ASSERT(info != nullptr, "a Vulkan target from no device");
+    return vk::target_of(*info);
+  }
+  return vk::parse_target(text, "Config::vulkan_target");
+}
+
+std::string name_of_target(const std::string& text) {
+  return text.empty() ? "this Vulkan device" : "the Vulkan target '" + text + "'";
+}
+
+class VulkanBackend : public Backend {
+ public:
+  VulkanBackend(rt::Device& device, bool debug, const std::string& target)
+      : device_(device), vk_(*vk::vulkan_device_of(device)), debug_(debug),
+        target_(target_for(target, &vk_.info())), target_name_(name_of_target(target)) {
+    if (const std::string wrong = vk::mismatch(vk_.info(), target_); !target.empty() && !wrong.empty())
+      throw Error("Config::vulkan_target is '" + target + "'; " + vk_.info().name + " " + wrong);
+  }
+  Arch arch() const override { return Arch::Vulkan; }
+  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
+                                            rt::KernelPlan plan) override {
+    plan = make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
+    dump(plan);
+    return device_.load(std::move(plan));
+  }
+  rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
+                          rt::KernelPlan plan) override {
+    return make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
+  }
+
+ private:
+  rt::Device& device_;
+  vk::Device& vk_;
+  bool debug_;
+  vk::Target target_;
+  std::string target_name_;
+  uint32_t next_message_ = 0;  // message ids are unique in the device's table
+};
+
+// The code generator alone, for Config::vulkan_target: AOT modules made
+// with no Vulkan device.
+class VulkanCompiler : public Backend {
+ public:
+  VulkanCompiler(const std::string& target, bool debug)
+      : target_(target_for(target, nullptr)), target_name_(name_of_target(target)), debug_(debug) {}
+  Arch arch() const override { return Arch::Vulkan; }
+  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
+                                            rt::KernelPlan) override {
+    throw Error("kernel '" + kernel.name() + "': the Vulkan code generator without a device only makes modules");
+  }
+  rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
+                          rt::KernelPlan plan) override {
+    return make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
+  }
+
+ private:
+  vk::Target target_;
+  std::string target_name_;
+  bool debug_;
+  uint32_t next_message_ = 0;
+};
+
 // GROVE_DUMP_DIR: each task's module and its disassembly next to the IR dumps.
-void VulkanBackend::dump(const rt::KernelPlan& plan) const {
+void dump(const rt::KernelPlan& plan) {
   const std::string dir = dump_dir();
   if (dir.empty()) return;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -157,7 +206,7 @@ BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   r.device = d;
   BackendAndDevice out;
   out.device = vk::make_vulkan_device(r);
-  out.backend = std::make_unique<VulkanBackend>(*out.device, options.debug);
+  out.backend = std::make_unique<VulkanBackend>(*out.device, options.debug, options.vulkan_target);
   return out;
 }
 
@@ -182,29 +231,33 @@ const BackendEntry kVulkanBackend = {
     // through a shader compiler's generic code) after the LLVM CPU backend.
     .auto_rank = [](const BackendOptions& options) { return vulkan_first_for_auto(options) ? 0 : 3; },
     .module_code = "SPIR-V",
-    .module_hint = "lavapipe will do where there is no GPU",
+    // With no device, for Config::vulkan_target.
+    .make_compiler = [](const BackendOptions& options) -> std::unique_ptr<Backend> {
+      if (options.vulkan_target.empty())
+        throw Error("aot::Module for Arch::Vulkan from a Program on another arch needs Config::vulkan_target, the "
+                    "Vulkan target to compile for (a preset such as 'desktop' or 'lavapipe', or its features: "
+                    "runtime/vulkan/target.h; `grove info` shows each device's), or a Program running on Vulkan");
+      return std::make_unique<VulkanCompiler>(options.vulkan_target, options.debug);
+    },
 };
 
 vk::Device* vulkan_device(const Program& program) { return vk::vulkan_device_of(program.impl()->context->device()); }
 
-spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) {
+spirv::CodegenOptions codegen_options_for(const vk::Target& target) {
   spirv::CodegenOptions options;
-  options.features.shader_int64 = info.shader_int64;
-  options.features.shader_float64 = info.shader_float64;
-  options.features.atomic_int64 = info.atomic_int64;
-  options.features.atomic_float32_add = info.atomic_float32_add;
-  options.features.subgroup_arithmetic = info.subgroup_arithmetic;
-  options.features.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve;
-  options.local_size = std::min({kPreferredLocalSize, info.max_compute_workgroup_invocations,
-                                 info.max_compute_workgroup_size_x});
+#define GROVE_FEATURE(field, device_name) options.features.field = target.features.field;
+#include "runtime/core/features.def"
+  options.local_size = target.local_size;
   // Mesa's llvmpipe (lavapipe) leaves any loop once an invocation has taken
   // 65535 back-edges in all (gallivm's loop limiter): count and report.
   // It also folds x * 0.0 with a literal zero whatever the float controls say.
-  if (info.name.find("llvmpipe") != std::string::npos) {
+  if (target.llvmpipe) {
     options.max_loop_iterations = kLavapipeLoopLimit;
     options.opaque_float_zero = true;
   }
   return options;
 }
+
+spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info) { return codegen_options_for(vk::target_of(info)); }
 
 }  // namespace grove::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/vulkan/device.h"
+#include "runtime/vulkan/target.h"
 #include "spirv/codegen.h"
 
 namespace grove::detail {
@@ -11,5 +12,8 @@ namespace grove::detail {
 // loop limit of drivers that have one); the caller sets message ids, debug
 // and validation.
 spirv::CodegenOptions codegen_options_for(const vk::DeviceInfo& info);
+// The same for a target description (runtime/vulkan/target.h), which needs
+// no device.
+spirv::CodegenOptions codegen_options_for(const vk::Target& target);
 
 }  // namespace grove::detail

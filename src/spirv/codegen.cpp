@@ -883,7 +883,7 @@ Id TaskEmitter::emit_tree_cas(const ir::Stmt* s) {
 namespace {
 
 // Raises the user error for the first value type or atomic the device lacks.
-void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
+void check_features(const ir::Kernel& kernel, const DeviceFeatures& f, const std::string& target) {
   const std::string who = "kernel '" + kernel.name() + "'";
   DataType int64 = DataType::unknown;
   bool float64 = false;
@@ -900,15 +900,15 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f) {
   });
   if (int64 != DataType::unknown && !f.shader_int64)
     throw Error(who + " uses " + std::string(type_name(int64)) +
-                " values, which this Vulkan device does not support (shaderInt64)");
+                " values, which " + target + " does not support (shaderInt64)");
   if (float64 && !f.shader_float64)
-    throw Error(who + " uses f64 values, which this Vulkan device does not support (shaderFloat64)");
+    throw Error(who + " uses f64 values, which " + target + " does not support (shaderFloat64)");
   if (atomic64 != nullptr && !f.atomic_int64) {
     std::string what = atomic64->kind() == ir::StmtKind::TreeCas    ? "compare-and-swap"
                        : atomic64->kind() == ir::StmtKind::TreeLoad ? "atomic load"
                                                                     : "atomic " + std::string(ir::op_name(atomic64->atomic_op()));
     throw Error(who + " uses 64-bit atomics (" + what + " on " + std::string(type_name(atomic64->type())) +
-                "), which this Vulkan device does not support (shaderBufferInt64Atomics)");
+                "), which " + target + " does not support (shaderBufferInt64Atomics)");
   }
 }
 
@@ -926,7 +926,7 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
                         ir::stage_name(input.stage) + "; it takes lowered kernels");
   std::unique_ptr<ir::Kernel> copy;
   const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
-  check_features(kernel, options.features);
+  check_features(kernel, options.features, options.target_name);
   KernelModules out;
   for (const ir::KernelArg& a : kernel.args()) {
     out.arg_offsets.push_back(out.arg_words);

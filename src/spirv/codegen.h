@@ -132,6 +132,8 @@ struct CodegenOptions {
   // and an integer converted to a float is first or'ed with that word, so
   // that a zero the driver derives (a - a, x % 1) stays unknown to it.
   bool opaque_float_zero = false;
+  // What the features describe, in errors about a feature the kernel needs.
+  std::string target_name = "this Vulkan device";
 };
 
 // A print or assert: its format ("{}" per value) and the values' types.

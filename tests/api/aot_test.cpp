@@ -295,7 +295,7 @@ TEST_P(Aot, MisuseNamesWhatIsWrong) {
                 Program p(c);
                 aot::Module bad(p, Arch::Vulkan);
               }),
-              HasSubstr("needs a Program running on it"));
+              HasSubstr("needs Config::vulkan_target"));
   EXPECT_THAT(error_of([&] { aot::Module bad(prog, Arch::Cpu); }),
               HasSubstr("modules are made for Arch::Vulkan (SPIR-V) and Arch::Cuda (PTX), not Arch::cpu"));
 
