@@ -42,6 +42,15 @@ inline const std::string& vulkan_unavailable_reason() {
   return reason;
 }
 
+// Why a test that needs a Vulkan device cannot run here, or "" when it can.
+inline std::string vulkan_skip_reason() {
+  bool built = false;
+  for (Arch a : compiled_backends()) built |= a == Arch::Vulkan;
+  if (!built) return "the Vulkan backend is not built in";
+  if (!vulkan_unavailable_reason().empty()) return "no Vulkan: " + vulkan_unavailable_reason();
+  return "";
+}
+
 // Empty if a CUDA program can be created, else why not (probed once).
 inline const std::string& cuda_unavailable_reason() {
   static const std::string reason = []() -> std::string {

@@ -39,10 +39,7 @@ using grove::testing::vulkan_unavailable_reason;
 class VulkanBackend : public ::testing::Test {
  protected:
   void SetUp() override {
-    bool built = false;
-    for (Arch a : compiled_backends()) built |= a == Arch::Vulkan;
-    if (!built) GTEST_SKIP() << "the Vulkan backend is not built in";
-    if (!vulkan_unavailable_reason().empty()) GTEST_SKIP() << "no Vulkan: " << vulkan_unavailable_reason();
+    if (const std::string why = grove::testing::vulkan_skip_reason(); !why.empty()) GTEST_SKIP() << why;
     setenv("GROVE_VALIDATE_SPIRV", "1", 1);
     messages_before_ = detail::vulkan_validation_messages().size();
   }

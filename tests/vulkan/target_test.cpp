@@ -88,10 +88,7 @@ TEST(VulkanTarget, AKernelNeedingWhatTheTargetLacksNamesTheTarget) {
 class VulkanTargetOnDevice : public ::testing::Test {
  protected:
   void SetUp() override {
-    bool built = false;
-    for (Arch a : compiled_backends()) built |= a == Arch::Vulkan;
-    if (!built) GTEST_SKIP() << "the Vulkan backend is not built in";
-    if (!vulkan_unavailable_reason().empty()) GTEST_SKIP() << "no Vulkan: " << vulkan_unavailable_reason();
+    if (const std::string why = grove::testing::vulkan_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   }
   static bool on_llvmpipe(Program& prog) {
     return detail::vulkan_device(prog)->info().name.find("llvmpipe") != std::string::npos;
