@@ -3,6 +3,8 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
@@ -13,6 +15,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -75,6 +78,64 @@ bool needs_libdevice(const llvm::Module& m) {
     if (f.isDeclaration() && f.getName().starts_with("__nv_")) return true;
   return false;
 }
+
+// An NVPTX task: a kernel entry point taking (context, trees...,
+// arguments...) whose parallel loop is grid-stride over the whole count,
+// and libdevice's math (src/llvm/emit.h).
+class NvptxHooks final : public llvm_backend::TargetHooks {
+ public:
+  // PTX names allow only letters, digits, '_' and '$': "<kernel>_t<i>_<kind>"
+  // with every other character of the kernel's name as '_'.
+  std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const override {
+    std::string name = kernel;
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "_" + name;
+    return name + "_t" + std::to_string(index) + "_" + ir::op_name(kind);
+  }
+  llvm::FunctionType* task_type(llvm::LLVMContext& c, size_t trees, size_t args) const override {
+    std::vector<llvm::Type*> params(1 + trees, llvm::PointerType::get(c, 0));
+    params.insert(params.end(), args, llvm::Type::getInt64Ty(c));
+    return llvm::FunctionType::get(llvm::Type::getVoidTy(c), params, false);
+  }
+  // A kernel entry point (LLVM 19 reads it from nvvm.annotations).
+  void task_made(llvm::Module& m, llvm::Function& f) const override {
+    llvm::LLVMContext& c = m.getContext();
+    llvm::NamedMDNode* annotations = m.getOrInsertNamedMetadata("nvvm.annotations");
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(c, "kernel"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(c), 1))};
+    annotations->addOperand(llvm::MDNode::get(c, md));
+  }
+  void bind(llvm::Function& f, const std::map<llvm_backend::TreeKey, uint32_t>& buffer_index,
+            llvm_backend::Bindings& out) const override {
+    out.context = f.getArg(0);
+    for (const auto& [key, index] : buffer_index) out.trees[key] = f.getArg(index);
+  }
+  llvm::Value* arg_bits(llvm::IRBuilderBase&, llvm::Function& f, const llvm_backend::Bindings&, size_t trees,
+                        int index) const override {
+    return f.getArg(1 + static_cast<unsigned>(trees + static_cast<size_t>(index)));
+  }
+  bool count_functions() const override { return false; }
+  // Iteration k = this thread's index modulo the grid's threads, counted
+  // in 64 bits so that k + stride cannot wrap.
+  llvm_backend::ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function&,
+                                               const std::function<llvm::Value*()>& count) const override {
+    auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+    llvm_backend::ParallelBounds out;
+    llvm::Value* threads = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x),
+                                       sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
+    out.first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                            sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+    out.stride = threads;
+    out.last = b.CreateZExt(count(), b.getInt64Ty());
+    out.strided = true;
+    return out;
+  }
+  // libdevice's, linked into the module before it is optimised.
+  std::string math_function(const std::string& name) const override { return "__nv_" + name; }
+  bool exact_frem() const override { return false; }  // NVPTX lowers frem inexactly
+};
 
 }  // namespace
 
@@ -169,7 +230,8 @@ PtxCode PtxCompiler::compile(const ir::Kernel& kernel, bool debug, bool keep_tex
   llvm::Module module(kernel.name(), context);
   module.setTargetTriple(kTriple);
   module.setDataLayout(impl_->machine->createDataLayout());
-  llvm_backend::Emitted emitted = llvm_backend::emit_kernel(kernel, options, llvm_backend::Target::nvptx, module);
+  static const NvptxHooks nvptx;
+  llvm_backend::Emitted emitted = llvm_backend::emit_kernel(kernel, options, nvptx, module);
   PtxCode out;
   if (keep_text) out.ir_before = llvm_backend::to_text(module);
   if (needs_libdevice(module)) impl_->link_libdevice(module, kernel.name());

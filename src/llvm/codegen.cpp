@@ -10,7 +10,6 @@
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -59,13 +58,13 @@ using ir::BinaryOp;
 using ir::StmtKind;
 using ir::UnaryOp;
 
-// Emits one kernel's tasks into a module, for the CPU's task ABI or as
-// NVPTX kernels (emit.h): the two differ only in how a function receives
-// its buffers and arguments, which iterations of a parallel loop it runs,
-// and where math functions come from.
+// Emits one kernel's tasks into a module for a target, which decides (its
+// TargetHooks, emit.h) only how a function receives its buffers and
+// arguments, which iterations of a parallel loop it runs, and where math
+// functions come from.
 class Emitter {
  public:
-  Emitter(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module)
+  Emitter(const ir::Kernel& kernel, const CodegenOptions& options, const TargetHooks& target, llvm::Module& module)
       : kernel_(kernel), options_(options), target_(target), m_(module), c_(module.getContext()), b_(c_) {}
 
   // The print and assert messages, in the order of their ids.
@@ -112,25 +111,12 @@ class Emitter {
   llvm::Value* u32(uint32_t v) { return b_.getInt32(v); }
 
   // ---- functions ----
-  // CPU symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object
-  // with a symbol scope of its own, so names may repeat across kernels).
-  // PTX names allow only letters, digits, '_' and '$': "<kernel>_t<i>_<kind>"
-  // with every other character of the kernel's name as '_'.
-  std::string entry_name(size_t index, ir::TaskKind kind) const {
-    if (target_ == Target::cpu) return kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(kind);
-    std::string name = kernel_.name();
-    for (char& c : name)
-      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "_" + name;
-    return name + "_t" + std::to_string(index) + "_" + ir::op_name(kind);
-  }
-
   TaskCode emit_task(const ir::Stmt* task, size_t index) {
     TaskCode t;
     t.kind = task->task_kind();
     t.label = task->text();
     t.parallel = ir::is_parallel(t.kind);
-    t.entry = entry_name(index, t.kind);
+    t.entry = target_.entry_name(kernel_.name(), index, t.kind);
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
@@ -150,24 +136,15 @@ class Emitter {
     }
     // The task function.
     llvm::Type* ptr = b_.getPtrTy();
-    llvm::FunctionType* fn_type = nullptr;
-    if (target_ == Target::cpu) {
-      fn_type = llvm::FunctionType::get(b_.getVoidTy(), {ptr, ptr, b_.getInt32Ty(), b_.getInt32Ty()}, false);
-    } else {
-      // (context, trees..., arguments...)
-      std::vector<llvm::Type*> params(1 + t.trees.size(), ptr);
-      params.insert(params.end(), kernel_.args().size(), b_.getInt64Ty());
-      fn_type = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-    }
-    begin_function(fn_type, t.entry);
-    if (target_ == Target::nvptx) mark_kernel(fn_);
+    begin_function(target_.task_type(c_, t.trees.size(), kernel_.args().size()), t.entry);
+    target_.task_made(m_, *fn_);
     if (options_.debug) return_if_an_assertion_failed();
     emit_block(body);
     if (!b_.GetInsertBlock()->getTerminator()) b_.CreateRetVoid();
     end_function();
     // On the CPU, a parallel task's count function (a GPU kernel finds the
     // count itself and strides over it).
-    if (t.parallel && target_ == Target::cpu) {
+    if (t.parallel && target_.count_functions()) {
       t.count_entry = t.entry + ".count";
       begin_function(llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr}, false), t.count_entry);
       for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
@@ -175,14 +152,6 @@ class Emitter {
       end_function();
     }
     return t;
-  }
-
-  // An NVPTX kernel entry point (LLVM 19 reads it from nvvm.annotations).
-  void mark_kernel(llvm::Function* f) {
-    llvm::NamedMDNode* annotations = m_.getOrInsertNamedMetadata("nvvm.annotations");
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c_, "kernel"),
-                            llvm::ValueAsMetadata::get(b_.getInt32(1))};
-    annotations->addOperand(llvm::MDNode::get(c_, md));
   }
 
   void begin_function(llvm::FunctionType* type, const std::string& name) {
@@ -194,16 +163,11 @@ class Emitter {
     variables_.clear();
     loop_index_.clear();
     loops_.clear();
-    buffer_base_.clear();
-    context_base_ = nullptr;
-    if (target_ == Target::cpu) {
-      buffers_arg_ = fn_->getArg(0);
-      args_arg_ = fn_->getArg(1);
-    } else {
-      buffers_arg_ = args_arg_ = nullptr;
-      context_base_ = fn_->getArg(0);
-      for (const auto& [key, index] : buffer_index_) buffer_base_[key] = fn_->getArg(index);
-    }
+    bound_ = {};
+    target_.bind(*fn_, buffer_index_, bound_);
+    buffers_arg_ = bound_.buffers;
+    context_base_ = bound_.context;
+    buffer_base_ = bound_.trees;
     accumulators_.clear();
     reductions_.clear();
   }
@@ -246,13 +210,7 @@ class Emitter {
         values_[s] = constant(s->type(), s->bits());
         return;
       case StmtKind::Arg: {
-        llvm::Value* bits = nullptr;
-        if (target_ == Target::cpu) {
-          llvm::Value* slot = b_.CreateGEP(b_.getInt64Ty(), args_arg_, u32(static_cast<uint32_t>(s->index())));
-          bits = b_.CreateLoad(b_.getInt64Ty(), slot);
-        } else {
-          bits = fn_->getArg(1 + static_cast<unsigned>(buffer_index_.size() + s->index()));
-        }
+        llvm::Value* bits = target_.arg_bits(b_, *fn_, bound_, buffer_index_.size(), s->index());
         values_[s] = from_u64(bits, s->type());
         return;
       }
@@ -390,26 +348,17 @@ class Emitter {
   // index begin + k.
   void emit_range_for(const ir::Stmt* s) {
     const bool parallel = s == parallel_loop_;
-    const bool strided = parallel && target_ == Target::nvptx;
     llvm::Value* begin = value(s->begin());
     llvm::Value* first = begin;
     llvm::Value* last = value(s->end());
     llvm::Value* stride = u32(1);
-    if (parallel && target_ == Target::cpu) {
-      first = fn_->getArg(2);
-      llvm::Value* count = count_of(s);
-      last = b_.CreateSelect(b_.CreateICmpSLT(fn_->getArg(3), count), fn_->getArg(3), count);
-    } else if (strided) {
-      auto sreg = [&](llvm::Intrinsic::ID id) {
-        return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty());
-      };
-      llvm::Value* threads = b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x),
-                                          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
-      first = b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                           sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
-      stride = threads;
-      last = b_.CreateZExt(count_of(s), b_.getInt64Ty());
+    bool strided = false;
+    if (parallel) {
+      const ParallelBounds bounds = target_.parallel_bounds(b_, *fn_, [&] { return count_of(s); });
+      first = bounds.first;
+      last = bounds.last;
+      stride = bounds.stride;
+      strided = bounds.strided;
     }
     if (parallel) find_accumulators(s);
     llvm::BasicBlock* before = b_.GetInsertBlock();
@@ -529,7 +478,7 @@ class Emitter {
     llvm::Type* ty = type_of(t);
     std::vector<llvm::Type*> params(args.size(), ty);
     std::string name = t == DataType::f64 ? f64_name : f32_name;
-    if (target_ == Target::nvptx) name = "__nv_" + name;
+    name = target_.math_function(name);
     llvm::FunctionCallee f = m_.getOrInsertFunction(name, llvm::FunctionType::get(ty, params, false));
     return b_.CreateCall(f, args);
   }
@@ -609,8 +558,8 @@ class Emitter {
         case BinaryOp::sub: return b_.CreateFSub(a, b);
         case BinaryOp::mul: return b_.CreateFMul(a, b);
         case BinaryOp::div: return b_.CreateFDiv(a, b);
-        case BinaryOp::mod:  // C's fmod (NVPTX lowers frem inexactly: libdevice's)
-          return target_ == Target::cpu ? b_.CreateFRem(a, b) : libm("fmodf", "fmod", t, {a, b});
+        case BinaryOp::mod:  // C's fmod: frem where the target computes it exactly
+          return target_.exact_frem() ? b_.CreateFRem(a, b) : libm("fmodf", "fmod", t, {a, b});
         case BinaryOp::pow: return libm("powf", "pow", t, {a, b});
         case BinaryOp::atan2: return libm("atan2f", "atan2", t, {a, b});
         default: break;
@@ -870,15 +819,15 @@ class Emitter {
 
   const ir::Kernel& kernel_;
   CodegenOptions options_;
-  Target target_;
+  const TargetHooks& target_;
   llvm::Module& m_;
   llvm::LLVMContext& c_;
   llvm::IRBuilder<> b_;
   std::string what_;
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* entry_ = nullptr;
-  llvm::Value* buffers_arg_ = nullptr;   // CPU: the task ABI's buffers and args
-  llvm::Value* args_arg_ = nullptr;
+  Bindings bound_;                       // the function's parameters, as its target bound them
+  llvm::Value* buffers_arg_ = nullptr;   // bound_.buffers
   llvm::Value* context_base_ = nullptr;  // buffers[0], loaded in the entry block (NVPTX: a parameter)
   const ir::Stmt* parallel_loop_ = nullptr;
   std::map<TreeKey, uint32_t> buffer_index_;
@@ -954,7 +903,8 @@ const ir::TargetOps& target_ops() {
   return ops;
 }
 
-Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, Target target, llvm::Module& module) {
+Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, const TargetHooks& target,
+                    llvm::Module& module) {
   std::unique_ptr<ir::Kernel> copy;
   const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
   Emitter emitter(kernel, options, target, module);
@@ -997,6 +947,44 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
     });
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
 }
+
+// The CPU's task ABI (codegen.h): (buffers, args, lo, hi), iterations
+// [lo, hi) of a parallel loop, a count function per parallel task, libm.
+class CpuHooks final : public TargetHooks {
+ public:
+  // Symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object with
+  // a symbol scope of its own, so names may repeat across kernels).
+  std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const override {
+    return kernel + ".t" + std::to_string(index) + "." + ir::op_name(kind);
+  }
+  llvm::FunctionType* task_type(llvm::LLVMContext& c, size_t, size_t) const override {
+    llvm::Type* ptr = llvm::PointerType::get(c, 0);
+    llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+    return llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr, i32, i32}, false);
+  }
+  void task_made(llvm::Module&, llvm::Function&) const override {}
+  void bind(llvm::Function& f, const std::map<TreeKey, uint32_t>&, Bindings& out) const override {
+    out.buffers = f.getArg(0);
+    out.args = f.getArg(1);
+  }
+  llvm::Value* arg_bits(llvm::IRBuilderBase& b, llvm::Function&, const Bindings& bound, size_t,
+                        int index) const override {
+    llvm::Value* slot = b.CreateGEP(b.getInt64Ty(), bound.args, b.getInt32(static_cast<uint32_t>(index)));
+    return b.CreateLoad(b.getInt64Ty(), slot);
+  }
+  bool count_functions() const override { return true; }
+  ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function& f,
+                                 const std::function<llvm::Value*()>& count) const override {
+    ParallelBounds out;
+    out.first = f.getArg(2);
+    llvm::Value* n = count();
+    out.last = b.CreateSelect(b.CreateICmpSLT(f.getArg(3), n), f.getArg(3), n);
+    out.stride = b.getInt32(1);
+    return out;
+  }
+  std::string math_function(const std::string& name) const override { return name; }
+  bool exact_frem() const override { return true; }
+};
 
 // Kernels LLVM compiled in this process (Jit::compilations()).
 std::atomic<int64_t> g_compilations{0};
@@ -1202,7 +1190,8 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->machines[0]->createDataLayout());
-  Emitted emitted = emit_kernel(kernel, options, Target::cpu, *module);
+  static const CpuHooks cpu;
+  Emitted emitted = emit_kernel(kernel, options, cpu, *module);
   std::string ir_before, ir_after, assembly;  // with keep_text
   std::vector<std::string> objects;
   if (options.keep_text) {

@@ -1,12 +1,12 @@
 // src/llvm/emit.h — the one LLVM code generator's internal interface, for
-// the two places that drive it: the CPU's Jit (codegen.cpp) and the CUDA
-// backend's PTX compiler (src/cuda/ptx.cpp). Only their translation units
-// include it; it names LLVM types by declaration only.
+// the targets that drive it: the CPU's Jit (src/llvm_cpu/jit.cpp) and the
+// CUDA backend's PTX compiler (src/cuda/ptx.cpp). Only their translation
+// units include it; it names LLVM types by declaration only.
 //
-// The targets differ only where they must:
-//   - the CPU's task functions take the task ABI of codegen.h (buffers and
-//     arguments through arrays, iterations [lo, hi) of a parallel loop, a
-//     count function per parallel task);
+// A target says, through its TargetHooks, only what it must decide:
+//   - the CPU's task functions take the task ABI of src/llvm_cpu/jit.h
+//     (buffers and arguments through arrays, iterations [lo, hi) of a
+//     parallel loop, a count function per parallel task);
 //   - an NVPTX task is a `kernel` entry point taking (context, trees...,
 //     arguments...) as parameters (trees in TaskCode::trees order, each
 //     argument as the 64-bit pattern of its compute type) whose parallel
@@ -16,22 +16,78 @@
 // Everything else — arithmetic, tree memory and its atomics (`monotonic`:
 // relaxed), the sparse runtime (which arrives as IR), print and assert
 // records in the context buffer, debug-mode early returns — is the same
-// code.
+// code (Halide's CodeGen_LLVM and its targets are the model).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "llvm/codegen.h"
 
 namespace llvm {
+class Function;
+class FunctionType;
+class IRBuilderBase;
+class LLVMContext;
 class Module;
 class TargetMachine;
+class Value;
 }  // namespace llvm
 
 namespace grove::llvm_backend {
 
-enum class Target { cpu, nvptx };
+// Where a task function finds its buffers and arguments, as a target's
+// hooks bind them when the function begins. A buffer the hooks leave unset
+// is loaded from `buffers` (buffers[0] the context, buffers[i] the tree of
+// buffer index i) in the entry block when first used.
+struct Bindings {
+  llvm::Value* buffers = nullptr;  // the CPU's array of buffers
+  llvm::Value* args = nullptr;     // the CPU's array of argument bit patterns
+  llvm::Value* context = nullptr;  // the context buffer's first word
+  std::map<TreeKey, llvm::Value*> trees;
+};
+
+// A parallel loop's iterations in this function: k from `first` while
+// k < `last`, by `stride`; `strided` (a grid-stride loop) counts k in 64
+// bits and makes the index begin + trunc(k).
+struct ParallelBounds {
+  llvm::Value* first = nullptr;
+  llvm::Value* last = nullptr;
+  llvm::Value* stride = nullptr;
+  bool strided = false;
+};
+
+class TargetHooks {
+ public:
+  virtual ~TargetHooks() = default;
+  // The task function's symbol for task `index` of `kernel`.
+  virtual std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const = 0;
+  // The task function's type, for a task with `trees` tree buffers and a
+  // kernel of `args` arguments.
+  virtual llvm::FunctionType* task_type(llvm::LLVMContext& c, size_t trees, size_t args) const = 0;
+  // The function `f` was made for a task (NVPTX: marks it a kernel entry).
+  virtual void task_made(llvm::Module& m, llvm::Function& f) const = 0;
+  // Binds `f`'s parameters; `buffer_index` maps a tree to its buffer index
+  // (1, 2, ...).
+  virtual void bind(llvm::Function& f, const std::map<TreeKey, uint32_t>& buffer_index, Bindings& out) const = 0;
+  // Argument `index`'s 64-bit pattern, in `f`'s entry block or where `b` is.
+  virtual llvm::Value* arg_bits(llvm::IRBuilderBase& b, llvm::Function& f, const Bindings& bound, size_t trees,
+                                int index) const = 0;
+  // Whether a parallel task also gets a count function ("<entry>.count",
+  // the statements before its loop, then max(end - begin, 0)).
+  virtual bool count_functions() const = 0;
+  // The parallel loop's iterations in a task function; `count` emits
+  // max(end - begin, 0) where it is called.
+  virtual ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function& f,
+                                         const std::function<llvm::Value*()>& count) const = 0;
+  // The symbol of C math function `name` ("sinf", "pow", ...).
+  virtual std::string math_function(const std::string& name) const = 0;
+  // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).
+  virtual bool exact_frem() const = 0;
+};
 
 struct Emitted {
   std::vector<TaskCode> tasks;
@@ -41,7 +97,8 @@ struct Emitted {
 // Emits `kernel` (stage lowered) into `module`, whose triple and data
 // layout are set, and verifies it; raises InternalError for a statement the
 // generator does not handle.
-Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, Target target, llvm::Module& module);
+Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, const TargetHooks& target,
+                    llvm::Module& module);
 
 // LLVM's -O3 pipeline for `machine`'s target (the CPU's vector width, or
 // NVPTX with NVVM's reflection and address-space inference).
