@@ -32,7 +32,7 @@
 
 #include "harness.h"
 #include "internals.h"
-#include "llvm/codegen.h"
+#include "llvm_cpu/jit.h"
 
 namespace grove_bench {
 namespace {

@@ -3,7 +3,7 @@
 // on the calling thread and parallel tasks spread over a oneTBB pool.
 // Launches finish before they return.
 //
-// The task ABI (what the LLVM code generator emits, src/llvm/codegen.h):
+// The task ABI (what the LLVM code generator emits for the CPU, src/llvm_cpu/jit.h):
 // every task is a function
 //
 //   void task(uint32_t* const* buffers, const uint64_t* args, int32_t lo, int32_t hi)

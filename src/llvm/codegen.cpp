@@ -1,54 +1,37 @@
-// src/llvm/codegen.cpp — lowered IR to LLVM IR, one function per task (and a
-// count function per parallel task), optimised and emitted as an object for
-// this CPU, then linked into a shared object (see codegen.h). Arithmetic
+// src/llvm/codegen.cpp — lowered IR to LLVM IR, one function per task, for a
+// target that its hooks describe (emit.h: the CPU's in src/llvm_cpu, NVPTX's
+// in src/cuda), and LLVM's -O3 pipeline for it. Arithmetic
 // follows docs/ir.md as the interpreter computes it (src/ir/eval.cpp): integers wrap, x / 0 and x % 0 are 0, shift counts are
 // taken modulo the width, float-to-integer casts truncate and saturate with
 // NaN giving 0.
 #include "llvm/codegen.h"
 
-#include <llvm/Bitcode/BitcodeReader.h>
-#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Config/llvm-config.h>
 #include <llvm/Passes/PassBuilder.h>
-#include <llvm/MC/MCSubtargetInfo.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
-#include <llvm/TargetParser/Host.h>
-#include <llvm/TargetParser/SubtargetFeature.h>
 #include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 #include "grove/error.h"
 #include "ir/assert.h"
-#include "grove/version.h"
 #include "ir/passes/reductions.h"
 #include "ir/plan_builder.h"
 #include "ir/printer.h"
-#include "llvm/disk_cache.h"
 #include "llvm/emit.h"
-#include "llvm/linker.h"
 #include "runtime/core/context_layout.h"
-#include "runtime/cpu/device.h"
 
 namespace grove::llvm_backend {
 
@@ -840,14 +823,6 @@ class Emitter {
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
 };
 
-void initialize_native_target() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
-
 // ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into
 // calls of __tsan_memset and the like, which GCC's sanitizer runtime does
 // not define. The module defines them (uninstrumented) as the plain
@@ -946,276 +921,6 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
       mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
     });
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
-}
-
-// The CPU's task ABI (codegen.h): (buffers, args, lo, hi), iterations
-// [lo, hi) of a parallel loop, a count function per parallel task, libm.
-class CpuHooks final : public TargetHooks {
- public:
-  // Symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object with
-  // a symbol scope of its own, so names may repeat across kernels).
-  std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const override {
-    return kernel + ".t" + std::to_string(index) + "." + ir::op_name(kind);
-  }
-  llvm::FunctionType* task_type(llvm::LLVMContext& c, size_t, size_t) const override {
-    llvm::Type* ptr = llvm::PointerType::get(c, 0);
-    llvm::Type* i32 = llvm::Type::getInt32Ty(c);
-    return llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr, i32, i32}, false);
-  }
-  void task_made(llvm::Module&, llvm::Function&) const override {}
-  void bind(llvm::Function& f, const std::map<TreeKey, uint32_t>&, Bindings& out) const override {
-    out.buffers = f.getArg(0);
-    out.args = f.getArg(1);
-  }
-  llvm::Value* arg_bits(llvm::IRBuilderBase& b, llvm::Function&, const Bindings& bound, size_t,
-                        int index) const override {
-    llvm::Value* slot = b.CreateGEP(b.getInt64Ty(), bound.args, b.getInt32(static_cast<uint32_t>(index)));
-    return b.CreateLoad(b.getInt64Ty(), slot);
-  }
-  bool count_functions() const override { return true; }
-  ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function& f,
-                                 const std::function<llvm::Value*()>& count) const override {
-    ParallelBounds out;
-    out.first = f.getArg(2);
-    llvm::Value* n = count();
-    out.last = b.CreateSelect(b.CreateICmpSLT(f.getArg(3), n), f.getArg(3), n);
-    out.stride = b.getInt32(1);
-    return out;
-  }
-  std::string math_function(const std::string& name) const override { return name; }
-  bool exact_frem() const override { return true; }
-};
-
-// Kernels LLVM compiled in this process (Jit::compilations()).
-std::atomic<int64_t> g_compilations{0};
-
-struct Jit::Impl {
-  // The host CPU's features; emit the objects. One per compile thread (a
-  // target machine is not thread-safe), made when a kernel first needs that
-  // many; machines[0] also for dumps.
-  std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
-  const llvm::Target* target = nullptr;
-  size_t threads = 1;  // compile threads: the cores, at most 8
-  std::string triple, cpu, features;
-
-  // Position-independent code: each kernel becomes a shared object
-  // (linker.h) that the runtime opens with dlopen.
-  void add_machine() {
-    machines.emplace_back(target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
-                                                      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-    if (!machines.back()) throw Error("LLVM cannot target this CPU (" + triple + ", " + cpu + ")");
-  }
-  std::mutex mutex;                                 // the machines and the table are not thread-safe
-  // Compiled kernels (without the texts), by the fingerprint of the kernel
-  // and of what else decides the code (the options): a hit prints nothing.
-  struct MemoryKeyHash {
-    size_t operator()(const ir::Fingerprint& f) const { return static_cast<size_t>(f.a); }
-  };
-  std::unordered_map<ir::Fingerprint, CpuCode, MemoryKeyHash> memory;
-
-  // A relocatable object (or assembly text) for `module`.
-  static std::string emit(llvm::TargetMachine& machine, llvm::Module& module, llvm::CodeGenFileType type,
-                          const std::string& kernel) {
-    llvm::SmallVector<char, 0> out;
-    llvm::raw_svector_ostream os(out);
-    llvm::legacy::PassManager pm;
-    if (machine.addPassesToEmitFile(pm, os, nullptr, type))
-      throw InternalError("LLVM cannot emit code for this CPU (kernel '" + kernel + "')");
-    pm.run(module);
-    return std::string(out.data(), out.size());
-  }
-
-  // The objects of a kernel's module whose tasks are `tasks`. With more
-  // than one task and more than one core, the tasks are dealt into groups
-  // of about equal size (instructions before optimisation), and each group
-  // is optimised and emitted on a thread of its own, in an LLVM context of
-  // its own (read back from the module's bitcode, other groups' functions
-  // left as declarations); lld links the objects into one shared object.
-  std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
-                                   const std::string& kernel) {
-    const size_t groups = std::min(tasks.size(), threads);
-    while (machines.size() < groups) add_machine();
-    if (groups <= 1) {
-      optimize(module, *machines[0]);
-      return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
-    }
-    std::vector<std::set<std::string>> names(groups);
-    std::vector<size_t> load(groups, 0);
-    std::vector<size_t> order(tasks.size());
-    std::vector<size_t> size(tasks.size(), 0);
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      order[i] = i;
-      for (const std::string* n : {&tasks[i].entry, &tasks[i].count_entry})
-        if (llvm::Function* f = module.getFunction(*n)) size[i] += f->getInstructionCount();
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
-    for (size_t i : order) {
-      const size_t g = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      load[g] += size[i];
-      names[g].insert(tasks[i].entry);
-      if (!tasks[i].count_entry.empty()) names[g].insert(tasks[i].count_entry);
-    }
-    llvm::SmallVector<char, 0> bitcode;
-    {
-      llvm::raw_svector_ostream os(bitcode);
-      llvm::WriteBitcodeToFile(module, os);
-    }
-    std::vector<std::string> out(groups);
-    std::vector<std::exception_ptr> failed(groups);
-    auto compile = [&](size_t g) {
-      try {
-        llvm::LLVMContext context;
-        auto parsed = llvm::parseBitcodeFile(
-            llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), kernel), context);
-        if (!parsed)
-          throw InternalError("LLVM cannot read back kernel '" + kernel + "': " + llvm::toString(parsed.takeError()));
-        llvm::Module& part = **parsed;
-        for (llvm::Function& f : part)
-          if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
-        optimize(part, *machines[g]);
-        out[g] = emit(*machines[g], part, llvm::CodeGenFileType::ObjectFile, kernel);
-      } catch (...) {
-        failed[g] = std::current_exception();
-      }
-    };
-    std::vector<std::thread> threads;
-    for (size_t g = 1; g < groups; ++g) threads.emplace_back(compile, g);
-    compile(0);
-    for (std::thread& t : threads) t.join();
-    for (const std::exception_ptr& e : failed)
-      if (e) std::rethrow_exception(e);
-    return out;
-  }
-};
-
-Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
-  initialize_native_target();
-  impl_->triple = llvm::sys::getProcessTriple();
-  std::string error;
-  impl_->target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
-  if (impl_->target == nullptr) throw Error("LLVM cannot target this CPU (" + impl_->triple + "): " + error);
-  llvm::SubtargetFeatures features;
-  if (cpu.empty() || cpu == "host") {
-    impl_->cpu = llvm::sys::getHostCPUName().str();
-    for (const auto& [name, on] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, on);
-  } else {
-    // A named CPU: every feature LLVM gives it, spelled out like the host's,
-    // so that a plan says what its code needs (runtime/cpu/library.cpp).
-    // (Asked of a generic subtarget first: LLVM warns on stderr when made
-    // for a CPU it does not know.)
-    std::unique_ptr<llvm::MCSubtargetInfo> generic(impl_->target->createMCSubtargetInfo(impl_->triple, "", ""));
-    if (generic == nullptr || !generic->isCPUStringValid(cpu))
-      throw Error("Config::cpu_target (or GROVE_CPU_TARGET) is \"" + cpu + "\", which LLVM does not know as a CPU of " +
-                  impl_->triple + "; give one such as x86-64-v2, x86-64-v3, x86-64-v4 or znver3, or leave it empty "
-                  "for this machine's CPU (" + llvm::sys::getHostCPUName().str() + ")");
-    impl_->cpu = cpu;
-    std::unique_ptr<llvm::MCSubtargetInfo> info(impl_->target->createMCSubtargetInfo(impl_->triple, cpu, ""));
-    for (const llvm::SubtargetFeatureKV& f : info->getAllProcessorFeatures())
-      features.AddFeature(f.Key, info->getFeatureBits().test(f.Value));
-  }
-  impl_->features = features.getString();
-  impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  impl_->add_machine();
-}
-
-Jit::~Jit() = default;
-
-int64_t Jit::compilations() { return g_compilations.load(); }
-
-std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
-std::string Jit::features() const { return impl_->features; }
-
-Jit::Host Jit::host() const {
-  Host h;
-  h.cpu = impl_->cpu;
-  h.model = rt::cpu::cpu_model();
-  if (h.model.empty()) h.model = impl_->cpu;
-  const std::string features = "," + impl_->machines[0]->getTargetFeatureString().str() + ",";
-  auto has = [&](const char* f) { return features.find(std::string(",+") + f + ",") != std::string::npos; };
-  if (has("avx512f")) {
-    h.vector_isa = "AVX-512", h.vector_bits = 512;
-  } else if (has("avx2")) {
-    h.vector_isa = "AVX2", h.vector_bits = 256;
-  } else if (has("avx")) {
-    h.vector_isa = "AVX", h.vector_bits = 256;
-  } else if (has("sve")) {
-    h.vector_isa = "SVE", h.vector_bits = 128;  // at least; the length is set by the hardware
-  } else if (has("neon")) {
-    h.vector_isa = "NEON", h.vector_bits = 128;
-  } else if (has("sse2")) {
-    h.vector_isa = "SSE2", h.vector_bits = 128;
-  } else {
-    h.vector_isa = "scalar", h.vector_bits = 0;
-  }
-  return h;
-}
-
-CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
-  if (!ir::is_lowered(kernel.stage))
-    throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
-  // In memory: the kernel's fingerprint, and the options' (what else
-  // decides the code; the target and build are this Jit's own).
-  const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
-  // A copy of the code held in memory, if any (called with the lock held).
-  auto held = [&]() -> std::optional<CpuCode> {
-    if (options.keep_text) return std::nullopt;  // texts are not kept in memory: compile
-    auto it = impl_->memory.find(memory_key);
-    if (it == impl_->memory.end()) return std::nullopt;
-    CpuCode out = it->second;
-    out.source = CpuCode::Source::memory;
-    return out;
-  };
-  std::unique_lock<std::mutex> lock(impl_->mutex);
-  if (std::optional<CpuCode> hit = held()) return std::move(*hit);
-  lock.unlock();
-  // On disk: everything that decides the code, as text. The build stamp
-  // stands for the code generator's own source: a rebuilt Grove never
-  // trusts an older file.
-  std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
-                    "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
-                    impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
-                    (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra + "\n";
-  if (options.text.empty()) key += ir::print_module({&kernel});
-  else key += options.text;
-  lock.lock();
-  if (std::optional<CpuCode> hit = held()) return std::move(*hit);  // another thread compiled it meanwhile
-  if (!options.keep_text && !options.cache_dir.empty()) {
-    if (std::optional<CpuCode> hit = DiskCache(options.cache_dir).load(key)) {
-      impl_->memory[memory_key] = *hit;
-      return std::move(*hit);
-    }
-  }
-  ++g_compilations;
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
-  module->setTargetTriple(impl_->triple);
-  module->setDataLayout(impl_->machines[0]->createDataLayout());
-  static const CpuHooks cpu;
-  Emitted emitted = emit_kernel(kernel, options, cpu, *module);
-  std::string ir_before, ir_after, assembly;  // with keep_text
-  std::vector<std::string> objects;
-  if (options.keep_text) {
-    // Dumps: one module, optimised and emitted whole, so that its texts
-    // show every task.
-    ir_before = to_text(*module);
-    optimize(*module, *impl_->machines[0]);  // -O3 for the host CPU (its vector width included)
-    ir_after = to_text(*module);
-    std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
-    assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
-    objects.push_back(Impl::emit(*impl_->machines[0], *module, llvm::CodeGenFileType::ObjectFile, kernel.name()));
-  } else {
-    objects = impl_->objects(*module, emitted.tasks, kernel.name());
-  }
-  CpuCode out;
-  out.tasks = std::move(emitted.tasks);
-  out.messages = std::move(emitted.messages);
-  out.library = link_shared_object(objects, kernel.name());
-  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store(key, out);
-  impl_->memory[memory_key] = out;
-  out.ir_before = std::move(ir_before);
-  out.ir_after = std::move(ir_after);
-  out.assembly = std::move(assembly);
-  return out;
 }
 
 }  // namespace grove::llvm_backend

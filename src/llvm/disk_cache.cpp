@@ -23,7 +23,6 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4f565247u;  // "GRVO"
 constexpr uint32_t kFormatVersion = 4;  // 2: a shared object; 3: hash64 checksums and names; 4: the entry's kind, any payload
-constexpr uint8_t kMaxTaskKind = static_cast<uint8_t>(ir::TaskKind::gc_finish);
 
 // A 64-bit hash of n bytes, eight at a time in four independent lanes (xor,
 // multiply by an odd constant, rotate: each step a bijection of the word, so
@@ -84,57 +83,6 @@ std::vector<uint8_t> unwrap(const std::vector<uint8_t>& bytes, const std::string
   return payload;
 }
 
-std::vector<uint8_t> encode(const CpuCode& e) {
-  rt::ByteWriter w;
-  w.u32(static_cast<uint32_t>(e.tasks.size()));
-  for (const TaskCode& t : e.tasks) {
-    w.u8(static_cast<uint8_t>(t.kind));
-    w.str(t.label);
-    w.boolean(t.parallel);
-    w.u32(static_cast<uint32_t>(t.trees.size()));
-    for (const TreeKey& k : t.trees) {
-      w.i32(k.first);
-      w.i32(k.second);
-    }
-    w.str(t.entry);
-    w.str(t.count_entry);
-  }
-  rt::write_messages(w, e.messages);
-  w.bytes(e.library);
-  return w.take();
-}
-
-// Throws grove::Error (caught by load) at the first thing that is wrong.
-CpuCode decode(const std::vector<uint8_t>& bytes, const std::string& path) {
-  rt::ByteReader r(bytes, path);
-  CpuCode e;
-  e.source = CpuCode::Source::disk;
-  r.part("tasks");
-  const uint32_t tasks = r.count(16);
-  for (uint32_t i = 0; i < tasks; ++i) {
-    TaskCode t;
-    const uint8_t kind = r.u8();
-    if (kind > kMaxTaskKind) r.fail("an unknown task kind");
-    t.kind = static_cast<ir::TaskKind>(kind);
-    t.label = r.str();
-    t.parallel = r.boolean();
-    const uint32_t trees = r.count(8);
-    for (uint32_t k = 0; k < trees; ++k) {
-      const int32_t tree = r.i32();
-      t.trees.emplace_back(tree, r.i32());
-    }
-    t.entry = r.str();
-    t.count_entry = r.str();
-    e.tasks.push_back(std::move(t));
-  }
-  r.part("messages");
-  e.messages = rt::read_messages(r);
-  r.part("library");
-  e.library = r.bytes();
-  if (r.left() != 0) r.fail("bytes after the library");
-  return e;
-}
-
 // The directory's size is kept under kMaxBytes: past it, the files used
 // longest ago go first (a read refreshes a file's time), down to half.
 constexpr uintmax_t kMaxBytes = uintmax_t{512} << 20;
@@ -172,19 +120,6 @@ std::string DiskCache::path_of(const std::string& key) const {
                 static_cast<unsigned long long>(hash64(reinterpret_cast<const uint8_t*>(key.data()), key.size())));
   return (std::filesystem::path(dir_) / (name + kind_)).string();
 }
-
-std::optional<CpuCode> DiskCache::load(const std::string& key) const {
-  std::optional<std::vector<uint8_t>> bytes = load_bytes(key);
-  if (!bytes) return std::nullopt;
-  try {
-    return decode(*bytes, path_of(key));
-  } catch (const Error& e) {
-    if (std::getenv("GROVE_CACHE_LOG") != nullptr) std::cerr << "[grove] cache: miss (" << e.what() << ")\n";
-    return std::nullopt;  // rebuilt and rewritten by the caller
-  }
-}
-
-void DiskCache::store(const std::string& key, const CpuCode& code) const { store_bytes(key, encode(code)); }
 
 std::optional<std::vector<uint8_t>> DiskCache::load_bytes(const std::string& key) const {
   const std::string path = path_of(key);

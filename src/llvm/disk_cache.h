@@ -4,7 +4,7 @@
 // target and its features, the code generator's options, the kernel's plan
 // and its lowered IR text, in which every address and extent of its tree
 // types is a constant). Entries are of a kind, which names their files
-// (*.grove-<kind>): the CPU backend's ("cpu", codegen.cpp) hold a shared
+// (*.grove-<kind>): the CPU backend's ("cpu", src/llvm_cpu/jit.cpp) hold a shared
 // object and what the runtime needs to call it (tasks, messages); the CUDA
 // backend's ("cuda", src/program/cuda_backend.cpp) a whole kernel plan,
 // its PTX and the driver's binary for the GPU it ran on.
@@ -27,10 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "llvm/codegen.h"
-
 namespace grove::llvm_backend {
-
 
 class DiskCache {
  public:
@@ -43,10 +40,6 @@ class DiskCache {
   // stderr and then left alone (a cache is never a reason to fail a launch).
   void store_bytes(const std::string& key, std::span<const uint8_t> payload) const;
 
-  // A CPU entry: its tasks, messages and shared object (with source disk),
-  // or nullopt. (The texts of `code` are not kept.)
-  std::optional<CpuCode> load(const std::string& key) const;
-  void store(const std::string& key, const CpuCode& code) const;
   // The file an entry for `key` lives in.
   std::string path_of(const std::string& key) const;
 

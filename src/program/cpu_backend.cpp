@@ -1,6 +1,6 @@
 // src/program/cpu_backend.cpp — the compile side of the LLVM CPU backend:
 // lowered IR to native code through the shared LLVM code generator
-// (src/llvm/codegen.h: one function per task, the kernel linked into one
+// (src/llvm_cpu/jit.h: one function per task, the kernel linked into one
 // shared object for this CPU), put into the kernel's plan and loaded on the
 // runtime's CPU device (runtime/cpu/device.h), which opens the shared object
 // and runs the tasks on oneTBB's threads (Config::cpu_threads of them). A
@@ -21,7 +21,7 @@
 #include <string>
 
 #include "grove/error.h"
-#include "llvm/codegen.h"
+#include "llvm_cpu/jit.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
 #include "program/registry.h"

@@ -8,7 +8,7 @@
 
 #include <grove/grove.h>
 
-#include "llvm/codegen.h"
+#include "llvm_cpu/jit.h"
 
 int main(int argc, char** argv) {
   using namespace grove;

@@ -147,7 +147,7 @@ TEST(DiskCacheKinds, EachKindKeepsToItsFilesAndOnlyAWholeEntryOfItsKeyIsTrusted)
   EXPECT_FALSE(cuda.load_bytes("kernel j").has_value());
   EXPECT_EQ(fs::path(cuda.path_of("kernel k")).extension(), ".grove-cuda");
   EXPECT_EQ(fs::path(cpu.path_of("kernel k")).extension(), ".grove-cpu");
-  EXPECT_FALSE(cpu.load("kernel k").has_value());  // absent: the CUDA entry is another file
+  EXPECT_FALSE(cpu.load_bytes("kernel k").has_value());  // absent: the CUDA entry is another file
   // The CUDA entry under the CPU entry's name: whole, same key, another kind.
   fs::copy_file(cuda.path_of("kernel k"), cpu.path_of("kernel k"));
   EXPECT_FALSE(cpu.load_bytes("kernel k").has_value());

@@ -4,7 +4,7 @@
 // (src/llvm/codegen.h) on plain word arrays. Operands arrive as kernel
 // arguments, so LLVM cannot fold the operations away; expected values come
 // from plain C++ in the test (docs/ir.md's rules written out) or by hand.
-#include "llvm/codegen.h"
+#include "llvm_cpu/jit.h"
 
 #include <gtest/gtest.h>
 

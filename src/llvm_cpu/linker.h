@@ -1,4 +1,4 @@
-// src/llvm/linker.h — a kernel's relocatable object to the shared object
+// src/llvm_cpu/linker.h — a kernel's relocatable object to the shared object
 // its plan carries (KernelPlan::library), linked by lld, LLVM's linker, as a
 // library in this process (no program is run). The runtime opens it with
 // dlopen (runtime/cpu/library.h). No LLVM type appears here.

@@ -1,8 +1,8 @@
-// src/llvm/linker.cpp — link_shared_object (linker.h) through lld's ELF
+// src/llvm_cpu/linker.cpp — link_shared_object (linker.h) through lld's ELF
 // driver. lld reads and writes files, so each link goes through a private
 // directory of this process (under TMPDIR), removed when the process ends;
 // lld is not reentrant, so links take turns.
-#include "llvm/linker.h"
+#include "llvm_cpu/linker.h"
 
 #include <lld/Common/Driver.h>
 #include <llvm/Support/raw_ostream.h>
