@@ -1,5 +1,6 @@
 // runtime/aot/module.cpp — the AOT module file format (see module.h).
 #include "runtime/aot/module.h"
+#include "runtime/aot/formats.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -386,8 +387,11 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
     m.backend = r.str();
     m.features = read_features(r);
     if (r.left() != 0) r.fail("unread bytes at its end");
-    if (m.backend != "vulkan" && m.backend != "cuda")
-      r.fail("modules for backend '" + m.backend + "' cannot be loaded; Grove ships Vulkan and CUDA modules");
+    if (module_format(m.backend) == nullptr) {
+      std::string known;
+      for (const ModuleFormat& f : module_formats()) known += (known.empty() ? "" : " and ") + std::string(f.name);
+      r.fail("modules for backend '" + m.backend + "' cannot be loaded; Grove ships " + known + " modules");
+    }
   }
   {
     ByteReader r(sections[1].payload, source + ", section 'tree types'");
@@ -440,15 +444,8 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
         for (const TaskPlan::Modified& mod : task.modifies)
           if (!has(mod.slot, mod.snode))
             r.fail("task " + std::to_string(i) + " modifies SNode " + std::to_string(mod.snode) + ", which its tree type lacks");
-        // Vulkan: each task is a SPIR-V module; CUDA: an entry of the kernel's PTX.
-        if (m.backend == "vulkan" && task.code.empty()) r.fail("task " + std::to_string(i) + " has no code");
-        if (m.backend == "cuda" && task.entry_point.empty()) r.fail("task " + std::to_string(i) + " has no entry point");
       }
-      if (m.backend == "cuda") {
-        if (p.library.empty()) r.fail("it has no PTX");
-        if (p.target.rfind(kCudaTargetPrefix, 0) != 0)
-          r.fail("its target is '" + p.target + "', not '" + std::string(kCudaTargetPrefix) + "NN'");
-      }
+      module_format(m.backend)->check_code(p, r);  // the backend's code: SPIR-V per task, PTX, ...
       m.kernels.push_back(std::move(p));
     }
     r.part("");
@@ -481,25 +478,7 @@ std::string describe(const ModuleData& m) {
   std::ostringstream o;
   o << "Grove AOT module, format version " << kModuleVersion << ", written by Grove " << m.grove_version << "\n";
   o << "backend: " << m.backend << "\n";
-  if (m.backend == "cuda") {
-    int newest = -1;  // the newest target a kernel was compiled for
-    for (const KernelPlan& k : m.kernels)
-      if (k.target.rfind(kCudaTargetPrefix, 0) == 0)
-        newest = std::max(newest, std::atoi(k.target.c_str() + kCudaTargetPrefix.size()));
-    o << "device: " << (newest < 0 ? std::string("any CUDA GPU") : "a CUDA GPU of sm_" + std::to_string(newest) + " or newer")
-      << " (the driver compiles the PTX for it)\n";
-  } else {
-    o << "device features:";
-    const Features& f = m.features;
-    bool any = false;
-    auto feature = [&](bool on, const char* name) {
-      if (on) o << " " << name;
-      any |= on;
-    };
-#define GROVE_FEATURE(field, device_name) feature(f.field, #field);
-#include "runtime/core/features.def"
-    o << (any ? "\n" : " none beyond Vulkan 1.1 compute\n");
-  }
+  o << module_format(m.backend)->describe_device(m);
   o << "tree types: " << m.tree_types.size() << "\n";
   for (const ModuleTreeType& t : m.tree_types) {
     o << "  " << t.name << " (type " << t.id << "): " << t.layout.total_words << " words ("
@@ -520,11 +499,7 @@ std::string describe(const ModuleData& m) {
   }
   o << "kernels: " << m.kernels.size() << "\n";
   for (const KernelPlan& k : m.kernels) {
-    size_t words = 0;
-    for (const TaskPlan& task : k.tasks) words += task.code.size();
-    const std::string code = m.backend == "cuda" ? std::to_string(k.library.size()) + " bytes of PTX for " +
-                                                       k.target.substr(std::min(k.target.size(), kCudaTargetPrefix.size() - 3))
-                                                 : std::to_string(words * 4) + " bytes of SPIR-V";
+    const std::string code = module_format(m.backend)->describe_code(k);
     o << "  " << k.name << "(";
     bool first = true;
     for (const TreeSlotPlan& s : k.slots) {

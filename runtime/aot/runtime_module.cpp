@@ -1,20 +1,18 @@
 // runtime/aot/runtime_module.cpp — grove::runtime (grove/runtime.h): AOT
-// modules on a Vulkan or CUDA device (the module's backend says which)
-// through rt::Context, with nothing of the compiler.
+// modules on a device of the module's backend (its format, formats.h,
+// opens it) through rt::Context, with nothing of the compiler.
 #include <algorithm>
 #include <array>
 #include <map>
 
 #include "grove/runtime.h"
+#include "runtime/aot/formats.h"
 #include "runtime/aot/module.h"
 #include "runtime/core/context.h"
 #include "runtime/core/scalar.h"
 
 #ifdef GROVE_RUNTIME_VULKAN
 #include "runtime/vulkan/vulkan_device.h"
-#endif
-#ifdef GROVE_RUNTIME_CUDA
-#include "runtime/cuda/device.h"
 #endif
 
 namespace grove::runtime {
@@ -116,37 +114,6 @@ class ModuleImpl {
 
 // ---- Module ------------------------------------------------------------------------------
 
-namespace {
-
-// The device a module of `backend` runs on, as `options` choose it.
-std::unique_ptr<rt::Device> open_device(const std::string& backend, const std::string& source, const Options& options) {
-  if (backend == "cuda") {
-    if (options.external)
-      throw Error(source + " is a CUDA module; Options::external hands Grove a Vulkan device, which runs Vulkan modules");
-#ifdef GROVE_RUNTIME_CUDA
-    return rt::cuda::make_device(options.cuda_device, options.debug, nullptr, "runtime::Options::cuda_device");
-#else
-    throw Error(source + " is a CUDA module, and this grove_runtime was built without CUDA");
-#endif
-  }
-#ifdef GROVE_RUNTIME_VULKAN
-  vk::RuntimeOptions ro;
-  ro.debug = options.debug;
-  ro.device.select = options.vulkan_device;
-  ro.device.validation = options.validation;
-  ro.device.profile.no_int64 = options.without_int64;
-  ro.device.profile.no_float64 = options.without_float64;
-  ro.device.profile.no_float_atomics = options.without_float_atomics;
-  ro.external = options.external;
-  return vk::make_vulkan_device(ro);
-#else
-  (void)options;
-  throw Error(source + " is a Vulkan module, and this grove_runtime was built without Vulkan");
-#endif
-}
-
-}  // namespace
-
 Module Module::load(const std::string& path, const Options& options) {
   const std::vector<uint8_t> bytes = rt::aot::read_file(path);
   return load(bytes, "module '" + path + "'", options);
@@ -156,7 +123,8 @@ Module Module::load(std::span<const uint8_t> bytes, std::string_view source, con
   auto impl = std::make_shared<ModuleImpl>();
   impl->source = std::string(source);
   impl->data = rt::aot::read_module(bytes, source);
-  impl->context = std::make_unique<rt::Context>(open_device(impl->data.backend, impl->source, options));
+  // read_module knows the format: it refuses a backend it has none for.
+  impl->context = std::make_unique<rt::Context>(rt::aot::module_format(impl->data.backend)->open(options, impl->source));
   for (const rt::aot::ModuleTreeType& t : impl->data.tree_types) {
     impl->context->add_type(t.id, t.layout);
     if (!t.own) continue;
