@@ -141,13 +141,18 @@ class Tree {
   }
   // Every element of `field`, row-major over its indices (one read of the
   // tree's buffer); inactive cells read 0.
+  // (A field whose copy would not fit in the host's memory raises
+  // grove::Error naming it.)
   template <typename T>
   std::vector<T> to_vector(std::string_view field) const {
-    std::vector<T> out(static_cast<size_t>(num_elements(field)));
+    std::vector<T> out(host_copy_elements(field, sizeof(T)));
     copy_out(field, type_of<T>(), out.data());
     return out;
   }
   int64_t num_elements(std::string_view field) const;
+  // num_elements(field), after checking that a copy of them all (of
+  // `element_bytes` each) fits in the host's memory.
+  size_t host_copy_elements(std::string_view field, size_t element_bytes) const;
   void copy_out(std::string_view field, DataType as, void* out) const;
   void read_raw(std::string_view field, std::span<const int64_t> index, DataType as, void* out) const;
   void write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const;
@@ -198,7 +203,10 @@ class Module {
   // argument for it.
   Tree tree(std::string_view type);
   // Launches `kernel`: numbers for its number arguments and trees for its
-  // tree arguments, each group in the order declared.
+  // tree arguments, each group in the order declared (more or fewer of
+  // either raise grove::Error). Only the user's kernels (kernels()):
+  // Grove's own, named "__...", run as Tree::write and deactivate_all call
+  // them.
   void launch(std::string_view kernel, std::initializer_list<Arg> args);
   void launch(std::string_view kernel, const std::vector<Arg>& args);
   // Waits for every launch; raises what they reported (a full pool, a

@@ -417,7 +417,7 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
     for (uint32_t n = r.count(8), k = 0; k < n; ++k) {
       r.part("kernel " + std::to_string(k));
       const std::vector<uint8_t> plan_bytes = r.bytes();
-      KernelPlan p = deserialize_plan(plan_bytes, source + ", kernel " + std::to_string(k));
+      KernelPlan p = deserialize_plan(plan_bytes, source + ", section 'kernels', kernel " + std::to_string(k));
       r.part("kernel '" + p.name + "'");
       if (p.name.empty() || m.kernel(p.name) != nullptr) r.fail("its name is empty or taken");
       if (p.backend != m.backend) r.fail("it was compiled for '" + p.backend + "', the module for '" + m.backend + "'");

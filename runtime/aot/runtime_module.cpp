@@ -87,6 +87,13 @@ class ModuleImpl {
     if (bits.size() != plan.args.size())
       throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given " +
                   std::to_string(bits.size()));
+    size_t tree_params = 0;
+    for (const rt::TreeSlotPlan& slot : plan.slots)
+      if (slot.kind == rt::TreeSlotPlan::Kind::tree && slot.param >= 0)
+        tree_params = std::max(tree_params, static_cast<size_t>(slot.param) + 1);
+    if (trees.size() > tree_params)
+      throw Error(what + " takes " + std::to_string(tree_params) + " tree argument(s) but was given " +
+                  std::to_string(trees.size()));
     std::vector<int> slots;
     for (size_t s = 0; s < plan.slots.size(); ++s) {
       const rt::TreeSlotPlan& slot = plan.slots[s];
@@ -188,16 +195,34 @@ Tree Module::tree(std::string_view type) {
   return Tree(impl_, impl_->own_instance.at(t.id));
 }
 
+namespace {
+
+// Grove's own kernels (host writes, deactivate_all) run only as the
+// runtime calls them, with the indices it checked.
+void refuse_own_kernel(const ModuleImpl& m, std::string_view kernel) {
+  if (kernel.rfind("__", 0) == 0)
+    throw Error(m.source + ": '" + std::string(kernel) + "' is one of Grove's own kernels, which the runtime runs "
+                "itself (Tree::write, Tree::deactivate_all); launch the module's kernels (Module::kernels())");
+}
+
+}  // namespace
+
 void Module::launch(std::string_view kernel, std::initializer_list<Arg> args) {
+  refuse_own_kernel(*impl_, kernel);
   impl_->launch(kernel, std::span<const Arg>(args.begin(), args.size()));
 }
-void Module::launch(std::string_view kernel, const std::vector<Arg>& args) { impl_->launch(kernel, args); }
+void Module::launch(std::string_view kernel, const std::vector<Arg>& args) {
+  refuse_own_kernel(*impl_, kernel);
+  impl_->launch(kernel, args);
+}
 void Module::sync() { impl_->context->sync(); }
 
 void Module::record(void* command_buffer, std::string_view kernel, std::initializer_list<Arg> args) {
+  refuse_own_kernel(*impl_, kernel);
   impl_->record(command_buffer, kernel, std::span<const Arg>(args.begin(), args.size()));
 }
 void Module::record(void* command_buffer, std::string_view kernel, const std::vector<Arg>& args) {
+  refuse_own_kernel(*impl_, kernel);
   impl_->record(command_buffer, kernel, args);
 }
 
@@ -295,6 +320,17 @@ int64_t Tree::num_elements(std::string_view field) const {
   int64_t n = 1;
   for (int64_t e : f.shape) n *= e;
   return n;
+}
+
+size_t Tree::host_copy_elements(std::string_view field, size_t element_bytes) const {
+  const int64_t elements = num_elements(field);
+  const uint64_t limit = rt::host_memory_bytes();
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(elements), element_bytes, &bytes) || bytes > limit)
+    throw Error("field '" + std::string(field) + "' has " + std::to_string(elements) + " elements; a host copy of "
+                "all of them needs more than the " + std::to_string(limit >> 20) + " MiB of this machine's memory: "
+                "read single elements with Tree::read");
+  return static_cast<size_t>(elements);
 }
 
 void Tree::copy_out(std::string_view field, DataType as, void* out) const {

@@ -2,12 +2,20 @@
 // and host access (see context.h).
 #include "runtime/core/context.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "grove/error.h"
 #include "runtime/core/assert.h"
 
 namespace grove::rt {
+
+uint64_t host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{1} << 34;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+}
 
 void Context::add_type(int id, TreeLayout layout) {
   layout.index();

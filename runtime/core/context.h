@@ -50,6 +50,9 @@ struct NodeStats {
   int64_t list_length = 0, listgen_runs = 0;
 };
 
+// Bytes of physical memory on the host (the bound for host copies).
+uint64_t host_memory_bytes();
+
 class Context {
  public:
   explicit Context(std::unique_ptr<Device> device) : device_(std::move(device)) {}

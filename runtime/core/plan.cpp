@@ -9,6 +9,7 @@
 #include "grove/error.h"
 #include "runtime/core/bytes.h"
 #include "runtime/core/scalar.h"
+#include "runtime/core/tree_layout.h"
 
 namespace grove::rt {
 
@@ -124,6 +125,8 @@ std::vector<MessagePlan> read_messages(ByteReader& r) {
   for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
     MessagePlan m;
     m.id = r.u32();
+    if (m.id > kMaxMessageId)
+      r.fail("message id " + std::to_string(m.id) + " is past the largest, " + std::to_string(kMaxMessageId));
     m.is_assert = r.boolean();
     m.format = r.str();
     for (uint32_t v = r.count(1); v > 0; --v) m.types.push_back(read_type(r, false));
@@ -234,6 +237,8 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     p.args.push_back(std::move(a));
   }
   p.arg_words = r.u32();
+  if (p.arg_words > kMaxArgWords)
+    r.fail(std::to_string(p.arg_words) + " argument words; a kernel takes at most " + std::to_string(kMaxArgWords));
   for (const ArgPlan& a : p.args)
     if (uint64_t{a.word} + a.words > p.arg_words) r.fail("argument '" + a.name + "' lies past the argument words");
   r.part("tree slots");
@@ -257,6 +262,15 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     t.snode = r.i32();
     t.tree_slot = r.i32();
     if (!slot_ok(t.tree_slot)) r.fail("its tree slot " + std::to_string(t.tree_slot) + " does not exist");
+    // A task over an SNode names it and the tree slot it lives in; list
+    // tasks (which the list scheduler reads) always have one.
+    const bool needs_snode = t.kind == TaskKind::listgen || t.kind == TaskKind::clear_list;
+    if ((t.snode >= 0) != (t.tree_slot >= 0) || (needs_snode && t.snode < 0))
+      r.fail("a " + std::string(task_kind_name(t.kind)) + " task with SNode " + std::to_string(t.snode) +
+             " and tree slot " + std::to_string(t.tree_slot) + " (a task over an SNode names both" +
+             (needs_snode ? ", and this kind is always over one)" : ")"));
+    if (t.tree_slot >= 0 && p.slots[static_cast<size_t>(t.tree_slot)].kind != TreeSlotPlan::Kind::tree)
+      r.fail("its SNode is in tree slot " + std::to_string(t.tree_slot) + ", which is not a tree's");
     for (uint32_t m = r.count(8); m > 0; --m) {
       TaskPlan::Modified mod;
       mod.slot = r.i32();
@@ -288,7 +302,8 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
   p.may_allocate = r.boolean();
   p.prints = r.boolean();
   p.scratch_words = r.i64();
-  if (p.scratch_words < 0) r.fail("negative scratch words");
+  if (p.scratch_words < 0 || p.scratch_words > kMaxTreeWords)
+    r.fail(std::to_string(p.scratch_words) + " scratch words; a buffer holds 0 to 2^32 words");
   r.part("library");
   p.library = r.bytes();
   p.target = r.str();

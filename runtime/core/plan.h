@@ -95,6 +95,14 @@ struct TreeSlotPlan {
   int param = -1;      // the kernel's tree parameter bound to it, or -1: the type's implicit instance
 };
 
+// Bounds a plan read from bytes must keep (deserialize_plan checks them, so
+// that no absurd number reaches an allocation or a 32-bit product): the
+// argument words of a kernel (Grove makes at most two per argument, and a
+// kernel has at most kMaxKernelArgs), and message ids.
+inline constexpr uint32_t kMaxKernelArgs = 1u << 15;
+inline constexpr uint32_t kMaxArgWords = 2 * kMaxKernelArgs;
+inline constexpr uint32_t kMaxMessageId = (1u << 24) - 1;
+
 struct MessagePlan {
   uint32_t id = 0;        // its id in the context buffer's records
   bool is_assert = false;

@@ -11,6 +11,7 @@
 #include "grove/error.h"
 #include "runtime/core/assert.h"
 #include "runtime/core/context_layout.h"
+#include "runtime/core/tree_layout.h"
 #include "runtime/core/context_records.h"
 
 namespace grove::vk {
@@ -145,6 +146,8 @@ void VulkanDevice::check_range(const Tree& t, int id, int64_t offset, int64_t co
 }
 
 void VulkanDevice::create_buffer(int id, int64_t words, std::span<const uint32_t> head) {
+  if (words > rt::kMaxTreeWords)
+    throw Error("a buffer of " + std::to_string(words) + " words; one holds at most 2^32 words");
   const uint64_t bytes = static_cast<uint64_t>(std::max<int64_t>(words, 1)) * 4;
   const uint64_t limit = device_->info().max_storage_buffer_range;
   if (bytes > limit)
@@ -244,8 +247,8 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
 #include "runtime/core/features.def"
   if (!missing.empty())
     throw Error("kernel '" + plan.name + "' needs " + missing + ", which " + info.name + " lacks");
-  if (plan.arg_words * 4 > info.max_push_constants_size)
-    throw Error("kernel '" + plan.name + "' takes " + std::to_string(plan.arg_words * 4) + " bytes of arguments; " +
+  if (uint64_t{plan.arg_words} * 4 > info.max_push_constants_size)
+    throw Error("kernel '" + plan.name + "' takes " + std::to_string(uint64_t{plan.arg_words} * 4) + " bytes of arguments; " +
                 info.name + " passes at most " + std::to_string(info.max_push_constants_size));
   // The target it was made for (plans of Grove before targets had none):
   // the features its code uses (checked above) and what else the code

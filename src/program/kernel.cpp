@@ -250,6 +250,9 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
 
 KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> args,
                                       std::function<void(Args)> body, bool internal) {
+  if (args.size() > rt::kMaxKernelArgs)
+    throw Error("kernel '" + name + "' has " + std::to_string(args.size()) + " arguments; a kernel takes at most " +
+                std::to_string(rt::kMaxKernelArgs) + ": pass large data in a field");
   auto rec = std::make_unique<KernelRecord>();
   rec->name = std::move(name);
   rec->args = std::move(args);

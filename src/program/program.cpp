@@ -1,5 +1,4 @@
 // src/program/program.cpp — Program, SNode and the choice of backend.
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -44,12 +43,6 @@ SNodeStats Stats::at(std::string_view snode_name) const {
 }
 
 namespace detail {
-
-uint64_t host_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{1} << 34;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
-}
 
 namespace {
 std::atomic<int> g_programs{0};

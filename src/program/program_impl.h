@@ -89,8 +89,7 @@ inline constexpr int64_t kInitialScratchWords = 256;
 // Most components of a vector or matrix field (each is a scalar field).
 inline constexpr int kMaxComponents = 64;
 
-// Bytes of physical memory on the host (the bound for host copies).
-uint64_t host_memory_bytes();
+using rt::host_memory_bytes;  // the bound for host copies
 
 class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
  public:

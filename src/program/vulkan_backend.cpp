@@ -64,6 +64,9 @@ void dump(const rt::KernelPlan& plan);
 rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest, rt::KernelPlan plan,
                          const vk::Target& target, const std::string& target_name, uint32_t& next_message, bool debug) {
   spirv::CodegenOptions options = codegen_options_for(target);
+  if (next_message > rt::kMaxMessageId - (1u << 16))
+    throw Error("kernel '" + kernel.name() + "': this Program has compiled " + std::to_string(next_message) +
+                " print and assert messages, the most one Program numbers; make a new Program");
   options.target_name = target_name;
   options.message_base = next_message;
   options.debug = debug;

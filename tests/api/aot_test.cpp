@@ -14,6 +14,7 @@
 // AotVulkan; tests/cuda has what is only CUDA's.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "../support/scratch_dir.h"
@@ -453,6 +454,102 @@ TEST_F(AotVulkan, CorruptContentsWithMatchingChecksumsNeverCrashTheReader) {
     }
   }
   EXPECT_GT(refused, 600);  // many flips land in sizes, ids and offsets, which are checked (SPIR-V words are not)
+}
+
+// A module whose numbers are absurd (its checksums sealed, as a crafted
+// file's would be) is refused when it is read, before anything is
+// allocated or launched, naming the kernel and what is wrong.
+TEST_P(Aot, CraftedNumbersAreRefusedWhenTheModuleIsRead) {
+  Program prog(program());
+  World w(prog);
+  const std::vector<uint8_t> good = world_module(prog, w, GetParam());
+  const rt::aot::ModuleData data = rt::aot::read_module(good, "good");
+  // Changes kernel "step" (which has list tasks) of the module.
+  auto refusal = [&](const std::function<void(rt::KernelPlan&)>& change) {
+    rt::aot::ModuleData crafted = data;
+    for (rt::KernelPlan& k : crafted.kernels)
+      if (k.name == "step") change(k);
+    try {
+      rt::aot::read_module(rt::aot::write_module(crafted), "crafted");
+      return std::string("(accepted)");
+    } catch (const rt::aot::FormatError& e) {
+      return std::string(e.what());
+    }
+  };
+  // 0x40000001 * 4 wraps to 4 in 32 bits.
+  EXPECT_THAT(refusal([](rt::KernelPlan& k) { k.arg_words = 0x40000001u; }),
+              AllOf(HasSubstr("section 'kernels', kernel 1: arguments: 1073741825 argument words; a kernel takes at "
+                              "most")));
+  // (2^62 + 1) * 4 wraps to 4 in 64 bits.
+  EXPECT_THAT(refusal([](rt::KernelPlan& k) { k.scratch_words = (int64_t{1} << 62) + 1; }),
+              HasSubstr("4611686018427387905 scratch words; a buffer holds 0 to 2^32 words"));
+  EXPECT_THAT(refusal([](rt::KernelPlan& k) { k.messages.push_back({0xFFFFFFF0u, false, "x", {}}); }),
+              HasSubstr("message id 4294967280 is past the largest"));
+  // List tasks over no SNode, or over the scratch buffer.
+  auto list_task = [](rt::KernelPlan& k) -> rt::TaskPlan& {
+    for (rt::TaskPlan& t : k.tasks)
+      if (t.kind == rt::TaskKind::listgen) return t;
+    throw Error("no listgen task");
+  };
+  EXPECT_THAT(refusal([&](rt::KernelPlan& k) {
+                rt::TaskPlan& t = list_task(k);
+                t.snode = -1;
+                t.tree_slot = -1;
+              }),
+              HasSubstr("a listgen task with SNode -1 and tree slot -1"));
+  EXPECT_THAT(refusal([&](rt::KernelPlan& k) {
+                k.slots.push_back({rt::TreeSlotPlan::Kind::scratch, -1, -1});
+                list_task(k).tree_slot = static_cast<int>(k.slots.size()) - 1;
+              }),
+              HasSubstr("which is not a tree's"));
+  EXPECT_EQ(refusal([](rt::KernelPlan&) {}), "(accepted)");  // the same module, rewritten, reads back
+}
+
+// What the runtime refuses at launch: Grove's own kernels by name, and
+// more trees than a kernel takes.
+TEST_P(Aot, LaunchesRefuseOwnKernelsAndExtraTrees) {
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  Program prog(program());
+  World w(prog);
+  const std::vector<uint8_t> bytes = world_module(prog, w, GetParam());
+  std::string own;
+  for (const rt::KernelPlan& k : rt::aot::read_module(bytes, "m").kernels)
+    if (k.name.rfind("__write_", 0) == 0) own = k.name;
+  ASSERT_FALSE(own.empty()) << "the module holds Grove's host-write kernels";
+  runtime::Module mod = runtime::Module::load(bytes, "mod", options());
+  runtime::Tree t = mod.instantiate("world"), u = mod.instantiate("world");
+  EXPECT_THAT(error_of([&] { mod.launch(own, {t, int64_t{1000000}, int64_t{0}, int32_t{7}}); }),
+              AllOf(HasSubstr("'" + own + "' is one of Grove's own kernels"), HasSubstr("Module::kernels()")));
+  EXPECT_THAT(error_of([&] { mod.launch("tally", {t, u}); }),
+              HasSubstr("kernel 'tally' of mod takes 1 tree argument(s) but was given 2"));
+  mod.launch("seed", {t, 5, 1.0f});
+  mod.launch("tally", {t});
+  // Row 0's list holds k = 0 and 4; x is 1 at (0, 0) and 5 at (28, 20), both in row 0 (i % 4).
+  EXPECT_EQ(t.read<int64_t>("n", {0}), 2 + 1000 * (1 + 5));
+}
+
+// A host copy of a field larger than the machine's memory is an error
+// naming the field, not std::bad_alloc.
+TEST_P(Aot, ACopyOfAFieldLargerThanMemoryIsRefused) {
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  Program prog(program());
+  TreeType huge = prog.tree_type("huge", [&](TreeTypeBuilder& b) {
+    Field v = b.field(i32, "v");
+    b.root().pointer(ij, 1024).capacity(4).pointer(ij, 1024).capacity(4).place(v);  // 2^40 elements
+  });
+  Kernel touch = prog.kernel("touch", {arg(huge, "h")}, [&](Args a) {
+    Field v = a.tree("h").field("v");
+    for_range(0, 1, [&](Expr) { v(3, 4) = 7; });
+  });
+  aot::Module m(prog, GetParam());
+  m.add_tree_type("huge", huge);
+  m.add_kernel("touch", touch);
+  runtime::Module mod = runtime::Module::load(m.bytes(), "huge", options());
+  runtime::Tree t = mod.instantiate("huge");
+  mod.launch("touch", {t});
+  EXPECT_EQ(t.read<int32_t>("v", {3, 4}), 7);
+  EXPECT_THAT(error_of([&] { t.to_vector<int32_t>("v"); }),
+              AllOf(HasSubstr("field 'v' has 1099511627776 elements"), HasSubstr("read single elements")));
 }
 
 // The module backends compiled into this Grove.

@@ -4,12 +4,17 @@
 // has no Vulkan, so the plans' code is a few stand-in words: the loader
 // checks structure, not SPIR-V (the device's driver does that). Variant 3
 // is a CUDA module, whose kernel carries a stand-in PTX text and target.
+// Then the crafted numbers the loader must refuse (issue 36): an argument
+// word count and a scratch size whose byte counts wrap, a message id past
+// the largest, and a list task over no SNode; each is written with sound
+// checksums, so that the fuzzer starts from the checks behind them.
 //
 //   make_module_corpus DIR
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "ir/snode.h"
 #include "runtime/aot/module.h"
@@ -79,6 +84,30 @@ int main(int argc, char** argv) {
     std::ofstream out(std::filesystem::path(argv[1]) / ("seed_" + std::to_string(v) + ".grove"), std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   }
-  std::printf("make_module_corpus: %d modules in %s\n", kVariants, argv[1]);
+  // Crafted numbers, refused by the loader.
+  const std::vector<void (*)(rt::KernelPlan&)> crafted = {
+      [](rt::KernelPlan& k) { k.arg_words = 0x40000001u; },
+      [](rt::KernelPlan& k) { k.scratch_words = (int64_t{1} << 62) + 1; },
+      [](rt::KernelPlan& k) { k.messages.push_back({0xFFFFFFF0u, false, "x", {}}); },
+      [](rt::KernelPlan& k) {
+        k.tasks.front().kind = rt::TaskKind::listgen;
+        k.tasks.front().parallel = true;
+        k.tasks.front().snode = -1;
+      },
+  };
+  for (size_t c = 0; c < crafted.size(); ++c) {
+    rt::aot::ModuleData m = module(0);
+    crafted[c](m.kernels.front());
+    const std::vector<uint8_t> bytes = rt::aot::write_module(m);
+    try {
+      rt::aot::read_module(bytes, "crafted");
+      std::fprintf(stderr, "make_module_corpus: crafted module %zu was accepted\n", c);
+      return 1;
+    } catch (const rt::aot::FormatError&) {
+    }
+    std::ofstream out(std::filesystem::path(argv[1]) / ("crafted_" + std::to_string(c) + ".grove"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  }
+  std::printf("make_module_corpus: %d modules and %zu crafted ones in %s\n", kVariants, crafted.size(), argv[1]);
   return 0;
 }
