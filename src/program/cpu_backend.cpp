@@ -84,20 +84,21 @@ std::string cache_dir_of(const BackendOptions& options) {
 
 namespace {
 
+// The most threads a Program's parallel tasks run on (Config::cpu_threads,
+// GROVE_CPU_THREADS): oneTBB's arena dies, or takes gigabytes, far past it.
+constexpr int kMaxCpuThreads = 4096;
+
 BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (options.cpu_threads < 0)
-    throw Error("Config::cpu_threads is " + std::to_string(options.cpu_threads) +
-                "; give the number of threads (0: every core, " + std::to_string(cores) + " here)");
   int threads = options.cpu_threads == 0 ? cores : options.cpu_threads;
   // GROVE_CPU_THREADS stands in for "every core" (like OMP_NUM_THREADS): a
   // program that names its thread count keeps it.
   if (const char* env = std::getenv("GROVE_CPU_THREADS"); env != nullptr && options.cpu_threads == 0) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);
-    if (*env == '\0' || *end != '\0' || n < 1 || n > 4096)
-      throw Error(std::string("GROVE_CPU_THREADS is \"") + env +
-                  "\"; give a number of threads from 1 to 4096, or unset it to use every core (" +
+    if (*env == '\0' || *end != '\0' || n < 1 || n > kMaxCpuThreads)
+      throw Error(std::string("GROVE_CPU_THREADS is \"") + env + "\"; give a number of threads from 1 to " +
+                  std::to_string(kMaxCpuThreads) + ", or unset it to use every core (" +
                   std::to_string(cores) + " here)");
     threads = static_cast<int>(n);
   }
@@ -118,6 +119,13 @@ const BackendEntry kCpuBackend = {
     .arch = Arch::Cpu,
     .make = make_cpu_backend,
     .auto_rank = [](const BackendOptions&) { return 2; },
+    // Whatever the arch: Auto, passing over the CPU, would hide a bad value.
+    .check_options = [](const BackendOptions& options) {
+      if (options.cpu_threads < 0 || options.cpu_threads > kMaxCpuThreads)
+        throw Error("Config::cpu_threads is " + std::to_string(options.cpu_threads) +
+                    "; give the number of threads, 1 to " + std::to_string(kMaxCpuThreads) + " (0: every core, " +
+                    std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " here)");
+    },
 };
 
 }  // namespace grove::detail

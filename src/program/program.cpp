@@ -46,6 +46,9 @@ namespace detail {
 
 namespace {
 std::atomic<int> g_programs{0};
+// The most Config::device_memory may say: more than any device has, and
+// little enough that the pools' shares of it stay far from overflow.
+constexpr int64_t kMaxDeviceMemory = int64_t{1} << 48;
 }  // namespace
 
 TraceScope::TraceScope(ProgramImpl& p, HostOp::Kind kind) : p_(p), exceptions_(std::uncaught_exceptions()) {
@@ -67,9 +70,15 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
-  if (config.device_memory < (int64_t{1} << 20))
+  if (config.device_memory < (int64_t{1} << 20) || config.device_memory > kMaxDeviceMemory)
     throw Error("Config::device_memory is " + std::to_string(config.device_memory) +
-                " bytes; give Grove at least 1 MiB");
+                " bytes; give Grove 1 MiB to 2^48 bytes (256 TiB)");
+  if (arch_name(config.arch) == "?") {
+    std::string known;
+    for (Arch a : known_backends()) known += ", " + std::string(arch_name(a));
+    throw Error("Config::arch is " + std::to_string(static_cast<int>(config.arch)) + ", which is no Arch; use auto" +
+                known);
+  }
   BackendOptions bo;
   bo.debug = config.debug;
   bo.print = [this](std::string_view text) {

@@ -233,6 +233,10 @@ const BackendEntry kVulkanBackend = {
     // A GPU first; a CPU driver (lavapipe runs kernels in parallel too, but
     // through a shader compiler's generic code) after the LLVM CPU backend.
     .auto_rank = [](const BackendOptions& options) { return vulkan_first_for_auto(options) ? 0 : 3; },
+    // A target that cannot be read is an error whatever the arch.
+    .check_options = [](const BackendOptions& options) {
+      if (!options.vulkan_target.empty()) vk::parse_target(options.vulkan_target, "Config::vulkan_target");
+    },
     .module_code = "SPIR-V",
     // With no device, for Config::vulkan_target.
     .make_compiler = [](const BackendOptions& options) -> std::unique_ptr<Backend> {

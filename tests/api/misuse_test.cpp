@@ -4,6 +4,7 @@
 // answers wrong without a word. (Numbers in the test names refer to the
 // items of the hardening issue.)
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -546,6 +547,39 @@ TEST_P(Misuse, 14_PoolFailuresOfALaunchThatFailsACheckAreStillReported) {
   });
   EXPECT_THAT(error_of([&] { k(9); prog.sync(); }), HasSubstr("out of bounds"));
   EXPECT_THAT(error_of([&] { prog.sync(); }), HasSubstr("ran out of pool memory"));
+}
+
+// Absurd Config values are refused by name whatever the arch (Auto would
+// otherwise pass over the backend they belong to without a word), and the
+// next Program with sound values works.
+TEST_P(Misuse, 15_AbsurdConfigValuesAreRefusedNamingTheField) {
+  auto built = [](Arch a) {
+    for (Arch b : compiled_backends()) if (a == b) return true;
+    return false;
+  };
+  auto refusal = [&](const std::function<void(Config&)>& change) {
+    Config c = config();
+    change(c);
+    return error_of([&] { Program p(c); });
+  };
+  if (built(Arch::Cpu)) {
+    // INT_MAX died inside oneTBB at the first launch; 10^8 threw std::bad_alloc.
+    EXPECT_THAT(refusal([](Config& c) { c.cpu_threads = std::numeric_limits<int>::max(); }),
+                HasSubstr("Config::cpu_threads is 2147483647; give the number of threads, 1 to 4096"));
+    EXPECT_THAT(refusal([](Config& c) { c.cpu_threads = 100000000; }), HasSubstr("Config::cpu_threads is 100000000"));
+  }
+  if (built(Arch::Vulkan))
+    EXPECT_THAT(refusal([](Config& c) { c.vulkan_target = "desktop,fast"; }),
+                HasSubstr("Config::vulkan_target: no Vulkan target item 'fast'"));
+  EXPECT_THAT(refusal([](Config& c) { c.device_memory = std::numeric_limits<int64_t>::max(); }),
+              HasSubstr("Config::device_memory is 9223372036854775807 bytes; give Grove 1 MiB to 2^48 bytes"));
+  EXPECT_THAT(refusal([](Config& c) { c.arch = static_cast<Arch>(42); }),
+              AllOf(HasSubstr("Config::arch is 42, which is no Arch"), HasSubstr("interp")));
+  Program prog(config());
+  Field x = prog.field(i32, "x", {4});
+  Kernel k = prog.kernel("k", [&] { for_range(0, 4, [&](Expr n) { x(n) = n * 2; }); });
+  k();
+  EXPECT_EQ(x.read<int32_t>({3}), 6);
 }
 
 }  // namespace
