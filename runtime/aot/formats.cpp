@@ -48,6 +48,7 @@ std::string vulkan_code(const KernelPlan& k) {
 
 std::unique_ptr<Device> vulkan_open(const grove::runtime::Options& options, const std::string& source) {
 #ifdef GROVE_RUNTIME_VULKAN
+  (void)source;  // the device's own errors name what is missing
   vk::RuntimeOptions ro;
   ro.debug = options.debug;
   ro.device.select = options.vulkan_device;

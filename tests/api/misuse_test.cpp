@@ -568,9 +568,10 @@ TEST_P(Misuse, 15_AbsurdConfigValuesAreRefusedNamingTheField) {
                 HasSubstr("Config::cpu_threads is 2147483647; give the number of threads, 1 to 4096"));
     EXPECT_THAT(refusal([](Config& c) { c.cpu_threads = 100000000; }), HasSubstr("Config::cpu_threads is 100000000"));
   }
-  if (built(Arch::Vulkan))
+  if (built(Arch::Vulkan)) {
     EXPECT_THAT(refusal([](Config& c) { c.vulkan_target = "desktop,fast"; }),
                 HasSubstr("Config::vulkan_target: no Vulkan target item 'fast'"));
+  }
   EXPECT_THAT(refusal([](Config& c) { c.device_memory = std::numeric_limits<int64_t>::max(); }),
               HasSubstr("Config::device_memory is 9223372036854775807 bytes; give Grove 1 MiB to 2^48 bytes"));
   EXPECT_THAT(refusal([](Config& c) { c.arch = static_cast<Arch>(42); }),
