@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -467,9 +468,17 @@ ModuleData read_module(std::span<const uint8_t> bytes, std::string_view source) 
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error("cannot read '" + path + "': it is a directory, not a module file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open '" + path + "' for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes;
+  try {  // a read error of the stream (a device file, say) escapes as an exception
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception& e) {
+    throw Error("cannot read '" + path + "': " + e.what());
+  }
   if (in.bad()) throw Error("cannot read '" + path + "'");
   return bytes;
 }

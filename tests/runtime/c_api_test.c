@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   /* What is not a module, or not there. */
   grove_module* m = NULL;
   CHECK_FAILS(grove_module_load("/nonexistent/life.grove", NULL, &m), GROVE_ERROR_IO, "/nonexistent/life.grove");
+  /* A directory (was GROVE_ERROR_INTERNAL, "basic_filebuf::underflow"). */
+  CHECK_FAILS(grove_module_load("/tmp", NULL, &m), GROVE_ERROR_IO, "'/tmp': it is a directory");
   CHECK(m == NULL);
   const char junk[] = "this is no Grove module, just some bytes";
   CHECK_FAILS(grove_module_load_bytes(junk, sizeof junk, "junk", NULL, &m), GROVE_ERROR_FORMAT, "junk");
