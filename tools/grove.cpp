@@ -129,9 +129,10 @@ int cmd_aot(int argc, char** argv) {
       const std::string v = argv[++i];
       std::string names;
       bool made = false;
+      const bool parsed = grove::parse_arch(v, &arch);
       for (const grove::aot::Target& t : grove::aot::targets()) {
         names += (names.empty() ? "" : " or ") + std::string(grove::arch_name(t.arch));
-        made |= grove::parse_arch(v, &arch) && arch == t.arch;
+        made |= parsed && arch == t.arch;
       }
       if (!made) throw grove::Error("grove aot: --arch takes " + names + " in this build, got '" + v + "'");
     } else if (a == "--sm") {
@@ -145,13 +146,12 @@ int cmd_aot(int argc, char** argv) {
   if (sm != 0 && arch != grove::Arch::Cuda) throw grove::Error("grove aot: --sm is for --arch cuda");
   if (!target.empty() && arch != grove::Arch::Vulkan) throw grove::Error("grove aot: --target is for --arch vulkan");
   if (example != "sparse_life") throw grove::Error("grove aot: no example named '" + example + "' (there is: sparse_life)");
-  // A module whose code needs no device (CUDA's PTX; Vulkan's SPIR-V for a
-  // --target) is made from a Program on the interpreter, which only holds
-  // the trees while the kernels are compiled.
+  // Vulkan without --target is compiled on a Vulkan device; any other
+  // module (CUDA's PTX, Vulkan's SPIR-V for a --target) needs no device and
+  // is made from a Program on the interpreter, which only holds the trees
+  // while the kernels are compiled.
   grove::Config config;
-  bool on_it = true;
-  for (const grove::aot::Target& t : grove::aot::targets())
-    if (t.arch == arch) on_it = t.needs_program_on_it || (arch == grove::Arch::Vulkan && target.empty());
+  const bool on_it = arch == grove::Arch::Vulkan && target.empty();
   config.arch = on_it ? arch : grove::Arch::Interp;
   config.cuda_sm = sm;
   config.vulkan_target = target;

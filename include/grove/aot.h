@@ -28,14 +28,11 @@
 
 namespace grove::aot {
 
-// What modules are made for in this build: an arch, what its code is
-// ("SPIR-V", "PTX"), and whether the Program must run on that arch to make
-// its code (its device decides it) or any Program will do (Vulkan: one
-// whose Config::vulkan_target names the target).
+// What modules are made for in this build: an arch, and what its code is
+// ("SPIR-V", "PTX").
 struct Target {
   Arch arch;
   std::string_view code;
-  bool needs_program_on_it;
 };
 std::vector<Target> targets();
 

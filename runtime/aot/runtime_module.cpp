@@ -87,14 +87,8 @@ class ModuleImpl {
     if (bits.size() != plan.args.size())
       throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given " +
                   std::to_string(bits.size()));
-    size_t tree_params = 0;
-    for (const rt::TreeSlotPlan& slot : plan.slots)
-      if (slot.kind == rt::TreeSlotPlan::Kind::tree && slot.param >= 0)
-        tree_params = std::max(tree_params, static_cast<size_t>(slot.param) + 1);
-    if (trees.size() > tree_params)
-      throw Error(what + " takes " + std::to_string(tree_params) + " tree argument(s) but was given " +
-                  std::to_string(trees.size()));
     std::vector<int> slots;
+    size_t tree_params = 0;  // the tree arguments the kernel takes
     for (size_t s = 0; s < plan.slots.size(); ++s) {
       const rt::TreeSlotPlan& slot = plan.slots[s];
       if (slot.kind == rt::TreeSlotPlan::Kind::scratch) {
@@ -106,6 +100,7 @@ class ModuleImpl {
         continue;
       }
       const auto param = static_cast<size_t>(slot.param);
+      tree_params = std::max(tree_params, param + 1);
       const std::string& want = data.tree_type(slot.tree_type)->name;
       if (param >= trees.size())
         throw Error(what + " takes a tree of type '" + want + "' as tree argument " + std::to_string(param) +
@@ -115,6 +110,9 @@ class ModuleImpl {
                     "') is of type '" + type_of_instance(trees[param]).name + "', not '" + want + "'");
       slots.push_back(trees[param]);
     }
+    if (trees.size() > tree_params)
+      throw Error(what + " takes " + std::to_string(tree_params) + " tree argument(s) but was given " +
+                  std::to_string(trees.size()));
     return {&k, std::move(bits), std::move(slots)};
   }
 };

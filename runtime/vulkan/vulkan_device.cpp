@@ -251,12 +251,12 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
     throw Error("kernel '" + plan.name + "' takes " + std::to_string(uint64_t{plan.arg_words} * 4) + " bytes of arguments; " +
                 info.name + " passes at most " + std::to_string(info.max_push_constants_size));
   // The target it was made for (plans of Grove before targets had none):
-  // the features its code uses (checked above) and what else the code
-  // assumes of the device.
+  // what else the code assumes of the device, past the features it uses and
+  // the argument bytes it takes, which are checked above.
   if (!plan.target.empty()) {
     Target target = parse_target(plan.target, "kernel '" + plan.name + "': its Vulkan target");
-    target.features = f;
-    target.push_constants = std::min(target.push_constants, plan.arg_words * 4);
+    target.features = {};
+    target.push_constants = 0;
     if (const std::string wrong = mismatch(info, target); !wrong.empty())
       throw Error("kernel '" + plan.name + "' was made for the Vulkan target '" + plan.target + "'; " + info.name +
                   " " + wrong);

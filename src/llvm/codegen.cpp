@@ -148,9 +148,6 @@ class Emitter {
     loops_.clear();
     bound_ = {};
     target_.bind(*fn_, buffer_index_, bound_);
-    buffers_arg_ = bound_.buffers;
-    context_base_ = bound_.context;
-    buffer_base_ = bound_.trees;
     accumulators_.clear();
     reductions_.clear();
   }
@@ -571,11 +568,11 @@ class Emitter {
   // ---- print and assert (the context buffer's records) ----
   llvm::Value* context_word(uint32_t word) { return context_word(u32(word)); }
   llvm::Value* context_word(llvm::Value* word) {
-    if (!context_base_) {
+    if (!bound_.context) {
       llvm::IRBuilder<> at_entry(entry_, entry_->getFirstInsertionPt());
-      context_base_ = at_entry.CreateLoad(b_.getPtrTy(), buffers_arg_);
+      bound_.context = at_entry.CreateLoad(b_.getPtrTy(), bound_.buffers);
     }
-    return b_.CreateGEP(b_.getInt32Ty(), context_base_, b_.CreateZExt(word, b_.getInt64Ty()));
+    return b_.CreateGEP(b_.getInt32Ty(), bound_.context, b_.CreateZExt(word, b_.getInt64Ty()));
   }
   llvm::Value* add_to_context(uint32_t word, llvm::Value* v) {
     return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, context_word(word), v, llvm::MaybeAlign(4),
@@ -692,13 +689,13 @@ class Emitter {
   // ---- tree memory ----
   llvm::Value* base_of(const ir::Stmt* s) { return base_of(TreeKey{s->tree(), s->tree_param()}); }
   llvm::Value* base_of(const TreeKey& key) {
-    auto it = buffer_base_.find(key);
-    if (it != buffer_base_.end()) return it->second;
+    auto it = bound_.trees.find(key);
+    if (it != bound_.trees.end()) return it->second;
     // Loaded once, in the entry block.
     llvm::IRBuilder<> at_entry(entry_, entry_->getFirstInsertionPt());
-    llvm::Value* slot = at_entry.CreateGEP(b_.getPtrTy(), buffers_arg_, u32(buffer_index_.at(key)));
+    llvm::Value* slot = at_entry.CreateGEP(b_.getPtrTy(), bound_.buffers, u32(buffer_index_.at(key)));
     llvm::Value* base = at_entry.CreateLoad(b_.getPtrTy(), slot);
-    buffer_base_[key] = base;
+    bound_.trees[key] = base;
     return base;
   }
 
@@ -809,12 +806,11 @@ class Emitter {
   std::string what_;
   llvm::Function* fn_ = nullptr;
   llvm::BasicBlock* entry_ = nullptr;
-  Bindings bound_;                       // the function's parameters, as its target bound them
-  llvm::Value* buffers_arg_ = nullptr;   // bound_.buffers
-  llvm::Value* context_base_ = nullptr;  // buffers[0], loaded in the entry block (NVPTX: a parameter)
+  // The function's parameters as its target bound them, and the buffers
+  // loaded from bound_.buffers in the entry block as they are first used.
+  Bindings bound_;
   const ir::Stmt* parallel_loop_ = nullptr;
   std::map<TreeKey, uint32_t> buffer_index_;
-  std::map<TreeKey, llvm::Value*> buffer_base_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> values_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> variables_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> loop_index_;

@@ -108,7 +108,7 @@ std::string enumerator(Arch a) {
 std::vector<Target> targets() {
   std::vector<Target> out;
   for (const detail::BackendEntry* e : detail::backends())
-    if (!e->module_code.empty()) out.push_back({e->arch, e->module_code, e->make_compiler == nullptr});
+    if (!e->module_code.empty()) out.push_back({e->arch, e->module_code});
   return out;
 }
 

@@ -73,11 +73,12 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   if (config.device_memory < (int64_t{1} << 20) || config.device_memory > kMaxDeviceMemory)
     throw Error("Config::device_memory is " + std::to_string(config.device_memory) +
                 " bytes; give Grove 1 MiB to 2^48 bytes (256 TiB)");
-  if (arch_name(config.arch) == "?") {
-    std::string known;
-    for (Arch a : known_backends()) known += ", " + std::string(arch_name(a));
+  if (const std::vector<Arch> known = known_backends();
+      config.arch != Arch::Auto && std::find(known.begin(), known.end(), config.arch) == known.end()) {
+    std::string names;
+    for (Arch a : known) names += ", " + std::string(arch_name(a));
     throw Error("Config::arch is " + std::to_string(static_cast<int>(config.arch)) + ", which is no Arch; use auto" +
-                known);
+                names);
   }
   BackendOptions bo;
   bo.debug = config.debug;

@@ -116,42 +116,12 @@ std::string name_of_target(const std::string& text) {
   return text.empty() ? "this Vulkan device" : "the Vulkan target '" + text + "'";
 }
 
-class VulkanBackend : public Backend {
- public:
-  VulkanBackend(rt::Device& device, bool debug, const std::string& target)
-      : device_(device), vk_(*vk::vulkan_device_of(device)), debug_(debug),
-        target_(target_for(target, &vk_.info())), target_name_(name_of_target(target)) {
-    if (const std::string wrong = vk::mismatch(vk_.info(), target_); !target.empty() && !wrong.empty())
-      throw Error("Config::vulkan_target is '" + target + "'; " + vk_.info().name + " " + wrong);
-  }
-  Arch arch() const override { return Arch::Vulkan; }
-  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
-  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
-                                            rt::KernelPlan plan) override {
-    plan = make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
-    dump(plan);
-    return device_.load(std::move(plan));
-  }
-  rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
-                          rt::KernelPlan plan) override {
-    return make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
-  }
-
- private:
-  rt::Device& device_;
-  vk::Device& vk_;
-  bool debug_;
-  vk::Target target_;
-  std::string target_name_;
-  uint32_t next_message_ = 0;  // message ids are unique in the device's table
-};
-
-// The code generator alone, for Config::vulkan_target: AOT modules made
-// with no Vulkan device.
+// The code generator for a target, with no device: on its own (for
+// Config::vulkan_target) it makes AOT modules only.
 class VulkanCompiler : public Backend {
  public:
-  VulkanCompiler(const std::string& target, bool debug)
-      : target_(target_for(target, nullptr)), target_name_(name_of_target(target)), debug_(debug) {}
+  VulkanCompiler(const vk::Target& target, const std::string& target_name, bool debug)
+      : target_(target), target_name_(target_name), debug_(debug) {}
   Arch arch() const override { return Arch::Vulkan; }
   const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
@@ -163,11 +133,37 @@ class VulkanCompiler : public Backend {
     return make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
   }
 
+ protected:
+  const vk::Target& target() const { return target_; }
+
  private:
   vk::Target target_;
   std::string target_name_;
   bool debug_;
-  uint32_t next_message_ = 0;
+  uint32_t next_message_ = 0;  // message ids are unique in the device's table
+};
+
+// The code generator for Config::vulkan_target (by default what the device
+// offers), loading what it makes on the device.
+class VulkanBackend : public VulkanCompiler {
+ public:
+  VulkanBackend(rt::Device& device, bool debug, const std::string& target)
+      : VulkanCompiler(target_for(target, &vk::vulkan_device_of(device)->info()), name_of_target(target), debug),
+        device_(device) {
+    const vk::DeviceInfo& info = vk::vulkan_device_of(device)->info();
+    if (target.empty()) return;  // the device's own
+    if (const std::string wrong = vk::mismatch(info, this->target()); !wrong.empty())
+      throw Error("Config::vulkan_target is '" + target + "'; " + info.name + " " + wrong);
+  }
+  std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
+                                            const ir::SNodeForest& forest, rt::KernelPlan plan) override {
+    plan = generate(kernel, text, forest, std::move(plan));
+    dump(plan);
+    return device_.load(std::move(plan));
+  }
+
+ private:
+  rt::Device& device_;
 };
 
 // GROVE_DUMP_DIR: each task's module and its disassembly next to the IR dumps.
@@ -244,7 +240,8 @@ const BackendEntry kVulkanBackend = {
         throw Error("aot::Module for Arch::Vulkan from a Program on another arch needs Config::vulkan_target, the "
                     "Vulkan target to compile for (a preset such as 'desktop' or 'lavapipe', or its features: "
                     "runtime/vulkan/target.h; `grove info` shows each device's), or a Program running on Vulkan");
-      return std::make_unique<VulkanCompiler>(options.vulkan_target, options.debug);
+      return std::make_unique<VulkanCompiler>(target_for(options.vulkan_target, nullptr),
+                                              name_of_target(options.vulkan_target), options.debug);
     },
 };
 
