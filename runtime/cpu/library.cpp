@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,20 @@ bool write_all(int fd, std::span<const uint8_t> bytes) {
   return true;
 }
 
+// A spelling of /proc/self/fd/<fd> that no earlier call returned: glibc
+// takes a library opened by the same path string as one already loaded,
+// and descriptor numbers come back once closed. The n-th call spells n's
+// binary digits, highest first, between "self/" and "fd": a 1 as "./", a 0
+// as an extra "/". Every spelling names the same file, no two are alike,
+// and none is the plain path another part of the process might use.
+std::string memory_file_path(int fd) {
+  static std::atomic<uint64_t> next{1};
+  const uint64_t n = next.fetch_add(1, std::memory_order_relaxed);
+  std::string path = "/proc/self/";
+  for (int bit = 63 - __builtin_clzll(n); bit >= 0; --bit) path += (n >> bit & 1) != 0 ? "./" : "/";
+  return path + "fd/" + std::to_string(fd);
+}
+
 }  // namespace
 
 Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via via) : kernel_(kernel) {
@@ -37,33 +52,40 @@ Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via 
   // An anonymous memory file first; where the kernel has none, or where it
   // cannot be opened by its /proc path (no /proc, memory files without
   // execute permission), a private temporary file.
+  // The descriptor is closed once dlopen has mapped the file, loaded or not.
   std::string reason;
   for (bool memory : {true, false}) {
     std::string path;
+    int fd = -1;
     if (memory) {
       if (via != Via::memory_file) continue;
-      fd_ = static_cast<int>(::memfd_create(("grove:" + kernel).substr(0, 240).c_str(), MFD_CLOEXEC));
-      if (fd_ < 0) continue;
-      path = "/proc/self/fd/" + std::to_string(fd_);
+      fd = static_cast<int>(::memfd_create(("grove:" + kernel).substr(0, 240).c_str(), MFD_CLOEXEC));
+      if (fd < 0) {
+        reason += (reason.empty() ? "" : "; ") + std::string("no memory file: ") + std::strerror(errno);
+        continue;
+      }
+      path = memory_file_path(fd);
     } else {
       std::string name = (std::filesystem::temp_directory_path() / "grove-kernel-XXXXXX").string();
-      fd_ = ::mkstemp(name.data());
-      if (fd_ < 0) {
+      fd = ::mkstemp(name.data());
+      if (fd < 0) {
         reason += (reason.empty() ? "" : "; ") + std::string("no temporary file: ") + std::strerror(errno) +
                   " (set TMPDIR to a writable directory)";
         break;
       }
       temp_path_ = path = name;
     }
-    if (!write_all(fd_, bytes)) {
+    if (write_all(fd, bytes)) {
+      handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (handle_ == nullptr) {
+        const char* why = ::dlerror();
+        reason += (reason.empty() ? "" : "; ") + std::string(why ? why : "dlopen failed");
+      }
+    } else {
       reason += (reason.empty() ? "" : "; ") + std::string("cannot write ") + path + ": " + std::strerror(errno);
-      release();
-      continue;
     }
-    handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    ::close(fd);
     if (handle_ != nullptr) return;
-    const char* why = ::dlerror();
-    reason += (reason.empty() ? "" : "; ") + std::string(why ? why : "dlopen failed");
     release();
   }
   throw Error("kernel '" + kernel + "': its CPU code does not load (" + reason +
@@ -75,8 +97,6 @@ Library::~Library() { release(); }
 void Library::release() {
   if (handle_ != nullptr) ::dlclose(handle_);
   handle_ = nullptr;
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   temp_path_.clear();
 }

@@ -6,9 +6,16 @@
 // temporary file where the kernel has none), which dlopen loads by its path
 // with a symbol scope of its own, so every kernel may name its tasks alike.
 // What the code calls outside itself (libm's sinf, pow, ...) resolves
-// against the process. The file stays open (or on disk) while the library
-// is loaded: glibc recognises loaded libraries by path, so a path must not
-// name another library while this one lives.
+// against the process.
+//
+// No file descriptor stays open once the library is loaded (its mapping
+// keeps the memory file alive), so the number of kernels a process loads is
+// not bounded by its descriptor limit. glibc recognises loaded libraries by
+// the path they were opened by, and a closed descriptor's number comes back
+// for the next memory file: each library is therefore opened by a spelling
+// of its /proc path used by no other library in the process
+// (memory_file_path in library.cpp). A temporary file stays on disk, under a
+// name no other file has, until the library is unloaded.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +46,6 @@ class Library {
   void release();
 
   std::string kernel_;
-  int fd_ = -1;
   std::string temp_path_;  // the temporary file, where there is no memfd
   void* handle_ = nullptr;
 };

@@ -66,7 +66,7 @@ std::vector<uint8_t> link_shared_object(const std::vector<std::string>& objects,
     if (!f) throw Error("kernel '" + kernel + "': cannot write its object to " + inputs.back());
   }
   std::vector<const char*> args = {"ld.lld", "-shared", "--threads=1", "-z", "now", "-z", "relro", "-z",
-                                   "noexecstack", "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "-o",
+                                   "noexecstack", "--eh-frame-hdr", "--hash-style=gnu", "--build-id=none", "--no-mmap-output-file", "-o",
                                    out.c_str()};
   for (const std::string& in : inputs) args.push_back(in.c_str());
   std::string messages;

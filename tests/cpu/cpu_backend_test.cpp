@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sys/resource.h>
 #include <sstream>
 #include <vector>
 
@@ -234,6 +235,43 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   x.write({7}, 0);
   k();
   EXPECT_EQ(x.read<int>({7}), 14);
+}
+
+// Each kernel's code is a shared object, and no file descriptor stays open
+// for it once loaded: with the descriptor limit lowered to a few above what
+// the process has open, a Program still compiles and runs 150 kernels, and
+// each one's code is its own (the loader does not mistake one for another).
+TEST(CpuBackend, KernelCountIsNotBoundedByTheDescriptorLimit) {
+  size_t open_now = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++open_now;
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit low = saved;
+  low.rlim_cur = std::min<rlim_t>(saved.rlim_cur, open_now + 24);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::string failure;
+  std::vector<int> got;
+  try {
+    Config config = cpu(2);
+    config.cache_dir = "off";
+    Program prog(config);
+    Field x = prog.field(i32, "x", {4});
+    std::vector<Kernel> kernels;
+    for (int k = 0; k < 150; ++k) {
+      kernels.push_back(prog.kernel("k" + std::to_string(k), [&, k] { for_range(0, 4, [&](Expr n) { x(n) = n + k; }); }));
+      kernels.back()();
+      got.push_back(x.read<int>({3}));
+    }
+    kernels[17]();  // an early kernel still runs its own code
+    got.push_back(x.read<int>({3}));
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ASSERT_EQ(failure, "");
+  ASSERT_EQ(got.size(), 151u);
+  for (int k = 0; k < 150; ++k) EXPECT_EQ(got[k], 3 + k) << "kernel " << k;
+  EXPECT_EQ(got[150], 3 + 17);
 }
 
 }  // namespace
