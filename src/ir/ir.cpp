@@ -105,14 +105,22 @@ const FieldDecl& FieldTable::add(std::string name, DataType dtype, std::vector<i
   f.name = std::move(name);
   f.dtype = dtype;
   f.shape = std::move(shape);
+  ids_.emplace(f.name, f.id);
   fields_.push_back(std::move(f));
   return fields_.back();
 }
 
 const FieldDecl* FieldTable::find(std::string_view name) const {
-  for (const FieldDecl& f : fields_)
-    if (f.name == name) return &f;
-  return nullptr;
+  auto it = ids_.find(name);
+  return it == ids_.end() ? nullptr : &fields_[static_cast<size_t>(it->second)];
+}
+
+void FieldTable::rename(int id, std::string name) {
+  GROVE_ASSERT(find(name) == nullptr, "field name '" + name + "' is already in the table");
+  FieldDecl& f = fields_.at(static_cast<size_t>(id));
+  ids_.erase(f.name);
+  f.name = std::move(name);
+  ids_.emplace(f.name, id);
 }
 
 // ---- Stmt accessors -------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grove/types.h"
@@ -139,12 +140,20 @@ class FieldTable {
   // Adds a field; its id is its position. Names must be unique.
   const FieldDecl& add(std::string name, DataType dtype, std::vector<int64_t> shape);
   const FieldDecl& get(int id) const { return fields_.at(static_cast<size_t>(id)); }
+  // For everything but the name, which rename() changes.
   FieldDecl& get_mutable(int id) { return fields_.at(static_cast<size_t>(id)); }
-  const FieldDecl* find(std::string_view name) const;  // nullptr if absent
+  const FieldDecl* find(std::string_view name) const;  // nullptr if absent; constant time
+  // Gives field `id` a name no field has (its old name is free again).
+  void rename(int id, std::string name);
   int size() const { return static_cast<int>(fields_.size()); }
 
  private:
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::deque<FieldDecl> fields_;
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> ids_;  // by name
 };
 
 class Stmt {

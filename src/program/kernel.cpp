@@ -263,6 +263,7 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   }
   rec->body = std::move(body);
   rec->internal = internal;
+  kernel_names.insert(rec->name);
   kernels.push_back(std::move(rec));
   return *kernels.back();
 }
@@ -400,8 +401,8 @@ Kernel Program::kernel(std::string_view name, std::function<void()> body) {
 Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body) {
   if (name.empty()) throw Error("a kernel needs a name");
   if (name.substr(0, 2) == "__") throw Error("kernel names starting with '__' are Grove's own; choose another for '" + std::string(name) + "'");
-  for (const auto& k : impl_->kernels)
-    if (k->name == name) throw Error("a kernel named '" + std::string(name) + "' already exists");
+  if (impl_->kernel_names.count(std::string(name)) != 0)
+    throw Error("a kernel named '" + std::string(name) + "' already exists");
   if (!body) throw Error("kernel '" + std::string(name) + "' has no body");
   for (size_t n = 0; n < args.size(); ++n) {
     if (args[n].tree_type >= 0) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "grove/dsl.h"
@@ -113,12 +114,14 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   std::map<int, TreeTypeRecord> tree_types;  // by tree id: the trees made by tree_type()
   std::vector<int> field_tree_type;          // by field id: the tree type it was declared in, or -1
   std::vector<std::unique_ptr<KernelRecord>> kernels;
+  std::unordered_set<std::string> kernel_names;  // of every record in kernels
   std::function<void(std::string_view)> print_sink;
   // Host operations, recorded while a test observes Programs' ends
   // (test_hooks.h; nullptr otherwise), up to the first that raised.
   std::unique_ptr<std::vector<HostOp>> trace;
   bool trace_ended = false;
   int open_tree = -1;
+  int64_t open_tree_dense_bytes = 0;  // what make_dense_field put in open_tree, with margins
   int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
   int scratch_instance = -1;       // its buffer
   int64_t launches = 0;
