@@ -200,7 +200,43 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
         offset[a] + shape[a] - 1 > std::numeric_limits<int32_t>::max())
       throw Error(shown + ": with offset " + std::to_string(offset[a]) + ", axis " + std::to_string(a) +
                   " would run past the i32 indices");
+  // The field alone must fit in one buffer of the device (the layout of a
+  // tree holding only it, with the same rules), or it is refused here,
+  // before it exists. Fields that fit alone share the open implicit tree
+  // while their sum (with a stagger's margin each) fits; a field that would
+  // overflow it starts a new one. The Program goes on as if a refused field
+  // had not been declared.
+  const int64_t limit = std::min(context->device().max_buffer_bytes(), ir::kMaxTreeWords * 4);
+  int64_t alone = 0;
+  {
+    ir::SNodeForest single;
+    const int tree = single.add_tree();
+    int parent = single.tree(tree).root;
+    if (!shape.empty()) {
+      std::vector<int> axes(shape.size());
+      for (size_t d = 0; d < shape.size(); ++d) axes[d] = static_cast<int>(d);
+      parent = single.add_child(parent, ir::SNodeType::dense, axes, std::vector<int64_t>(shape.begin(), shape.end()));
+    }
+    for (int c = 0; c < n * m; ++c) single.add_place(parent, c, type, name.empty() ? "field" : std::string(name));
+    try {
+      single.lay_out(tree, 0);
+    } catch (const Error& e) {
+      throw Error(shown + " cannot be stored: " + e.what());
+    }
+    alone = single.tree(tree).total_words * 4;
+  }
+  if (alone > limit)
+    throw Error(shown + " needs " + std::to_string(alone) + " bytes, more than the " + std::to_string(limit) +
+                " bytes one buffer may have on " + context->device().name() +
+                ": make it smaller, split it over several fields, or store it sparsely (pointer or bitmasked blocks)");
+  // What a field may add beside others: a cache line of alignment, and the
+  // stagger after a big container (ir/snode.cpp), which its header more than covers.
+  const int64_t margin = alone >= (int64_t{64} << 10) ? 4096 + 64 : 64;
+  if (open_tree >= 0 && !forest.tree(open_tree).laid_out && open_tree_dense_bytes + alone + margin > limit)
+    open_tree = -1;  // a new implicit tree
   Field f = make_field(type, name, n, m);
+  if (open_tree < 0 || forest.tree(open_tree).laid_out) open_tree_dense_bytes = 0;
+  open_tree_dense_bytes += alone + margin;
   if (shape.empty()) {
     root().place(f);
   } else {
@@ -345,7 +381,15 @@ void ProgramImpl::materialize_tree(int tree) {
   if (forest.tree(tree).laid_out) return;
   GROVE_ASSERT(!is_tree_type(tree), "tree types are laid out when they are made");
   int64_t pool_bytes = 0;
-  ir::SNodeForest laid_out = lay_out(tree, config.device_memory - budget_used, &pool_bytes);
+  ir::SNodeForest laid_out;
+  try {
+    laid_out = lay_out(tree, config.device_memory - budget_used, &pool_bytes);
+  } catch (const Error&) {
+    // The tree keeps its fields and SNodes (a capacity set now may still
+    // make it fit), but fields declared from now on go into a new one.
+    if (tree == open_tree) open_tree = -1;
+    throw;
+  }
   // Its own instance: a zeroed buffer with the header written.
   context->add_type(tree, laid_out.layout(tree));
   const int instance = context->create_instance(tree, std::to_string(tree));
@@ -387,7 +431,7 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
     // The type's tree stays in the forest, unreachable; the type's name and
     // its fields' names are free again.
     for (const auto& [field_name, f] : rec.fields)
-      for (int id : f.ids) fields.get_mutable(id).name = "__abandoned" + std::to_string(id) + "_" + fields.get(id).name;
+      for (int id : f.ids) fields.rename(id, "__abandoned" + std::to_string(id) + "_" + fields.get(id).name);
     tree_types.erase(tree);
     throw;
   }

@@ -470,11 +470,22 @@ TEST_F(VulkanBackend, TreesFitTheDevicesLargestBuffer) {
   EXPECT_GT(s.find(blocks.name())->pool_capacity, 100);
   EXPECT_LE(s.tree_words * 4, (1 << 20) + kScratch);
   EXPECT_EQ(x.read<float>({7 * 4095}), 1.0f);
-  Field huge = prog.field(f32, "huge", {512, 1024});  // 2 MiB of dense cells
-  std::string m = error_of([&] { huge.read<float>({0, 0}); });
+  // A dense field larger than a buffer is refused where it is declared.
+  std::string m = error_of([&] { prog.field(f32, "huge", {512, 1024}); });  // 2 MiB of dense cells
   EXPECT_THAT(m, HasSubstr("'huge'"));
   EXPECT_THAT(m, HasSubstr("1048576 bytes"));
+  EXPECT_THAT(m, HasSubstr("store it sparsely"));
+  // Sparse trees too large for a buffer are refused at their layout.
+  Field y = prog.field(f32, "y");
+  prog.root().pointer(i, 1 << 16).capacity(1 << 16).dense(i, 64).place(y);
+  m = error_of([&] { y.read<float>({0}); });
+  EXPECT_THAT(m, HasSubstr("'y'"));
+  EXPECT_THAT(m, HasSubstr("1048576 bytes"));
   EXPECT_THAT(m, HasSubstr("SNode::capacity"));
+  // Fields declared after either go on working.
+  Field after = prog.field(f32, "huge", {64});
+  after.write({3}, 2.0f);
+  EXPECT_EQ(after.read<float>({3}), 2.0f);
 }
 
 // ---- concurrency on sparse structures ----------------------------------------------------
