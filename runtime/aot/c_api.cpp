@@ -4,9 +4,12 @@
 #include "grove/grove_runtime.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
+#include <mutex>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "grove/runtime.h"
@@ -63,6 +66,39 @@ bool null(const void* p, const char* what, const char* function, grove_result& r
   return true;
 }
 
+// The handles made and not yet released, so that a released (or made-up)
+// handle is refused by every call instead of being used: a set lookup per
+// call, under one lock shared by every thread. A handle is never read
+// before it is found here.
+std::mutex handles_mutex;
+std::unordered_set<const void*>& live_handles() {
+  static auto* set = new std::unordered_set<const void*>();  // outlives every static destructor
+  return *set;
+}
+template <typename H>
+H* enroll(H* h) {
+  std::lock_guard lock(handles_mutex);
+  live_handles().insert(h);
+  return h;
+}
+bool retire(const void* h) {
+  std::lock_guard lock(handles_mutex);
+  return live_handles().erase(h) == 1;
+}
+bool live(const void* h) {
+  std::lock_guard lock(handles_mutex);
+  return live_handles().count(h) == 1;
+}
+
+// NULL, released and made-up handles, each told by name.
+bool bad(const void* handle, const char* what, const char* function, grove_result& result) {
+  if (null(handle, what, function, result)) return true;
+  if (live(handle)) return false;
+  result = fail(GROVE_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + what +
+                                                  " was released already (or was never made by this API)");
+  return true;
+}
+
 bool host_type(int t, grove::DataType& out) {
   using grove::DataType;
   switch (t) {
@@ -115,7 +151,7 @@ grove_result load(std::span<const uint8_t> bytes, const std::string& source, con
     auto* h = new grove_module{std::move(m), {}, {}};
     h->kernels = h->module.kernels();
     h->tree_types = h->module.tree_types();
-    *out = h;
+    *out = enroll(h);
   });
 }
 
@@ -132,7 +168,7 @@ std::string list(const std::vector<std::string>& names) {
 // The field's name checked first, so that a missing one is told apart.
 grove_result check_field(const grove_tree* tree, const char* field, const char* function) {
   grove_result r = GROVE_OK;
-  if (null(tree, "the tree", function, r) || null(field, "the field name", function, r)) return r;
+  if (bad(tree, "the tree", function, r) || null(field, "the field name", function, r)) return r;
   return guard(GROVE_ERROR_NOT_FOUND, [&] { tree->tree.num_elements(field); });
 }
 
@@ -176,11 +212,18 @@ grove_result grove_module_load_bytes(const void* bytes, size_t size, const char*
   return load({b, size}, source != nullptr ? source : "module bytes", options, out);
 }
 
-void grove_module_release(grove_module* module) { delete module; }
+void grove_module_release(grove_module* module) {
+  if (module == nullptr) return;
+  if (!retire(module)) {
+    fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_module_release: the module was released already (or was never made by this API)");
+    return;
+  }
+  delete module;
+}
 
 grove_result grove_module_kernel_count(const grove_module* module, size_t* count) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_kernel_count", r) || null(count, "count", "grove_module_kernel_count", r))
+  if (bad(module, "the module", "grove_module_kernel_count", r) || null(count, "count", "grove_module_kernel_count", r))
     return r;
   *count = module->kernels.size();
   return GROVE_OK;
@@ -188,7 +231,7 @@ grove_result grove_module_kernel_count(const grove_module* module, size_t* count
 
 grove_result grove_module_kernel_name(const grove_module* module, size_t i, const char** name) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_kernel_name", r) || null(name, "name", "grove_module_kernel_name", r))
+  if (bad(module, "the module", "grove_module_kernel_name", r) || null(name, "name", "grove_module_kernel_name", r))
     return r;
   if (i >= module->kernels.size())
     return fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_module_kernel_name: kernel " + std::to_string(i) +
@@ -199,7 +242,7 @@ grove_result grove_module_kernel_name(const grove_module* module, size_t i, cons
 
 grove_result grove_module_tree_type_count(const grove_module* module, size_t* count) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_tree_type_count", r) ||
+  if (bad(module, "the module", "grove_module_tree_type_count", r) ||
       null(count, "count", "grove_module_tree_type_count", r))
     return r;
   *count = module->tree_types.size();
@@ -208,7 +251,7 @@ grove_result grove_module_tree_type_count(const grove_module* module, size_t* co
 
 grove_result grove_module_tree_type_name(const grove_module* module, size_t i, const char** name) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_tree_type_name", r) ||
+  if (bad(module, "the module", "grove_module_tree_type_name", r) ||
       null(name, "name", "grove_module_tree_type_name", r))
     return r;
   if (i >= module->tree_types.size())
@@ -220,7 +263,7 @@ grove_result grove_module_tree_type_name(const grove_module* module, size_t i, c
 
 grove_result grove_module_instantiate(grove_module* module, const char* type, const char* name, grove_tree** out) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_instantiate", r) ||
+  if (bad(module, "the module", "grove_module_instantiate", r) ||
       null(type, "the tree type", "grove_module_instantiate", r) || null(out, "out", "grove_module_instantiate", r))
     return r;
   *out = nullptr;
@@ -229,23 +272,30 @@ grove_result grove_module_instantiate(grove_module* module, const char* type, co
                                            list(module->tree_types) + ")");
   return guard(GROVE_ERROR_DEVICE, [&] {
     grove::runtime::Tree t = module->module.instantiate(type, name != nullptr ? name : "");
-    *out = new grove_tree{std::move(t)};
+    *out = enroll(new grove_tree{std::move(t)});
   });
 }
 
 grove_result grove_module_tree(grove_module* module, const char* type, grove_tree** out) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_tree", r) || null(type, "the tree type", "grove_module_tree", r) ||
+  if (bad(module, "the module", "grove_module_tree", r) || null(type, "the tree type", "grove_module_tree", r) ||
       null(out, "out", "grove_module_tree", r))
     return r;
   *out = nullptr;
   if (!has(module->tree_types, type))
     return fail(GROVE_ERROR_NOT_FOUND, "the module has no tree type '" + std::string(type) + "' (it has: " +
                                            list(module->tree_types) + ")");
-  return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { *out = new grove_tree{module->module.tree(type)}; });
+  return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { *out = enroll(new grove_tree{module->module.tree(type)}); });
 }
 
-void grove_tree_release(grove_tree* tree) { delete tree; }
+void grove_tree_release(grove_tree* tree) {
+  if (tree == nullptr) return;
+  if (!retire(tree)) {
+    fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_tree_release: the tree was released already (or was never made by this API)");
+    return;
+  }
+  delete tree;
+}
 
 grove_arg grove_arg_i32(int32_t v) {
   grove_arg a{GROVE_I32, {}};
@@ -285,7 +335,7 @@ grove_arg grove_arg_tree(const grove_tree* tree) {
 
 grove_result grove_module_launch(grove_module* module, const char* kernel, const grove_arg* args, size_t count) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_launch", r) || null(kernel, "the kernel name", "grove_module_launch", r) ||
+  if (bad(module, "the module", "grove_module_launch", r) || null(kernel, "the kernel name", "grove_module_launch", r) ||
       (count > 0 && null(args, "args", "grove_module_launch", r)))
     return r;
   if (!has(module->kernels, kernel))
@@ -295,20 +345,55 @@ grove_result grove_module_launch(grove_module* module, const char* kernel, const
   for (size_t i = 0; i < count; ++i) {
     const grove_arg& g = args[i];
     const std::string which = "grove_module_launch('" + std::string(kernel) + "'): argument " + std::to_string(i);
+    // The union member a type reads must hold a value of that type: a
+    // grove_arg made by hand with .type = GROVE_I8 and .value.i = 300 is
+    // refused, not wrapped to 44.
+    auto cannot_hold = [&](const char* type, const std::string& value) {
+      return fail(GROVE_ERROR_INVALID_ARGUMENT,
+                  which + " is of type " + type + " but holds " + value + ", which no " + type +
+                      " can hold: make grove_args with grove_arg_i32(...) and the like, or pass a wider type");
+    };
+    auto signed_arg = [&](int64_t lo, int64_t hi) { return g.value.i >= lo && g.value.i <= hi; };
     switch (g.type) {
       case 0:
         if (g.value.tree == nullptr) return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a NULL tree");
+        if (!live(g.value.tree))
+          return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a tree that was released already (or was never "
+                                                            "made by this API)");
         a.emplace_back(g.value.tree->tree);
         break;
-      case GROVE_I8: a.emplace_back(static_cast<int8_t>(g.value.i)); break;
-      case GROVE_I16: a.emplace_back(static_cast<int16_t>(g.value.i)); break;
-      case GROVE_I32: a.emplace_back(static_cast<int32_t>(g.value.i)); break;
+      case GROVE_I8:
+        if (!signed_arg(INT8_MIN, INT8_MAX)) return cannot_hold("i8", std::to_string(g.value.i));
+        a.emplace_back(static_cast<int8_t>(g.value.i));
+        break;
+      case GROVE_I16:
+        if (!signed_arg(INT16_MIN, INT16_MAX)) return cannot_hold("i16", std::to_string(g.value.i));
+        a.emplace_back(static_cast<int16_t>(g.value.i));
+        break;
+      case GROVE_I32:
+        if (!signed_arg(INT32_MIN, INT32_MAX)) return cannot_hold("i32", std::to_string(g.value.i));
+        a.emplace_back(static_cast<int32_t>(g.value.i));
+        break;
       case GROVE_I64: a.emplace_back(g.value.i); break;
-      case GROVE_U8: a.emplace_back(static_cast<uint8_t>(g.value.u)); break;
-      case GROVE_U16: a.emplace_back(static_cast<uint16_t>(g.value.u)); break;
-      case GROVE_U32: a.emplace_back(static_cast<uint32_t>(g.value.u)); break;
+      case GROVE_U8:
+        if (g.value.u > UINT8_MAX) return cannot_hold("u8", std::to_string(g.value.u));
+        a.emplace_back(static_cast<uint8_t>(g.value.u));
+        break;
+      case GROVE_U16:
+        if (g.value.u > UINT16_MAX) return cannot_hold("u16", std::to_string(g.value.u));
+        a.emplace_back(static_cast<uint16_t>(g.value.u));
+        break;
+      case GROVE_U32:
+        if (g.value.u > UINT32_MAX) return cannot_hold("u32", std::to_string(g.value.u));
+        a.emplace_back(static_cast<uint32_t>(g.value.u));
+        break;
       case GROVE_U64: a.emplace_back(g.value.u); break;
-      case GROVE_F32: a.emplace_back(static_cast<float>(g.value.f)); break;
+      case GROVE_F32:
+        // NaN and the infinities are f32 values; finite values past its range are not.
+        if (std::isfinite(g.value.f) && std::fabs(g.value.f) > 3.4028234663852886e38)
+          return cannot_hold("f32", std::to_string(g.value.f));
+        a.emplace_back(static_cast<float>(g.value.f));
+        break;
       case GROVE_F64: a.emplace_back(g.value.f); break;
       default:
         return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " has type code " + std::to_string(g.type) +
@@ -320,7 +405,7 @@ grove_result grove_module_launch(grove_module* module, const char* kernel, const
 
 grove_result grove_module_sync(grove_module* module) {
   grove_result r = GROVE_OK;
-  if (null(module, "the module", "grove_module_sync", r)) return r;
+  if (bad(module, "the module", "grove_module_sync", r)) return r;
   return guard(GROVE_ERROR_DEVICE, [&] { module->module.sync(); });
 }
 
@@ -368,7 +453,7 @@ grove_result grove_tree_copy_out(const grove_tree* tree, const char* field, grov
 
 grove_result grove_tree_deactivate_all(const grove_tree* tree) {
   grove_result r = GROVE_OK;
-  if (null(tree, "the tree", "grove_tree_deactivate_all", r)) return r;
+  if (bad(tree, "the tree", "grove_tree_deactivate_all", r)) return r;
   return guard(GROVE_ERROR_DEVICE, [&] { tree->tree.deactivate_all(); });
 }
 

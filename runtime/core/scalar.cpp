@@ -213,6 +213,9 @@ std::string argument_problem(DataType from, uint64_t bits, DataType to) {
     const double lo = is_signed(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
     const double hi = std::ldexp(1.0, is_signed(to) ? bit_width(to) - 1 : bit_width(to));
     if (!(t >= lo && t < hi)) return out_of_range;
+    if (t != d)
+      return describe_value(from, bits) + ", which is not a whole number (" + std::string(type_name(to)) +
+             " holds whole numbers only)";
   } else if (std::isfinite(d) && std::fabs(d) > float_max(to)) {
     return out_of_range;
   }

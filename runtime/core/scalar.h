@@ -35,10 +35,12 @@ void store_element(std::span<uint32_t> words, int64_t address, DataType dtype, u
 
 // "2.5 (f32)": a value and its type, for messages.
 std::string describe_value(DataType t, uint64_t bits);
-// Host values passed as kernel arguments. A value converts when C++ defines
-// the conversion and it keeps the value (floats to integers truncate toward
-// zero, as in C++; wider floats round); NaN, infinity or a value outside the
-// argument type's range does not. argument_problem says why not ("3e+09
+// Host values given to a kernel argument or stored in a field (one rule for
+// every API: the Program's and the runtime's kernels and fields, and the C
+// API). A value converts when it keeps its value: an integer that `to`
+// holds, a float that is a whole number `to` holds (2.5 is no i32), a float
+// within a narrower float's range (rounded). NaN, infinity, a fraction or a
+// value outside the range does not. argument_problem says why not ("3e+09
 // (f64), which is out of the range of i32"), or is empty; convert_argument
 // gives the bits in `to`'s compute type.
 std::string argument_problem(DataType from, uint64_t bits, DataType to);

@@ -3,17 +3,25 @@
 #include "ir/eval.h"
 #include "ir/interpreter.h"
 #include "program/program_impl.h"
+#include "runtime/core/scalar.h"
 
 namespace grove {
 
 namespace {
 
-// Host value (type `as`, at `src`) -> bits of `to`.
-uint64_t host_to_bits(DataType as, const void* src, DataType to) {
+// Host value (type `as`, at `src`) -> bits of the compute type of `field`'s
+// type `to`. A value `to` cannot hold (300 for a u8, NaN or 2.5 for an i32)
+// is refused, naming the field, by the rule kernel arguments follow
+// (rt::argument_problem).
+uint64_t host_to_bits(DataType as, const void* src, DataType to, const std::string& field) {
   uint64_t bits = 0;
   __builtin_memcpy(&bits, src, static_cast<size_t>(bit_width(as) <= 8 ? 1 : bit_width(as) / 8));
   if (as == DataType::u1) bits &= 1;
-  return ir::eval_cast(as, to, bits);
+  const std::string problem = rt::argument_problem(as, bits, to);
+  if (!problem.empty())
+    throw Error("field '" + field + "' (" + std::string(type_name(to)) + ") was given " + problem +
+                "; convert it on the host first");
+  return ir::eval_cast(as, compute_type(to), bits);
 }
 
 void bits_to_host(DataType from, uint64_t bits, DataType as, void* dst) {
@@ -115,7 +123,7 @@ void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const v
   p->host_access("Field::write", name());
   require_scalar(*this, "write");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
-  p->host_write(ids_[0], p->host_instance(*this), idx.data(), host_to_bits(as, value, compute_type(dtype())));
+  p->host_write(ids_[0], p->host_instance(*this), idx.data(), host_to_bits(as, value, dtype(), name()));
 }
 
 // Visits every element row-major: f(component number, element number, the
@@ -175,16 +183,20 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
   const auto* bytes = static_cast<const unsigned char*>(values);
   size_t sz = host_size(as);
   size_t comps = ids_.size();
+  // Every value is checked before the first is stored.
+  std::vector<uint64_t> bits(count);
+  const std::string field = name();
+  for (size_t v = 0; v < count; ++v) bits[v] = host_to_bits(as, bytes + v * sz, dt, field);
   const int instance = p->host_instance(*this);
   for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    p->host_write(ids_[c], instance, idx, host_to_bits(as, bytes + (static_cast<size_t>(n) * comps + c) * sz, compute_type(dt)));
+    p->host_write(ids_[c], instance, idx, bits[static_cast<size_t>(n) * comps + c]);
   });
 }
 
 void Field::fill_raw(DataType as, const void* value) const {
   detail::ProgramImpl* p = program();
   p->host_access("Field::fill", name());
-  uint64_t bits = host_to_bits(as, value, compute_type(dtype()));
+  uint64_t bits = host_to_bits(as, value, dtype(), name());
   const int instance = p->host_instance(*this);
   for_all_elements(p, ids_, [&](size_t c, int64_t, const int64_t* idx) { p->host_write(ids_[c], instance, idx, bits); });
 }

@@ -89,11 +89,27 @@ const std::vector<BinaryCase>& binary_cases() {
 }
 
 // Fills `f` (1-D) with the edge values of its type.
+// Integers are wrapped to t's width first (as C++ converts them): a field
+// takes only values its type holds.
 void fill_edges(Field f, DataType t) {
   if (is_float(t) || t == u1) {
     f.from_vector(edge_values(t));
+    return;
+  }
+  const int w = bit_width(t);
+  const uint64_t mask = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
+  if (is_signed(t)) {
+    std::vector<int64_t> v;
+    for (int64_t x : edge_ints(t)) {
+      const uint64_t low = static_cast<uint64_t>(x) & mask;
+      const uint64_t sign = uint64_t{1} << (w - 1);
+      v.push_back(static_cast<int64_t>((low ^ sign) - sign));  // sign-extended from bit w-1
+    }
+    f.from_vector(v);
   } else {
-    f.from_vector(edge_ints(t));
+    std::vector<uint64_t> v;
+    for (int64_t x : edge_ints(t)) v.push_back(static_cast<uint64_t>(x) & mask);
+    f.from_vector(v);
   }
 }
 
@@ -279,7 +295,13 @@ TEST_P(Differential, AtomicsOnEveryType) {
       const char* ops[] = {"add", "sub", "min", "max", "and", "or", "xor"};
       int count = is_float(t) ? 4 : 7;
       for (int o = 0; o < count; ++o) outs.push_back(prog.field(t, ops[o], {}));
-      for (int o = 0; o < count; ++o) outs[static_cast<size_t>(o)].write({}, o == 4 ? -1 : 3);
+      // "and" starts from every bit set: -1, or an unsigned type's largest value.
+      const uint64_t ones = bit_width(t) == 64 ? ~uint64_t{0} : (uint64_t{1} << bit_width(t)) - 1;
+      for (int o = 0; o < count; ++o) {
+        if (o != 4) outs[static_cast<size_t>(o)].write({}, 3);
+        else if (is_signed(t)) outs[static_cast<size_t>(o)].write({}, -1);
+        else outs[static_cast<size_t>(o)].write({}, ones);
+      }
       Kernel kern = prog.kernel("atomics", [&] {
         for_range(0, 1000, [&](Expr i) {
           Expr v = cast(t, i % 37 - 11);

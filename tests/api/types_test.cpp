@@ -1,9 +1,14 @@
 // Data types: storage conversions, wraparound, promotion, default_fp.
+#include <gmock/gmock.h>
+
 #include <cmath>
+#include <vector>
 
 #include "backend_fixture.h"
 
 using namespace grove;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -85,10 +90,25 @@ TEST_P(Types, DefaultFloatCanBeF64) {
 TEST_P(Types, HostConversionsOnReadAndWrite) {
   Program prog(config());
   Field x = prog.field(i16, "x", {2});
-  x.write({0}, 1234.9);       // double -> i16 truncates
+  x.write({0}, 1234.0);       // a whole double -> i16
   x.write({1}, int64_t{-5});
   EXPECT_EQ(x.read<int32_t>({0}), 1234);
   EXPECT_DOUBLE_EQ(x.read<double>({1}), -5.0);
+  // A value the field cannot hold is refused, naming the field and the
+  // value, and nothing is stored: a fraction, one out of range, NaN.
+  EXPECT_THAT(grove::testing::error_of([&] { x.write({0}, 1234.9); }),
+              AllOf(HasSubstr("field 'x' (i16)"), HasSubstr("1234.9 (f64), which is not a whole number")));
+  EXPECT_THAT(grove::testing::error_of([&] { x.write({0}, 40000); }),
+              AllOf(HasSubstr("field 'x' (i16)"), HasSubstr("40000 (i32), which is out of the range of i16")));
+  EXPECT_THAT(grove::testing::error_of([&] { x.fill(std::nan("")); }), HasSubstr("field 'x' (i16)"));
+  EXPECT_THAT(grove::testing::error_of([&] { x.from_vector(std::vector<int32_t>{7, 1 << 20}); }),
+              HasSubstr("1048576 (i32), which is out of the range of i16"));
+  EXPECT_EQ(x.read<int32_t>({0}), 1234);  // from_vector stored neither value
+  Field b = prog.field(u8, "b", {1});
+  EXPECT_THAT(grove::testing::error_of([&] { b.write({0}, 300); }), HasSubstr("field 'b' (u8) was given 300 (i32)"));
+  EXPECT_THAT(grove::testing::error_of([&] { b.write({0}, -1); }), HasSubstr("out of the range of u8"));
+  b.write({0}, 255);
+  EXPECT_EQ(b.read<int32_t>({0}), 255);
   Field f = prog.field(f32, "f", {1});
   f.write({0}, 3);
   EXPECT_EQ(f.read<int32_t>({0}), 3);

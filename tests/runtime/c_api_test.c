@@ -167,6 +167,25 @@ int main(int argc, char** argv) {
   CHECK_FAILS(grove_module_launch(m, "seed", seed, 3), GROVE_ERROR_INVALID_ARGUMENT, "takes 3 number argument(s)");
   grove_arg bad_seed[4] = {grove_arg_tree(world), grove_arg_f64(1e12), grove_arg_i32(0), grove_arg_u32(1)};
   CHECK_FAILS(grove_module_launch(m, "seed", bad_seed, 4), GROVE_ERROR_INVALID_ARGUMENT, "argument 'x0' (i32)");
+  /* Numbers a declared type cannot hold, and union members that do not
+   * hold a value of their own type: refused, naming the kernel, the
+   * argument and both types; nothing is launched. */
+  grove_arg fraction[4] = {grove_arg_tree(world), grove_arg_f64(2.5), grove_arg_i32(0), grove_arg_u32(1)};
+  CHECK_FAILS(grove_module_launch(m, "seed", fraction, 4), GROVE_ERROR_INVALID_ARGUMENT,
+              "kernel 'seed' of module");
+  CHECK(strstr(grove_last_error(), "argument 'x0' (i32) was given 2.5 (f64), which is not a whole number") != NULL);
+  grove_arg wide_i8[4] = {grove_arg_tree(world), grove_arg_i32(0), grove_arg_i32(0), grove_arg_u32(1)};
+  wide_i8[1].type = GROVE_I8;
+  wide_i8[1].value.i = 300;
+  CHECK_FAILS(grove_module_launch(m, "seed", wide_i8, 4), GROVE_ERROR_INVALID_ARGUMENT,
+              "grove_module_launch('seed'): argument 1 is of type i8 but holds 300");
+  grove_arg wide_i32[4] = {grove_arg_tree(world), grove_arg_i32(0), grove_arg_i32(0), grove_arg_u32(1)};
+  wide_i32[2].value.i = (int64_t)1 << 40;
+  CHECK_FAILS(grove_module_launch(m, "seed", wide_i32, 4), GROVE_ERROR_INVALID_ARGUMENT,
+              "argument 2 is of type i32 but holds 1099511627776");
+  grove_arg tree_for_number[4] = {grove_arg_tree(world), grove_arg_tree(world), grove_arg_i32(0), grove_arg_u32(1)};
+  CHECK_FAILS(grove_module_launch(m, "seed", tree_for_number, 4), GROVE_ERROR_INVALID_ARGUMENT,
+              "takes 3 number argument(s) but was given 2");
   grove_arg no_tree[1] = {grove_arg_tree(NULL)};
   CHECK_FAILS(grove_module_launch(m, "count", no_tree, 1), GROVE_ERROR_INVALID_ARGUMENT, "NULL tree");
   CHECK_FAILS(grove_module_sync(NULL), GROVE_ERROR_INVALID_ARGUMENT, "the module is NULL");
@@ -180,8 +199,29 @@ int main(int argc, char** argv) {
   CHECK(same_cells(world, model));
   CHECK(strcmp(grove_last_error(), "") == 0);
 
+  /* Released handles are refused by every call, a second release included,
+   * instead of being used. */
+  grove_tree* other = NULL;
+  CHECK(grove_module_instantiate(m, "life", "other", &other) == GROVE_OK);
+  grove_tree_release(other);
+  CHECK_FAILS(grove_tree_num_elements(other, "alive", &elements), GROVE_ERROR_INVALID_ARGUMENT,
+              "the tree was released already");
+  grove_arg released_tree[1] = {grove_arg_tree(other)};
+  CHECK_FAILS(grove_module_launch(m, "count", released_tree, 1), GROVE_ERROR_INVALID_ARGUMENT,
+              "argument 0 is a tree that was released already");
+  grove_tree_release(other);
+  CHECK(strstr(grove_last_error(), "grove_tree_release: the tree was released already") != NULL);
+  CHECK(grove_module_launch(m, "count", tree_only, 1) == GROVE_OK); /* the module goes on */
+  CHECK(grove_module_sync(m) == GROVE_OK);
+
   grove_tree_release(world);
   grove_module_release(m);
+  CHECK_FAILS(grove_module_sync(m), GROVE_ERROR_INVALID_ARGUMENT, "the module was released already");
+  CHECK_FAILS(grove_module_kernel_count(m, &kernels), GROVE_ERROR_INVALID_ARGUMENT, "the module was released already");
+  grove_module_release(m);
+  CHECK(strstr(grove_last_error(), "grove_module_release: the module was released already") != NULL);
+  grove_tree_release(world);
+  CHECK(strstr(grove_last_error(), "grove_tree_release: the tree was released already") != NULL);
   grove_module_release(NULL);
   grove_tree_release(NULL);
   if (failures != 0) {
