@@ -22,7 +22,9 @@
  * field, and nothing the module held is lost: it stays usable. No C++
  * exception crosses this boundary. Handles are opaque; each is released
  * once, in any order (a tree keeps its module's device alive until both
- * are released). A module and its trees are used from one thread at a time. */
+ * are released). A released handle is refused by every call
+ * (GROVE_ERROR_INVALID_ARGUMENT; a second release sets the message and
+ * does nothing). A module and its trees are used from one thread at a time. */
 #ifndef GROVE_GROVE_RUNTIME_H
 #define GROVE_GROVE_RUNTIME_H
 

@@ -220,6 +220,10 @@ class Field {
   Field operator[](int c) const;
 
   // ---- on the host (never activates on read; writes do) ----
+  // A value written must keep its value in the field's type (2.5 is no
+  // i32, 300 no u8, NaN no integer): else grove::Error naming the field
+  // and the value, and nothing is stored (from_vector checks every value
+  // first).
   template <typename T = double>
   T read(std::initializer_list<int64_t> index = {}) const {
     T out{};

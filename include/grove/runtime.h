@@ -97,8 +97,8 @@ struct FieldInfo {
   std::vector<uint32_t> path;
 };
 
-// A kernel argument: a number (converted to the argument's type when the
-// value fits, as Program kernels do) or a tree.
+// A kernel argument: a number (converted to the argument's type when it
+// keeps its value, as Program kernels do: 2.5 is no i32, 300 no i8) or a tree.
 struct Arg {
   DataType type = DataType::unknown;
   uint64_t bits = 0;
