@@ -618,9 +618,12 @@ uint32_t TaskEmitter::loop_limit_message() {
   return static_cast<uint32_t>(loop_limit_message_);
 }
 
-// llvmpipe's limiter counts every pass through a loop's end, the last one
-// (where the loop exits) included: back-edges here, and one more per loop in
-// after_loop(). At the limit the loop is left and after_loop() reports it:
+// llvmpipe's limiter counts every pass through a loop's end and two more
+// per loop instance: back-edges here, and two per loop in after_loop(). One
+// per instance was too few: deep nests stopped at llvmpipe's limit while
+// this count was still below it, silently (tests/vulkan/backend_test.cpp,
+// NestedLoopsAtLavapipesLimitAreRightOrAnError, pins the count both ways).
+// At the limit the loop is left and after_loop() reports it:
 // llvmpipe runs the body of every `if` under a lane mask whether or not any
 // lane takes it, so a report inside the loop would cost every iteration.
 void TaskEmitter::loop_back_edge(Id header, Id merge) {
@@ -636,7 +639,7 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
 
 void TaskEmitter::after_loop() {
   if (options_.max_loop_iterations == 0) return;
-  const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(1));
+  const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(2));
   m_.store(back_edges_, n);
   const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
   const Id stop = m_.new_label(), go_on = m_.new_label();

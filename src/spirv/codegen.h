@@ -46,7 +46,8 @@
 // (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
 //
 // Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any
-// loop once one invocation has taken 65535 loop back-edges in all; with
+// loop once one invocation has counted 65535 passes in all (each back-edge,
+// and two per loop instance); with
 // CodegenOptions::max_loop_iterations set, every loop counts them and the
 // launch fails with an error naming the task instead of computing garbage.
 // (Long serial loops therefore cannot run on lavapipe; parallel loops spread

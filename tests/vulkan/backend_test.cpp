@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -254,6 +255,66 @@ TEST_F(VulkanBackend, LoopsPastLavapipesLimitAreAnErrorNotWrongResults) {
     EXPECT_THAT(m, HasSubstr("kernel 'long_loop': one invocation of task 0 ('serial') reached 65535 loop iterations"));
     k(1000);  // the error was cleared
     prog.sync();
+  }
+}
+
+// llvmpipe's limit counts every pass through a loop's end and two more per
+// loop instance; Grove's count must never fall behind it, or deep nests
+// stop silently (a 3-deep nest of 40 each once gave 62307 instead of
+// 64000, a 15-deep nest of 2 each 16391 instead of 32768, with no error).
+// Nests whose count is just below the limit run in full; one more
+// innermost iteration is an error.
+TEST_F(VulkanBackend, NestedLoopsAtLavapipesLimitAreRightOrAnError) {
+  const bool limited = Program(config()).device_name().find("llvmpipe") != std::string::npos;
+  struct Nest {
+    int depth, outer, inner;  // `outer` iterations at every level but the innermost
+    int64_t passes() const {  // llvmpipe's count: iterations + 2 per loop instance
+      int64_t count = 0, instances = 1;
+      for (int d = 0; d < depth; ++d) {
+        const int64_t it = d == depth - 1 ? inner : outer;
+        count += instances * (it + 2);
+        instances *= it;
+      }
+      return count;
+    }
+    int64_t total() const {
+      int64_t t = inner;
+      for (int d = 0; d + 1 < depth; ++d) t *= outer;
+      return t;
+    }
+  };
+  for (Nest nest : {Nest{3, 39, 40}, Nest{4, 10, 62}, Nest{6, 4, 60}, Nest{12, 2, 26}, Nest{15, 2, 2}}) {
+    for (int extra : {0, 1}) {
+      Nest n = nest;
+      n.inner += extra;
+      SCOPED_TRACE(std::to_string(n.depth) + " deep, " + std::to_string(n.outer) + " x .. x " + std::to_string(n.inner));
+      Program prog(config());
+      Field x = prog.field(i32, "x", {1});
+      Kernel k = prog.kernel("nest", [&] {
+        for_range(0, 1, [&](Expr i) {
+          Var acc = 0;
+          std::function<void(int)> go = [&](int d) {
+            if (d == n.depth) {
+              acc += 1;
+              return;
+            }
+            for_range(0, d == n.depth - 1 ? n.inner : n.outer, [&](Expr) { go(d + 1); });
+          };
+          go(0);
+          x(i) = acc;
+        });
+      });
+      if (limited && n.passes() >= 65535) {
+        EXPECT_THAT(error_of([&] {
+                      k();
+                      prog.sync();
+                    }),
+                    HasSubstr("reached 65535 loop iterations"));
+      } else {
+        k();
+        EXPECT_EQ(x.read<int64_t>({0}), n.total());
+      }
+    }
   }
 }
 
