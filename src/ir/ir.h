@@ -18,6 +18,13 @@
 
 namespace grove::ir {
 
+// The deepest nest of blocks (loops and branches, an elif_ chain counting
+// one per elif_) a kernel may have. Every pass and emitter walks nested
+// blocks recursively; this bounds their stack use (20,000 nested if_
+// overflowed the CPU emitter's stack), and it is checked where blocks are
+// made: the DSL's recording and the IR parser.
+inline constexpr int kMaxNesting = 256;
+
 enum class StmtKind : uint8_t {
 #define GROVE_STMT(Kind, mnemonic, operands, blocks, category) Kind,
 #include "ir/statements.def"

@@ -521,10 +521,14 @@ class Parser {
 
   // `{` statements `}`
   void block(Block* b) {
+    const Token open = peek();
     expect_punct('{');
+    if (++depth_ > kMaxNesting)
+      fail(open, "blocks nested more than " + std::to_string(kMaxNesting) + " deep; Grove takes at most that many");
     Builder builder(b);
     while (!is_punct('}')) stmt(builder);
     take();
+    --depth_;
   }
 
   // ---- statements ----
@@ -880,6 +884,7 @@ class Parser {
   std::string_view source_;
   FieldTable* fields_ = nullptr;
   std::unordered_map<std::string, Defined> values_;  // %N of the current kernel
+  int depth_ = 0;                                     // blocks open (kMaxNesting)
 };
 
 }  // namespace

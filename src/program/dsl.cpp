@@ -54,7 +54,12 @@ Expr unary(UnaryOp op, const Expr& x) {
 // Runs `body` with the builder inserting at the end of `block`.
 template <typename F>
 void in_block(ir::Block* block, F&& body) {
-  ir::Builder& bl = b();
+  auto& ctx = current();
+  if (ctx.blocks_open >= ir::kMaxNesting)
+    fail("loops and branches nested more than " + std::to_string(ir::kMaxNesting) +
+         " deep (an elif_ counts one); Grove takes at most that many: move the inner part into a "
+         "second kernel, or use a loop instead of the deep nest");
+  ir::Builder& bl = ctx.builder;
   ir::Block* saved_block = bl.block();
   size_t saved_pos = bl.position();
   bl.set_insert_point_to_end(block);
@@ -62,8 +67,13 @@ void in_block(ir::Block* block, F&& body) {
     ir::Builder& bl;
     ir::Block* block;
     size_t pos;
-    ~Restore() { bl.set_insert_point(block, pos); }
-  } restore{bl, saved_block, saved_pos};
+    int& open;
+    ~Restore() {
+      bl.set_insert_point(block, pos);
+      --open;
+    }
+  } restore{bl, saved_block, saved_pos, ctx.blocks_open};
+  ++ctx.blocks_open;
   body();
 }
 

@@ -79,6 +79,7 @@ struct KernelContext {
   // struct_for is parallel (no break/continue).
   std::vector<ir::StmtKind> loops;
   int depth_of_parallel_loop = -1;
+  int blocks_open = 0;  // nested loop and branch bodies being recorded (ir::kMaxNesting)
 };
 
 // Words of the scratch buffer a Program starts with; it grows to what the

@@ -624,4 +624,33 @@ TEST_P(Misuse, 17_ManyFieldsAndKernelsAreDeclaredInLinearTime) {
   EXPECT_EQ(last.read<int32_t>({1}), 7);
 }
 
+// Blocks nest at most ir::kMaxNesting deep: every pass and emitter walks
+// them recursively, and 20,000 nested if_ overflowed the CPU emitter's
+// stack. The limit is raised where the kernel is recorded, naming it; a
+// nest at the limit compiles and runs everywhere.
+TEST_P(Misuse, 18_BlocksNestedPastTheLimitAreRefusedNamingTheKernel) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {2});
+  auto nest = [&](const std::string& name, int depth) {
+    return prog.kernel(name, [&, depth] {
+      for_range(0, 2, [&](Expr n) {
+        std::function<void(int)> go = [&](int d) {
+          if (d == depth) {
+            x(n) = n + 7;
+            return;
+          }
+          if_(n + d >= 0, [&] { go(d + 1); });
+        };
+        go(1);  // the for_range is the first level
+      });
+    });
+  };
+  EXPECT_THAT(error_of([&] { nest("deep", 20000)(); }),
+              AllOf(HasSubstr("kernel 'deep'"), HasSubstr("nested more than 256 deep")));
+  EXPECT_THAT(error_of([&] { nest("deeper", 257)(); }), HasSubstr("kernel 'deeper'"));
+  Kernel k = nest("at_the_limit", 256);
+  k();
+  EXPECT_EQ(x.read<int32_t>({1}), 8);
+}
+
 }  // namespace

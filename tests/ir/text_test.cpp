@@ -397,6 +397,24 @@ TEST(TextTest, NestedBlocksIndentTwoSpacesPerLevel) {
   EXPECT_NO_THROW(verify(*m.kernels[0], "parse"));
 }
 
+// A text kernel nests blocks at most kMaxNesting deep (the kernel's body
+// counts one); deeper is a parse error at the block that passes the limit,
+// not a stack overflow in the parser or a later pass.
+TEST(TextTest, BlocksNestedPastTheLimitAreAParseError) {
+  auto nested = [](int ifs) {
+    std::string t = "kernel @deep() {\n  %0 = const u1 1\n";
+    for (int d = 0; d < ifs; ++d) t += "if %0 {\n";
+    t += "print \"in\"\n";
+    for (int d = 0; d < ifs; ++d) t += "}\n";
+    return t + "}\n";
+  };
+  EXPECT_EQ(parse_error(nested(kMaxNesting - 1)), "(no error)");
+  const std::string m = parse_error(nested(kMaxNesting));
+  EXPECT_TRUE(contains(m, "test.ir:" + std::to_string(kMaxNesting + 2) + ":")) << m;
+  EXPECT_TRUE(contains(m, "blocks nested more than 256 deep")) << m;
+  EXPECT_TRUE(contains(parse_error(nested(100000)), "nested more than 256 deep"));
+}
+
 TEST(TextTest, FloatSpecialValuesAndNegativeZero) {
   const std::string text = R"(kernel @floats() stage frontend {
   %0 = const f32 inf
