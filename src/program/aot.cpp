@@ -166,15 +166,28 @@ std::vector<uint8_t> Module::bytes() const {
   data.kernels.clear();
   for (const auto& [name, rec] : impl_->kernels) data.kernels.push_back(impl_->plan_of(*rec, name));
   // Grove's own kernels for each tree type: writers of its sparse fields and
-  // the deactivation of each of its sparse SNodes.
+  // the deactivation of each of its sparse SNodes, named "<type>.<name>",
+  // which the runtime looks up. Names with dots can make two alike (a field
+  // 'a.b' of type 'root', a field 'b' of type 'root.a'): refused here, or
+  // the runtime would refuse the module.
+  std::map<std::string, std::string> made;  // kernel name -> what it serves
+  auto own = [&](std::string kernel, const std::string& serves, detail::KernelRecord& rec) {
+    auto [it, fresh] = made.emplace(kernel, serves);
+    if (!fresh)
+      throw Error("aot::Module: " + it->second + " and " + serves + " would both need Grove's kernel '" + kernel +
+                  "'; rename one of them (a '.' in a tree type's or a field's name makes such pairs)");
+    data.kernels.push_back(impl_->plan_of(rec, kernel));
+  };
   for (const rt::aot::ModuleTreeType& t : impl_->data.tree_types) {
     for (const rt::FieldLayout& f : t.layout.fields) {
       if (!p.forest.is_sparse_path(p.forest.snode(f.place).parent)) continue;
-      data.kernels.push_back(impl_->plan_of(p.writer_kernel(f.id), "__write_" + t.name + "." + f.name));
+      own("__write_" + t.name + "." + f.name, "field '" + f.name + "' of tree type '" + t.name + "'",
+          p.writer_kernel(f.id));
     }
     for (const rt::SNodeLayout& n : t.layout.nodes)
       if (n.is_sparse())
-        data.kernels.push_back(impl_->plan_of(p.clear_kernel(n.id), "__deactivate_all_" + t.name + "." + n.name()));
+        own("__deactivate_all_" + t.name + "." + n.name(), "SNode '" + n.name() + "' of tree type '" + t.name + "'",
+            p.clear_kernel(n.id));
   }
   data.features = rt::aot::features_of(data.kernels);
   return rt::aot::write_module(data);

@@ -552,6 +552,31 @@ TEST_P(Aot, ACopyOfAFieldLargerThanMemoryIsRefused) {
               AllOf(HasSubstr("field 'v' has 1099511627776 elements"), HasSubstr("read single elements")));
 }
 
+// Grove's own kernels in a module are named after their tree type and
+// field ("__write_root.a.b"); names with dots could make two alike, and the
+// module was written for the runtime to refuse. The writer refuses it,
+// naming both, and a module without the clash is written.
+TEST_P(Aot, GeneratedKernelNamesThatClashAreRefusedWhenWritten) {
+  Program prog(program());
+  Field ab = prog.field(i32, "a.b");
+  prog.root().pointer(i, 8).dense(i, 4).place(ab);
+  TreeType t = prog.tree_type("root.a", [&](TreeTypeBuilder& b) {
+    Field f = b.field(i32, "b");
+    b.root().pointer(i, 8).dense(i, 4).place(f);
+  });
+  Kernel own = prog.kernel("own", [&] { for_range(0, 4, [&](Expr k) { ab(k) = k; }); });
+  aot::Module m(prog, GetParam());
+  m.add_kernel("own", own);
+  m.add_tree_type("root.a", t);
+  EXPECT_THAT(error_of([&] { (void)m.bytes(); }),
+              AllOf(HasSubstr("field 'a.b' of tree type 'root'"), HasSubstr("field 'b' of tree type 'root.a'"),
+                    HasSubstr("'__write_root.a.b'"), HasSubstr("rename one of them")));
+  aot::Module fine(prog, GetParam());
+  fine.add_kernel("own", own);
+  fine.add_tree_type("roots_a", t);
+  EXPECT_FALSE(fine.bytes().empty());
+}
+
 // The module backends compiled into this Grove.
 std::vector<Arch> module_backends() {
   std::vector<Arch> out;
