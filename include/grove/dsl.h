@@ -37,10 +37,22 @@ class Expr {
   ir::Stmt* stmt() const { return stmt_; }
   DataType type() const;
 
-  // A constant of exactly this type: Expr::constant(f64, 0.1).
+  // A constant of exactly this type: Expr::constant(f64, 0.1),
+  // Expr::constant(u64, ~uint64_t{0}). The value must keep its value in the
+  // type (floats round to the nearest): a fraction for an integer type, a
+  // value out of the type's range or NaN for an integer is a grove::Error
+  // naming the kernel, the type and the value. Integers above 2^53 need an
+  // integer argument: a double cannot hold them.
   static Expr constant(DataType type, double value);
+  template <typename T>
+    requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
+  static Expr constant(DataType type, T value) {
+    if constexpr (std::is_signed_v<T>) return constant_bits(type, DataType::i64, static_cast<uint64_t>(static_cast<int64_t>(value)));
+    else return constant_bits(type, DataType::u64, static_cast<uint64_t>(value));
+  }
 
  private:
+  static Expr constant_bits(DataType type, DataType from, uint64_t bits);
   ir::Stmt* stmt_;
 };
 

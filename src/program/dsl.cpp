@@ -4,6 +4,7 @@
 
 #include "ir/type_rules.h"
 #include "program/program_impl.h"
+#include "runtime/core/scalar.h"
 
 namespace grove {
 
@@ -187,9 +188,31 @@ Expr::Expr(bool v) : stmt_(b().const_int(DataType::u1, v ? 1 : 0)) {}
 DataType Expr::type() const { return stmt_->type(); }
 
 Expr Expr::constant(DataType type, double value) {
+  uint64_t bits = 0;
+  __builtin_memcpy(&bits, &value, sizeof bits);
+  return constant_bits(type, DataType::f64, bits);
+}
+
+// A constant of `type` from a value of `from` (i64, u64 or f64), by the
+// rule host values follow (rt::argument_problem).
+Expr Expr::constant_bits(DataType type, DataType from, uint64_t bits) {
   if (type == DataType::unknown) fail("Expr::constant needs a data type (i32, f32, ...), not unknown");
-  if (is_float(type)) return Expr(b().const_float(compute_type(type), value));
-  return Expr(b().const_int(type, static_cast<int64_t>(value)));
+  const std::string problem = rt::argument_problem(from, bits, type);
+  if (!problem.empty())
+    fail("Expr::constant(" + std::string(type_name(type)) + ", ...) was given " + problem +
+         "; give a value the type holds");
+  if (is_float(type)) {
+    double v = 0;
+    if (from == DataType::f64) __builtin_memcpy(&v, &bits, sizeof v);
+    else v = from == DataType::i64 ? static_cast<double>(static_cast<int64_t>(bits)) : static_cast<double>(bits);
+    return Expr(b().const_float(compute_type(type), v));
+  }
+  if (from == DataType::f64) {  // a whole number in the type's range
+    double v = 0;
+    __builtin_memcpy(&v, &bits, sizeof v);
+    bits = v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+  }
+  return Expr(b().const_bits(type, bits));
 }
 
 Expr operator+(const Expr& a, const Expr& c) { return binary(BinaryOp::add, a, c); }

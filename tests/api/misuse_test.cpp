@@ -471,6 +471,27 @@ TEST_P(Misuse, 12_ConstantsAndPrintsTheUserCanWrite) {
   Field x = prog.field(f32, "x", {});
   Kernel k = prog.kernel("unknown_constant", [&] { x() = Expr::constant(DataType::unknown, 1.5); });
   EXPECT_THAT(error_of([&] { k(); }), HasSubstr("kernel 'unknown_constant'"));
+  // Constants keep their value or are refused: 1e19 as a u64 once came out
+  // as 9223372036854775808.
+  Field big = prog.field(u64, "big", {2});
+  Kernel exact = prog.kernel("exact", [&] {
+    big(0) = Expr::constant(u64, 1e19);
+    big(1) = Expr::constant(u64, ~uint64_t{0} - 2047);
+  });
+  exact();
+  EXPECT_EQ(big.read<uint64_t>({0}), 10000000000000000000ull);
+  EXPECT_EQ(big.read<uint64_t>({1}), ~uint64_t{0} - 2047);
+  auto refused = [&](const std::string& name, const std::function<Expr()>& c) {
+    Kernel bad = prog.kernel(name, [&, c] { x() = cast(f32, c()); });
+    return error_of([&] { bad(); });
+  };
+  EXPECT_THAT(refused("i8_300", [] { return Expr::constant(i8, 300); }),
+              AllOf(HasSubstr("kernel 'i8_300'"), HasSubstr("Expr::constant(i8, ...) was given 300 (i64)"),
+                    HasSubstr("out of the range of i8")));
+  EXPECT_THAT(refused("i32_frac", [] { return Expr::constant(i32, 2.5); }), HasSubstr("not a whole number"));
+  EXPECT_THAT(refused("u64_neg", [] { return Expr::constant(u64, -1); }), HasSubstr("out of the range of u64"));
+  EXPECT_THAT(refused("i32_nan", [] { return Expr::constant(i32, std::nan("")); }), HasSubstr("Expr::constant(i32"));
+  EXPECT_THAT(refused("f32_huge", [] { return Expr::constant(f32, 1e300); }), HasSubstr("out of the range of f32"));
   std::string out;
   prog.set_print_sink([&](std::string_view t) { out += t; });
   x.write({}, 2.0f);

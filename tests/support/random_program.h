@@ -233,7 +233,15 @@ class RandomProgram {
     static const std::vector<int> c = {0, 1, -1, 2, 3, 7, 31, 32, 33, 63, 64, 100, -128, 255};
     int v = one_of(c);
     if (!is_signed(t) && v < 0) v = -v;
-    return {Expr::constant(t, v), t, 1000 + v};
+    // As a value of t: wrapped to its width (255 is -1 as an i8), which
+    // Expr::constant takes only once it fits.
+    const int w = bit_width(t);
+    int64_t value = v;
+    if (w < 64 && is_signed(t)) {
+      const uint64_t low = static_cast<uint64_t>(value) & ((uint64_t{1} << w) - 1), sign = uint64_t{1} << (w - 1);
+      value = static_cast<int64_t>((low ^ sign) - sign);
+    }
+    return {Expr::constant(t, value), t, 1000 + v};
   }
 
   Node leaf() {
