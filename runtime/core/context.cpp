@@ -45,6 +45,7 @@ int Context::create_instance(int type_id, std::string name) {
   inst.words = layout.total_words;
   inst.alive = true;
   instances_.push_back(std::move(inst));
+  ++made_by_type_[type_id];
   return id;
 }
 
@@ -83,8 +84,14 @@ bool Context::alive(int id) const {
 }
 
 int Context::instances_made(int type) const {
-  return static_cast<int>(std::count_if(instances_.begin(), instances_.end(),
-                                        [type](const Instance& i) { return i.type == type; }));
+  auto it = made_by_type_.find(type);
+  return it == made_by_type_.end() ? 0 : it->second;
+}
+
+void Context::mark_pools_dirty(int id) {
+  Instance& inst = instances_[static_cast<size_t>(id)];
+  if (!inst.pools_dirty) dirty_.push_back(id);
+  inst.pools_dirty = true;
 }
 
 Instance& Context::live(int id, const char* what) {
@@ -149,7 +156,7 @@ void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::
   // Marked before the launch: one that raises (a failed debug-mode check)
   // may still have found a pool full, which the next check must report.
   if (plan.may_allocate)
-    for (int inst : slot_instances) instances_[static_cast<size_t>(inst)].pools_dirty = true;
+    for (int inst : slot_instances) mark_pools_dirty(inst);
   device_->launch(kernel, args, run, slot_instances);
   if (device_->synchronous()) check_pools();
 }
@@ -165,7 +172,7 @@ void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::
   for (int inst : slot_instances) {
     Instance& i = instances_[static_cast<size_t>(inst)];
     i.recorded = true;
-    if (plan.may_allocate) i.pools_dirty = true;
+    if (plan.may_allocate) mark_pools_dirty(inst);
   }
   for (const TaskPlan& t : plan.tasks) schedule(t, slot_instances);
   device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slot_instances, command_buffer);
@@ -186,10 +193,11 @@ void Context::check_pools() {
   };
   std::vector<Report> reports;
   std::vector<int> checked;
-  for (size_t i = 0; i < instances_.size(); ++i) {
+  for (int id : dirty_) {
+    const auto i = static_cast<size_t>(id);
     Instance& inst = instances_[i];
     if (!inst.alive || !inst.pools_dirty || inst.type < 0) continue;
-    checked.push_back(static_cast<int>(i));
+    checked.push_back(id);
     const TreeLayout& layout = type(inst.type);
     if (layout.pools.empty()) continue;
     // The pools' states lie side by side in the header, in pool order: one
@@ -230,6 +238,13 @@ void Context::check_pools() {
     Instance& inst = instances_[static_cast<size_t>(i)];
     inst.pools_dirty = inst.recorded;  // a recorded command buffer may run again
   }
+  // The list keeps the instances still dirty (recorded ones), and loses
+  // the destroyed.
+  std::erase_if(dirty_, [&](int id) {
+    Instance& inst = instances_[static_cast<size_t>(id)];
+    if (!inst.alive) inst.pools_dirty = false;
+    return !inst.pools_dirty;
+  });
   if (!problems.empty()) throw KernelError(problems + " (everything stored before is intact)");
 }
 

@@ -116,10 +116,16 @@ class Context {
   // Every slot bound, to a live instance (`how`: "launched", "recorded").
   void check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how);
   Instance& live(int id, const char* what);
+  void mark_pools_dirty(int id);
 
   std::unique_ptr<Device> device_;
   std::map<int, TreeLayout> types_;
+  // Every instance ever made, by id (a destroyed one keeps its name for the
+  // errors of stale handles, and costs nothing else: the walks below visit
+  // only what they need).
   std::vector<Instance> instances_;
+  std::vector<int> dirty_;              // the instances whose pools_dirty is set
+  std::map<int, int> made_by_type_;     // instances_made
   int64_t allocation_failures_ = 0;
 };
 
