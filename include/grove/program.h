@@ -287,6 +287,9 @@ class Field {
   void copy_out(DataType as, void* out) const;
   void copy_in(DataType as, const void* values, size_t count) const;
   void fill_raw(DataType as, const void* value) const;
+  // program(), held for the whole of a host operation: a print sink it runs
+  // may destroy the Program's last handle.
+  std::shared_ptr<detail::ProgramImpl> hold() const;
   std::weak_ptr<detail::ProgramImpl> program_;
   std::vector<int> ids_;
   int n_ = 1, m_ = 1;

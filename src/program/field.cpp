@@ -37,13 +37,15 @@ size_t host_size(DataType t) { return t == DataType::u1 ? sizeof(bool) : static_
 
 }  // namespace
 
-detail::ProgramImpl* Field::program() const {
+detail::ProgramImpl* Field::program() const { return hold().get(); }
+
+std::shared_ptr<detail::ProgramImpl> Field::hold() const {
   if (ids_.empty()) throw Error("this Field is empty; get one from Program::field(...)");
   std::shared_ptr<detail::ProgramImpl> p = program_.lock();
   if (!p)
     throw Error("this Field belongs to a Program that was destroyed; a Field can be used only "
                 "while its Program exists");
-  return p.get();
+  return p;
 }
 
 const std::string& Field::name() const { return program()->field_decl(ids_[0]).name; }
@@ -91,7 +93,8 @@ static void require_scalar(const Field& f, const char* what) {
 }
 
 void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const {
-  detail::ProgramImpl* p = program();
+  const std::shared_ptr<detail::ProgramImpl> held = hold();
+  detail::ProgramImpl* p = held.get();
   p->host_access("Field::read", name());
   require_scalar(*this, "read");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
@@ -119,7 +122,8 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
 }
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
-  detail::ProgramImpl* p = program();
+  const std::shared_ptr<detail::ProgramImpl> held = hold();
+  detail::ProgramImpl* p = held.get();
   p->host_access("Field::write", name());
   require_scalar(*this, "write");
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
@@ -147,7 +151,8 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
 }
 
 void Field::copy_out(DataType as, void* out) const {
-  detail::ProgramImpl* p = program();
+  const std::shared_ptr<detail::ProgramImpl> held = hold();
+  detail::ProgramImpl* p = held.get();
   p->host_access("Field::to_vector", name());
   DataType dt = dtype();
   auto* bytes = static_cast<unsigned char*>(out);
@@ -173,7 +178,8 @@ void Field::copy_out(DataType as, void* out) const {
 }
 
 void Field::copy_in(DataType as, const void* values, size_t count) const {
-  detail::ProgramImpl* p = program();
+  const std::shared_ptr<detail::ProgramImpl> held = hold();
+  detail::ProgramImpl* p = held.get();
   p->host_access("Field::from_vector", name());
   size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
   if (count != expected)
@@ -194,7 +200,8 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
 }
 
 void Field::fill_raw(DataType as, const void* value) const {
-  detail::ProgramImpl* p = program();
+  const std::shared_ptr<detail::ProgramImpl> held = hold();
+  detail::ProgramImpl* p = held.get();
   p->host_access("Field::fill", name());
   uint64_t bits = host_to_bits(as, value, dtype(), name());
   const int instance = p->host_instance(*this);

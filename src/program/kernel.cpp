@@ -428,15 +428,17 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
   return Kernel(impl_, static_cast<int>(impl_->kernels.size()) - 1);
 }
 
-// The program a Kernel handle refers to, and its record.
-static std::pair<detail::ProgramImpl*, detail::KernelRecord*> record(
+// The program a Kernel handle refers to, held for the whole call (its
+// body or print sink may destroy the Program's last handle), and its record.
+static std::pair<std::shared_ptr<detail::ProgramImpl>, detail::KernelRecord*> record(
     const std::weak_ptr<detail::ProgramImpl>& handle, int id) {
   if (id < 0) throw Error("this Kernel is empty; get one from Program::kernel(...)");
   std::shared_ptr<detail::ProgramImpl> p = handle.lock();
   if (!p)
     throw Error("this Kernel belongs to a Program that was destroyed; a Kernel can be used only while "
                 "its Program exists");
-  return {p.get(), p->kernels[static_cast<size_t>(id)].get()};
+  detail::KernelRecord* rec = p->kernels[static_cast<size_t>(id)].get();
+  return {std::move(p), rec};
 }
 
 void Kernel::launch(const std::vector<ArgValue>& args) const {

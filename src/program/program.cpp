@@ -655,22 +655,24 @@ Field Program::matrix_field(int n, int m, DataType type, std::string_view name, 
 SNode& Program::root() { return impl_->root(); }
 
 void Program::deactivate_all() {
-  impl_->host_access("Program::deactivate_all", impl_->label());
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  held->host_access("Program::deactivate_all", held->label());
   // Every tree's own instance; instances of tree types are deactivated
   // through their Tree handles.
-  for (int t = 0; t < impl_->forest.num_trees(); ++t) {
-    const int root = impl_->forest.tree(t).root;
-    if (root < 0 || !impl_->forest.tree(t).laid_out || impl_->is_tree_type(t)) continue;
-    detail::TraceScope trace(*impl_, detail::HostOp::Kind::deactivate);
+  for (int t = 0; t < held->forest.num_trees(); ++t) {
+    const int root = held->forest.tree(t).root;
+    if (root < 0 || !held->forest.tree(t).laid_out || held->is_tree_type(t)) continue;
+    detail::TraceScope trace(*held, detail::HostOp::Kind::deactivate);
     if (detail::HostOp* op = trace.op()) op->snode = root;
-    impl_->deactivate_all(root);
+    held->deactivate_all(root);
   }
 }
 
 void Program::sync() {
-  impl_->host_access("Program::sync", impl_->label());
-  detail::TraceScope trace(*impl_, detail::HostOp::Kind::sync);
-  impl_->context->sync();
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  held->host_access("Program::sync", held->label());
+  detail::TraceScope trace(*held, detail::HostOp::Kind::sync);
+  held->context->sync();
 }
 
 Arch Program::arch() const { return impl_->arch; }
@@ -679,30 +681,31 @@ const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
 
 Stats Program::stats() const {
-  impl_->host_access("Program::stats", impl_->label());
-  detail::TraceScope trace(*impl_, detail::HostOp::Kind::sync);
-  impl_->context->sync();
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  held->host_access("Program::stats", held->label());
+  detail::TraceScope trace(*held, detail::HostOp::Kind::sync);
+  held->context->sync();
   Stats st;
-  const auto& forest = impl_->forest;
+  const auto& forest = held->forest;
   // Every SNode of every tree but the tree types (Tree::stats): those of
   // trees laid out from their instance, the others (not in use yet) empty.
   std::unordered_map<int, rt::NodeStats> measured;
   for (int t = 0; t < forest.num_trees(); ++t) {
-    if (static_cast<size_t>(t) >= impl_->own_instance.size() || impl_->own_instance[static_cast<size_t>(t)] < 0) continue;
-    for (rt::NodeStats& n : impl_->context->stats(impl_->own_instance[static_cast<size_t>(t)])) measured[n.id] = n;
+    if (static_cast<size_t>(t) >= held->own_instance.size() || held->own_instance[static_cast<size_t>(t)] < 0) continue;
+    for (rt::NodeStats& n : held->context->stats(held->own_instance[static_cast<size_t>(t)])) measured[n.id] = n;
     st.tree_words += forest.tree(t).total_words;
   }
   for (int id = 0; id < forest.num_snodes(); ++id) {
     const ir::SNodeDecl& s = forest.snode(id);
-    if (s.type == ir::SNodeType::place || impl_->is_tree_type(s.tree)) continue;
+    if (s.type == ir::SNodeType::place || held->is_tree_type(s.tree)) continue;
     SNodeStats ss;
     ss.id = id;
     ss.name = s.name();
-    ss.kind = impl_->snode_handles[static_cast<size_t>(id)].kind();
+    ss.kind = held->snode_handles[static_cast<size_t>(id)].kind();
     if (auto it = measured.find(id); it != measured.end()) detail::copy_stats(it->second, ss);
     st.snodes.push_back(ss);
   }
-  impl_->add_program_counts(st);
+  held->add_program_counts(st);
   return st;
 }
 

@@ -674,4 +674,49 @@ TEST_P(Misuse, 18_BlocksNestedPastTheLimitAreRefusedNamingTheKernel) {
   EXPECT_EQ(x.read<int32_t>({1}), 8);
 }
 
+// Destroying the Program from inside its own kernel body, or from its
+// print sink during a launch, a sync or a host read, is safe: the call that
+// ran the user's code holds the Program until it returns (the recording
+// once kept a raw pointer after dropping its owner). Later uses of its
+// handles are errors naming what happened.
+TEST_P(Misuse, 19_DestroyingTheProgramFromItsOwnCallbacksIsSafe) {
+  {
+    auto prog = std::make_unique<Program>(config());
+    Field x = prog->field(i32, "x", {4});
+    Kernel k = prog->kernel("suicide", [&] {
+      prog.reset();
+      for_range(0, 4, [&](Expr n) { x(n) = n + 1; });
+    });
+    k();
+    EXPECT_EQ(prog, nullptr);
+    EXPECT_THAT(error_of([&] { (void)x.read<int32_t>({1}); }), HasSubstr("Program that was destroyed"));
+    EXPECT_THAT(error_of([&] { k(); }), HasSubstr("Program that was destroyed"));
+  }
+  for (int where = 0; where < 3; ++where) {
+    SCOPED_TRACE(where);
+    auto prog = std::make_unique<Program>(config());
+    Field x = prog->field(i32, "x", {4});
+    Kernel k = prog->kernel("talk", [&] { for_range(0, 1, [&](Expr n) { print("n =", n); x(n) = 5; }); });
+    std::string said;
+    prog->set_print_sink([&](std::string_view text) {
+      said += text;
+      prog.reset();
+    });
+    Program& p = *prog;
+    if (where == 0) k();
+    if (where == 1) {
+      k();
+      if (prog) p.sync();
+    }
+    if (where == 2) {
+      k();
+      if (prog) (void)x.read<int32_t>({0});
+    }
+    if (prog) p.sync();
+    EXPECT_EQ(prog, nullptr);
+    EXPECT_EQ(said, "n =0\n");
+    EXPECT_THAT(error_of([&] { (void)x.read<int32_t>({0}); }), HasSubstr("Program that was destroyed"));
+  }
+}
+
 }  // namespace
