@@ -24,7 +24,8 @@
  * once, in any order (a tree keeps its module's device alive until both
  * are released). A released handle is refused by every call
  * (GROVE_ERROR_INVALID_ARGUMENT; a second release sets the message and
- * does nothing). A module and its trees are used from one thread at a time. */
+ * does nothing). A module and its trees may be used from several threads:
+ * calls on one module take turns. */
 #ifndef GROVE_GROVE_RUNTIME_H
 #define GROVE_GROVE_RUNTIME_H
 

@@ -482,6 +482,16 @@ class TreeArg {
   int param_;
 };
 
+// Threads: a Program and its handles (Field, SNode, Kernel, Tree, TreeType)
+// may be used from several threads. Each operation holds the Program's lock
+// while it runs, so operations of one Program take turns (a kernel's first
+// launch compiles it once, whichever thread gets there first); use one
+// Program per thread to run in parallel. Kernel bodies, tree type
+// declarations and the print sink run inside such an operation: they may
+// use the Program's handles, but must not wait for another thread that uses
+// the same Program. A Program destroyed while another thread's operation
+// runs (or from its own kernel body or print sink) lives until that
+// operation returns; later uses of its handles raise grove::Error.
 class Program {
  public:
   explicit Program(Config config = {});

@@ -182,6 +182,9 @@ class Tree {
   int instance_ = -1;
 };
 
+// Threads: a Module and its Trees may be used from several threads; each
+// operation holds the Module's lock while it runs, so they take turns (load
+// one Module per thread to run in parallel).
 class Module {
  public:
   // Opens the module file at `path` (or its bytes, `source` naming them in

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <mutex>
 
 #include "grove/runtime.h"
 #include "runtime/aot/formats.h"
@@ -19,6 +20,9 @@ namespace grove::runtime {
 
 class ModuleImpl {
  public:
+  // Threads sharing a Module (or its Trees) take turns: every operation
+  // holds this while it runs (grove/runtime.h, "Threads").
+  std::recursive_mutex mutex;
   std::string source;
   rt::aot::ModuleData data;
   std::unique_ptr<rt::Context> context;
@@ -52,10 +56,12 @@ class ModuleImpl {
     std::vector<int> slots;
   };
   void launch(std::string_view name, std::span<const Arg> args) {
+    const std::lock_guard lock(mutex);
     Prepared p = prepare(name, args);
     context->launch(*p.kernel, p.bits, p.slots);
   }
   void record(void* command_buffer, std::string_view name, std::span<const Arg> args) {
+    const std::lock_guard lock(mutex);
     Prepared p = prepare(name, args);
     context->record(*p.kernel, p.bits, p.slots, command_buffer);
   }
@@ -175,6 +181,7 @@ const rt::aot::ModuleTreeType& tree_type_named(const ModuleImpl& m, std::string_
 }  // namespace
 
 Tree Module::instantiate(std::string_view type, std::string_view name) {
+  const std::lock_guard lock(impl_->mutex);
   const rt::aot::ModuleTreeType* t = &tree_type_named(*impl_, type);
   if (t->own)
     throw Error("tree type '" + t->name + "' of " + impl_->source + " is the Program's own tree, whose one instance "
@@ -186,6 +193,7 @@ Tree Module::instantiate(std::string_view type, std::string_view name) {
 }
 
 Tree Module::tree(std::string_view type) {
+  const std::lock_guard lock(impl_->mutex);
   const rt::aot::ModuleTreeType& t = tree_type_named(*impl_, type);
   if (!t.own)
     throw Error("tree type '" + t.name + "' of " + impl_->source + " has no instance of its own (it is a tree type "
@@ -213,7 +221,10 @@ void Module::launch(std::string_view kernel, const std::vector<Arg>& args) {
   refuse_own_kernel(*impl_, kernel);
   impl_->launch(kernel, args);
 }
-void Module::sync() { impl_->context->sync(); }
+void Module::sync() {
+  const std::lock_guard lock(impl_->mutex);
+  impl_->context->sync();
+}
 
 void Module::record(void* command_buffer, std::string_view kernel, std::initializer_list<Arg> args) {
   refuse_own_kernel(*impl_, kernel);
@@ -295,11 +306,20 @@ bool sparse_path(const rt::TreeLayout& l, int node) {
 
 }  // namespace
 
-const std::string& Tree::name() const { return live(module_).tree_names.at(instance_); }
-const std::string& Tree::type() const { return live(module_).type_of_instance(instance_).name; }
+const std::string& Tree::name() const {
+  ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
+  return m.tree_names.at(instance_);
+}
+const std::string& Tree::type() const {
+  ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
+  return m.type_of_instance(instance_).name;
+}
 
 void Tree::read_raw(std::string_view field, std::span<const int64_t> index, DataType as, void* out) const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   const Element e = element(m, instance_, field, index);
   rt::Context::PageCache cache;
   const rt::WordReader w = m.context->paged(instance_, cache);
@@ -314,7 +334,9 @@ void Tree::read_raw(std::string_view field, std::span<const int64_t> index, Data
 }
 
 int64_t Tree::num_elements(std::string_view field) const {
-  const rt::FieldLayout& f = field_of(live(module_), instance_, field);
+  ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
+  const rt::FieldLayout& f = field_of(m, instance_, field);
   int64_t n = 1;
   for (int64_t e : f.shape) n *= e;
   return n;
@@ -333,6 +355,7 @@ size_t Tree::host_copy_elements(std::string_view field, size_t element_bytes) co
 
 void Tree::copy_out(std::string_view field, DataType as, void* out) const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   const rt::FieldLayout& f = field_of(m, instance_, field);
   const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
   std::vector<uint32_t> copy;
@@ -356,6 +379,7 @@ void Tree::copy_out(std::string_view field, DataType as, void* out) const {
 
 void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   const Element e = element(m, instance_, field, index);
   uint64_t in = 0;
   __builtin_memcpy(&in, value, static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8));
@@ -408,11 +432,13 @@ void deactivate_node(ModuleImpl& m, const Tree& tree, int node) {
 
 void Tree::deactivate_all() const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   deactivate_node(m, *this, m.type_of_instance(instance_).layout.root);
 }
 
 void Tree::deactivate_all(std::string_view snode) const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
   for (const rt::SNodeLayout& s : layout.nodes) {
     if (s.name() != snode) continue;
@@ -429,6 +455,7 @@ void Tree::deactivate_all(std::string_view snode) const {
 
 void* Tree::vulkan_buffer() const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   m.context->instance(instance_);  // raises if destroyed
 #ifdef GROVE_RUNTIME_VULKAN
   return vk::vulkan_buffer_of(m.context->device(), instance_);
@@ -438,11 +465,14 @@ void* Tree::vulkan_buffer() const {
 }
 
 uint64_t Tree::buffer_bytes() const {
-  return static_cast<uint64_t>(live(module_).context->instance(instance_).words) * 4;
+  ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
+  return static_cast<uint64_t>(m.context->instance(instance_).words) * 4;
 }
 
 FieldInfo Tree::field(std::string_view name) const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   const rt::FieldLayout& f = field_of(m, instance_, name);
   const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
   FieldInfo info;
@@ -457,6 +487,7 @@ FieldInfo Tree::field(std::string_view name) const {
 
 std::vector<SNodeStats> Tree::stats() const {
   ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
   std::vector<SNodeStats> out;
   for (const rt::NodeStats& n : m.context->stats(instance_)) {
     SNodeStats s;

@@ -48,15 +48,31 @@ std::shared_ptr<detail::ProgramImpl> Field::hold() const {
   return p;
 }
 
-const std::string& Field::name() const { return program()->field_decl(ids_[0]).name; }
+const std::string& Field::name() const {
+  const auto held = hold();
+  const auto lock = held->lock();
+  return held->field_decl(ids_[0]).name;
+}
 
-DataType Field::dtype() const { return program()->field_decl(ids_[0]).dtype; }
+DataType Field::dtype() const {
+  const auto held = hold();
+  const auto lock = held->lock();
+  return held->field_decl(ids_[0]).dtype;
+}
 
-Shape Field::shape() const { return program()->field_decl(ids_[0]).shape; }
+Shape Field::shape() const {
+  const auto held = hold();
+  const auto lock = held->lock();
+  return held->field_decl(ids_[0]).shape;
+}
 
 int Field::ndim() const { return static_cast<int>(shape().size()); }
 
-bool Field::placed() const { return program()->forest.place_of(ids_[0]) >= 0; }
+bool Field::placed() const {
+  const auto held = hold();
+  const auto lock = held->lock();
+  return held->forest.place_of(ids_[0]) >= 0;
+}
 
 int64_t Field::num_elements() const {
   int64_t n = 1;
@@ -94,6 +110,7 @@ static void require_scalar(const Field& f, const char* what) {
 
 void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
+  const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::read", name());
   require_scalar(*this, "read");
@@ -123,6 +140,7 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
 
 void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
+  const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::write", name());
   require_scalar(*this, "write");
@@ -152,6 +170,7 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
 
 void Field::copy_out(DataType as, void* out) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
+  const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::to_vector", name());
   DataType dt = dtype();
@@ -179,6 +198,7 @@ void Field::copy_out(DataType as, void* out) const {
 
 void Field::copy_in(DataType as, const void* values, size_t count) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
+  const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::from_vector", name());
   size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
@@ -201,6 +221,7 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
 
 void Field::fill_raw(DataType as, const void* value) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
+  const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::fill", name());
   uint64_t bits = host_to_bits(as, value, dtype(), name());

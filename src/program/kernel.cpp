@@ -399,6 +399,7 @@ Kernel Program::kernel(std::string_view name, std::function<void()> body) {
 }
 
 Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::function<void(Args)> body) {
+  const auto lock = impl_->lock();
   if (name.empty()) throw Error("a kernel needs a name");
   if (name.substr(0, 2) == "__") throw Error("kernel names starting with '__' are Grove's own; choose another for '" + std::string(name) + "'");
   if (impl_->kernel_names.count(std::string(name)) != 0)
@@ -428,30 +429,36 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
   return Kernel(impl_, static_cast<int>(impl_->kernels.size()) - 1);
 }
 
-// The program a Kernel handle refers to, held for the whole call (its
-// body or print sink may destroy the Program's last handle), and its record.
-static std::pair<std::shared_ptr<detail::ProgramImpl>, detail::KernelRecord*> record(
-    const std::weak_ptr<detail::ProgramImpl>& handle, int id) {
+// The program a Kernel handle refers to, held and locked for the whole
+// call (its body or print sink may destroy the Program's last handle;
+// another thread may use the Program), and the kernel's record.
+struct Held {
+  std::shared_ptr<detail::ProgramImpl> program;
+  std::unique_lock<std::recursive_mutex> lock;
+  detail::KernelRecord* rec;
+};
+static Held record(const std::weak_ptr<detail::ProgramImpl>& handle, int id) {
   if (id < 0) throw Error("this Kernel is empty; get one from Program::kernel(...)");
   std::shared_ptr<detail::ProgramImpl> p = handle.lock();
   if (!p)
     throw Error("this Kernel belongs to a Program that was destroyed; a Kernel can be used only while "
                 "its Program exists");
+  std::unique_lock<std::recursive_mutex> lock = p->lock();
   detail::KernelRecord* rec = p->kernels[static_cast<size_t>(id)].get();
-  return {std::move(p), rec};
+  return {std::move(p), std::move(lock), rec};
 }
 
 void Kernel::launch(const std::vector<ArgValue>& args) const {
-  auto [program, rec] = record(program_, id_);
-  program->launch(*rec, args);
+  Held h = record(program_, id_);
+  h.program->launch(*h.rec, args);
 }
 
-const std::string& Kernel::name() const { return record(program_, id_).second->name; }
+const std::string& Kernel::name() const { return record(program_, id_).rec->name; }
 
 std::string Kernel::ir(std::string_view stage) const {
-  auto [program, r] = record(program_, id_);
-  auto& rec = *r;
-  program->compile(rec);
+  Held h = record(program_, id_);
+  auto& rec = *h.rec;
+  h.program->compile(rec);
   if (stage == "final") return rec.stages.back().second;
   std::string known;
   for (const auto& [name, text] : rec.stages) {
@@ -462,7 +469,7 @@ std::string Kernel::ir(std::string_view stage) const {
               known + ", final");
 }
 
-int Kernel::compile_count() const { return record(program_, id_).second->compile_count; }
+int Kernel::compile_count() const { return record(program_, id_).rec->compile_count; }
 
 namespace {
 // Declared argument `index` of the kernel being recorded; raises naming it

@@ -566,6 +566,7 @@ std::array<int64_t, ir::kMaxAxes> ProgramImpl::physical_index(int field, const i
 // ---- SNode -----------------------------------------------------------------
 
 SNode& SNode::child(SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk) {
+  const auto lock = program_->lock();
   return program_->add_child(id_, kind, axes, std::move(extents), chunk);
 }
 SNode& SNode::dense(Axes a, std::vector<int64_t> e) { return child(SNodeKind::dense, a, std::move(e), 0); }
@@ -580,38 +581,53 @@ SNode& SNode::dynamic(Axes a, int64_t n, int64_t chunk) {
 }
 
 SNode& SNode::place(std::initializer_list<Field> fs) {
+  const auto lock = program_->lock();
   for (const Field& f : fs) program_->place(id_, f);
   return *this;
 }
 
 SNode& SNode::place(std::initializer_list<Field> fs, const std::vector<int64_t>& offset) {
+  const auto lock = program_->lock();
   for (const Field& f : fs) program_->place(id_, f, offset);
   return *this;
 }
 
 SNode& SNode::capacity(int64_t cells) {
+  const auto lock = program_->lock();
   program_->forest.set_capacity(id_, cells);
   return *this;
 }
 
 void SNode::deactivate_all() {
+  const auto lock = program_->lock();
   program_->host_access("SNode::deactivate_all", name());
   detail::TraceScope trace(*program_, detail::HostOp::Kind::deactivate);
   if (detail::HostOp* op = trace.op()) op->snode = id_;
   program_->deactivate_all(id_);
 }
 
-int SNode::ndim() const { return program_->forest.snode(id_).num_indices(); }
+int SNode::ndim() const {
+  const auto lock = program_->lock();
+  return program_->forest.snode(id_).num_indices();
+}
 
-SNodeKind SNode::kind() const { return static_cast<SNodeKind>(program_->forest.snode(id_).type); }
-std::string SNode::name() const { return program_->forest.snode(id_).name(); }
+SNodeKind SNode::kind() const {
+  const auto lock = program_->lock();
+  return static_cast<SNodeKind>(program_->forest.snode(id_).type);
+}
+std::string SNode::name() const {
+  const auto lock = program_->lock();
+  return program_->forest.snode(id_).name();
+}
 
 SNode* SNode::parent() const {
+  const auto lock = program_->lock();
   int p = program_->forest.snode(id_).parent;
   return p < 0 ? nullptr : &program_->snode_handles[static_cast<size_t>(p)];
 }
 
 Shape SNode::shape() const {
+  const auto lock = program_->lock();
   const ir::SNodeDecl& s = program_->forest.snode(id_);
   Shape out;
   for (int a : s.axes()) out.push_back(s.shape[static_cast<size_t>(a)]);
@@ -625,15 +641,20 @@ Program::~Program() {
   if (impl_ && impl_->trace) detail::end_traced_program(*this);
 }
 
-Field Program::field(DataType type, std::string_view name) { return impl_->make_field(type, name, 1, 1); }
+Field Program::field(DataType type, std::string_view name) {
+  const auto lock = impl_->lock();
+  return impl_->make_field(type, name, 1, 1);
+}
 
 Field Program::field(DataType type, Shape shape) { return field(type, "", std::move(shape)); }
 
 Field Program::field(DataType type, std::string_view name, Shape shape) {
+  const auto lock = impl_->lock();
   return impl_->make_dense_field(type, name, 1, 1, shape);
 }
 
 Field Program::field(DataType type, std::string_view name, Shape shape, Shape offset) {
+  const auto lock = impl_->lock();
   if (offset.size() != shape.size())
     throw Error("field '" + std::string(name) + "': the offset has " + std::to_string(offset.size()) +
                 " value(s) but the shape " + std::to_string(shape.size()) + "; give one per axis");
@@ -641,21 +662,28 @@ Field Program::field(DataType type, std::string_view name, Shape shape, Shape of
 }
 
 Field Program::vector_field(int n, DataType type, std::string_view name) {
+  const auto lock = impl_->lock();
   return impl_->make_field(type, name, n, 1);
 }
 
 Field Program::vector_field(int n, DataType type, std::string_view name, Shape shape) {
+  const auto lock = impl_->lock();
   return impl_->make_dense_field(type, name, n, 1, shape);
 }
 
 Field Program::matrix_field(int n, int m, DataType type, std::string_view name, Shape shape) {
+  const auto lock = impl_->lock();
   return impl_->make_dense_field(type, name, n, m, shape);
 }
 
-SNode& Program::root() { return impl_->root(); }
+SNode& Program::root() {
+  const auto lock = impl_->lock();
+  return impl_->root();
+}
 
 void Program::deactivate_all() {
   const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  const auto lock = held->lock();
   held->host_access("Program::deactivate_all", held->label());
   // Every tree's own instance; instances of tree types are deactivated
   // through their Tree handles.
@@ -670,6 +698,7 @@ void Program::deactivate_all() {
 
 void Program::sync() {
   const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  const auto lock = held->lock();
   held->host_access("Program::sync", held->label());
   detail::TraceScope trace(*held, detail::HostOp::Kind::sync);
   held->context->sync();
@@ -678,10 +707,14 @@ void Program::sync() {
 Arch Program::arch() const { return impl_->arch; }
 std::string Program::device_name() const { return impl_->context->device().name(); }
 const Config& Program::config() const { return impl_->config; }
-void Program::set_print_sink(std::function<void(std::string_view)> sink) { impl_->print_sink = std::move(sink); }
+void Program::set_print_sink(std::function<void(std::string_view)> sink) {
+  const auto lock = impl_->lock();
+  impl_->print_sink = std::move(sink);
+}
 
 Stats Program::stats() const {
   const std::shared_ptr<detail::ProgramImpl> held = impl_;  // the print sink may destroy this Program
+  const auto lock = held->lock();
   held->host_access("Program::stats", held->label());
   detail::TraceScope trace(*held, detail::HostOp::Kind::sync);
   held->context->sync();
@@ -762,6 +795,7 @@ const std::string& TreeType::name() const {
 
 Field TreeType::field(std::string_view name) const {
   auto p = lock_program(program_, id_, "TreeType");
+  const auto lock = p->lock();
   return field_of(program_, p->tree_type(id_), name, -1, -1);
 }
 
@@ -783,11 +817,15 @@ TreeType Tree::type() const {
 }
 
 Field Tree::field(std::string_view name) const {
+  const auto held = lock_program(program_, instance_, "Tree");  // held and locked for the whole call
+  const auto lock = held->lock();
   detail::ProgramImpl* p = program();
   return field_of(program_, p->tree_type(type_), name, instance_, -1);
 }
 
 void Tree::deactivate_all() const {
+  const auto held = lock_program(program_, instance_, "Tree");  // held and locked for the whole call
+  const auto lock = held->lock();
   detail::ProgramImpl* p = program();
   p->host_access("Tree::deactivate_all", name());
   detail::TraceScope trace(*p, detail::HostOp::Kind::deactivate);
@@ -799,6 +837,8 @@ void Tree::deactivate_all() const {
 }
 
 Stats Tree::stats() const {
+  const auto held = lock_program(program_, instance_, "Tree");  // held and locked for the whole call
+  const auto lock = held->lock();
   detail::ProgramImpl* p = program();
   p->host_access("Tree::stats", name());
   detail::TraceScope trace(*p, detail::HostOp::Kind::sync);
@@ -807,6 +847,8 @@ Stats Tree::stats() const {
 }
 
 void Tree::destroy() const {
+  const auto held = lock_program(program_, instance_, "Tree");  // held and locked for the whole call
+  const auto lock = held->lock();
   detail::ProgramImpl* p = program();
   p->host_access("Tree::destroy", name());
   p->context->sync();
@@ -814,10 +856,12 @@ void Tree::destroy() const {
 }
 
 TreeType Program::tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare) {
+  const auto lock = impl_->lock();
   return TreeType(impl_, impl_->make_tree_type(name, declare));
 }
 
 Tree Program::instantiate(const TreeType& type, std::string_view name) {
+  const auto lock = impl_->lock();
   std::shared_ptr<detail::ProgramImpl> owner = lock_program(type.program_, type.id(), "TreeType");
   impl_->check_same_program(owner.get(), "tree type '" + type.name() + "'", "Program::instantiate");
   return Tree(impl_, type.id(), impl_->instantiate(type.id(), name));

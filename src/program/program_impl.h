@@ -7,6 +7,7 @@
 #include <map>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -96,6 +97,14 @@ using rt::host_memory_bytes;  // the bound for host copies
 class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
  public:
   explicit ProgramImpl(Config config);
+
+  // A Program is used by one thread at a time: every public operation on
+  // it or its handles (Field, SNode, Kernel, Tree, TreeType) holds this
+  // lock while it runs, so threads sharing a Program are serialised, not
+  // racing. Recursive: kernel bodies and print sinks run inside operations
+  // and may use the Program's handles.
+  std::recursive_mutex mutex;
+  [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() { return std::unique_lock(mutex); }
 
   // Programs are numbered in creation order, process-wide, so that an error
   // about a handle of another Program can name both.

@@ -16,6 +16,9 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "../support/scratch_dir.h"
 #include "backend_fixture.h"
@@ -575,6 +578,53 @@ TEST_P(Aot, GeneratedKernelNamesThatClashAreRefusedWhenWritten) {
   fine.add_kernel("own", own);
   fine.add_tree_type("roots_a", t);
   EXPECT_FALSE(fine.bytes().empty());
+}
+
+// Threads sharing a runtime::Module and its trees take turns: four threads
+// instantiate trees, launch, write and read at once (this deadlocked), and
+// every value is exact.
+TEST_P(Aot, ThreadsSharingAModuleTakeTurns) {
+  Program prog(program());
+  Field total = prog.field(i64, "total", {});
+  TreeType cells = prog.tree_type("cells", [&](TreeTypeBuilder& t) {
+    Field v = t.field(i32, "v");
+    t.root().pointer(i, 16).dense(i, 8).place(v);
+  });
+  Kernel add = prog.kernel("add", {arg(cells, "c"), arg(i64, "n")}, [&](Args a) {
+    Field v = a.tree("c").field("v");
+    for_range(0, 8, [&](Expr k) {
+      atomic_add(total(), a["n"]);
+      v(k * 16) = v(k * 16) + 1;
+    });
+  });
+  aot::Module m(prog, GetParam());
+  m.add_tree_type("cells", cells);
+  m.add_kernel("add", add);
+  SKIP_WHERE_MODULES_CANNOT_RUN();
+  runtime::Module mod = runtime::Module::load(m.bytes(), "threads", options());
+  constexpr int kThreads = 4, kLaunches = 20;
+  std::vector<std::string> errors(kThreads);
+  std::vector<int32_t> got(kThreads, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        runtime::Tree c = mod.instantiate("cells", "c" + std::to_string(t));
+        for (int l = 0; l < kLaunches; ++l) mod.launch("add", {c, int64_t{t + 1}});
+        c.write("v", {1}, t);
+        mod.sync();
+        got[static_cast<size_t>(t)] = c.read<int32_t>("v", {7 * 16}) * 100 + c.read<int32_t>("v", {1});
+      } catch (const std::exception& e) {
+        errors[static_cast<size_t>(t)] = e.what();
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(errors[static_cast<size_t>(t)], "") << "thread " << t;
+    EXPECT_EQ(got[static_cast<size_t>(t)], kLaunches * 100 + t) << "thread " << t;
+  }
+  EXPECT_EQ(mod.tree("root").read<int64_t>("total", {}), int64_t{8} * kLaunches * (1 + 2 + 3 + 4));
 }
 
 // The module backends compiled into this Grove.
