@@ -3,8 +3,10 @@
 
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -44,6 +46,24 @@ std::string memory_file_path(int fd) {
   return path + "fd/" + std::to_string(fd);
 }
 
+// Memory files kept open after loading, for in-process symbolizers
+// (sanitizer reports, backtraces) that read a library's file by the path it
+// was loaded from: at most kKeptFiles, and at most an eighth of the
+// descriptor limit, so that kernel count stays unbounded by it.
+constexpr int kKeptFiles = 256;
+std::atomic<int> g_kept_files{0};
+
+bool keep_a_file() {
+  rlimit limit{};
+  const int64_t allowed = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+                              ? static_cast<int64_t>(limit.rlim_cur / 8)
+                              : kKeptFiles;
+  int kept = g_kept_files.load(std::memory_order_relaxed);
+  while (kept < std::min<int64_t>(kKeptFiles, allowed))
+    if (g_kept_files.compare_exchange_weak(kept, kept + 1, std::memory_order_relaxed)) return true;
+  return false;
+}
+
 }  // namespace
 
 Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via via) : kernel_(kernel) {
@@ -52,7 +72,8 @@ Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via 
   // An anonymous memory file first; where the kernel has none, or where it
   // cannot be opened by its /proc path (no /proc, memory files without
   // execute permission), a private temporary file.
-  // The descriptor is closed once dlopen has mapped the file, loaded or not.
+  // The descriptor is closed once dlopen has mapped the file (loaded or
+  // not), but for the first few libraries (keep_a_file).
   std::string reason;
   for (bool memory : {true, false}) {
     std::string path;
@@ -84,6 +105,10 @@ Library::Library(std::span<const uint8_t> bytes, const std::string& kernel, Via 
     } else {
       reason += (reason.empty() ? "" : "; ") + std::string("cannot write ") + path + ": " + std::strerror(errno);
     }
+    if (handle_ != nullptr && memory && keep_a_file()) {
+      kept_fd_ = fd;
+      return;
+    }
     ::close(fd);
     if (handle_ != nullptr) return;
     release();
@@ -97,6 +122,11 @@ Library::~Library() { release(); }
 void Library::release() {
   if (handle_ != nullptr) ::dlclose(handle_);
   handle_ = nullptr;
+  if (kept_fd_ >= 0) {
+    ::close(kept_fd_);
+    g_kept_files.fetch_sub(1, std::memory_order_relaxed);
+  }
+  kept_fd_ = -1;
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   temp_path_.clear();
 }

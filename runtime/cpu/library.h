@@ -8,9 +8,12 @@
 // What the code calls outside itself (libm's sinf, pow, ...) resolves
 // against the process.
 //
-// No file descriptor stays open once the library is loaded (its mapping
-// keeps the memory file alive), so the number of kernels a process loads is
-// not bounded by its descriptor limit. glibc recognises loaded libraries by
+// The descriptor is closed once the library is loaded (its mapping keeps
+// the memory file alive), so the number of kernels a process loads is not
+// bounded by its descriptor limit; only the first few (at most 256, and an
+// eighth of the limit) stay open, so that in-process symbolizers
+// (ThreadSanitizer's reports, backtraces) can still read those kernels'
+// symbols by their path. glibc recognises loaded libraries by
 // the path they were opened by, and a closed descriptor's number comes back
 // for the next memory file: each library is therefore opened by a spelling
 // of its /proc path used by no other library in the process
@@ -47,6 +50,7 @@ class Library {
 
   std::string kernel_;
   std::string temp_path_;  // the temporary file, where there is no memfd
+  int kept_fd_ = -1;       // the memory file, where it stays open (keep_a_file)
   void* handle_ = nullptr;
 };
 

@@ -36,6 +36,9 @@ namespace {
 
 // The loop limiter of Mesa's llvmpipe (LP_MAX_TGSI_LOOP_ITERATIONS).
 constexpr uint32_t kLavapipeLoopLimit = 65535;
+// The longest task lavapipe is given (spirv::CodegenOptions::max_task_words):
+// 256 KiB of SPIR-V, about 15,000 instructions, which took about 15 s.
+constexpr uint32_t kLavapipeTaskWords = 65536;
 
 // The features a kernel's code needs of a device: 64-bit values, 64-bit
 // atomics, and the optional paths the code generator took on this device.
@@ -257,6 +260,7 @@ spirv::CodegenOptions codegen_options_for(const vk::Target& target) {
   // It also folds x * 0.0 with a literal zero whatever the float controls say.
   if (target.llvmpipe) {
     options.max_loop_iterations = kLavapipeLoopLimit;
+    options.max_task_words = kLavapipeTaskWords;
     options.opaque_float_zero = true;
   }
   return options;

@@ -110,6 +110,11 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
+  if (options_.max_task_words > 0 && tm.words.size() > options_.max_task_words)
+    throw Error(what_ + " is " + std::to_string(tm.words.size()) + " words of SPIR-V, more than the " +
+                std::to_string(options_.max_task_words) + " this Vulkan driver (lavapipe) compiles in reasonable "
+                "time (its compile time grows much faster than the code); split the kernel into several kernels, "
+                "or run it with Arch::Cpu or on a GPU");
   if (options_.validate) validate_spirv(tm.words, what_);
   return tm;
 }

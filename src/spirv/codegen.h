@@ -126,6 +126,12 @@ struct CodegenOptions {
   // limit, fails the launch with an error (an assert record) instead of
   // computing wrong results.
   uint32_t max_loop_iterations = 0;
+  // > 0: the most words of SPIR-V one task may have. lavapipe's compile time
+  // grows much faster than the code (a task of 5,000 instructions took
+  // 0.8 s to reach its first launch, 10,000 took 3.8 s, 20,000 took 24 s,
+  // 50,000 did not finish in 120 s), so a longer task is refused before its
+  // pipeline is made, naming the kernel and the task, instead of looking hung.
+  uint32_t max_task_words = 0;
   // The driver folds float arithmetic on values it can compute (x * 0.0 to
   // 0.0, 0.0 / 0.0 to 0) even under SignedZeroInfNanPreserve (lavapipe of
   // Mesa 22.3): a literal float zero operand is then read from the context
