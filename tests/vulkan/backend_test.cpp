@@ -339,6 +339,19 @@ TEST_F(VulkanBackend, TasksTooLongForLavapipeToCompileAreRefusedBeforeThePipelin
   EXPECT_THAT(error_of([&] { chain("long", 20000)(); }),
               AllOf(HasSubstr("task 0 ('range_for') of kernel 'long'"), HasSubstr("words of SPIR-V, more than the 65536"),
                     HasSubstr("split the kernel")));
+  // 9,000 values kept across tasks (read back from scratch by the parallel
+  // task) once never finished compiling inside lavapipe.
+  Field a = prog.field(i32, "a", {9000});
+  Kernel kept = prog.kernel("kept", [&] {
+    std::vector<Expr> values;
+    for (int n = 0; n < 9000; ++n) values.push_back(a(n) * 2 + 1);
+    for_range(0, 2, [&](Expr i) {
+      Expr sum = i;
+      for (const Expr& v : values) sum = sum + v;
+      x(i) = sum;
+    });
+  });
+  EXPECT_THAT(error_of([&] { kept(); }), AllOf(HasSubstr("of kernel 'kept'"), HasSubstr("words of SPIR-V")));
   chain("short", 300)();
   uint32_t want = 1;  // i = 1, in i32 arithmetic that wraps
   for (int d = 0; d < 300; ++d) want = want * 3u + static_cast<uint32_t>(d);
