@@ -4,7 +4,6 @@
 #include "grove/grove_runtime.h"
 
 #include <algorithm>
-#include <cmath>
 #include <exception>
 #include <mutex>
 #include <span>
@@ -15,6 +14,7 @@
 #include "grove/runtime.h"
 #include "runtime/aot/module.h"
 #include "runtime/core/assert.h"
+#include "runtime/core/scalar.h"
 
 struct grove_module {
   grove::runtime::Module module;
@@ -90,13 +90,26 @@ bool live(const void* h) {
   return live_handles().count(h) == 1;
 }
 
+constexpr const char* kReleased = "was released already (or was never made by this API)";
+
 // NULL, released and made-up handles, each told by name.
 bool bad(const void* handle, const char* what, const char* function, grove_result& result) {
   if (null(handle, what, function, result)) return true;
   if (live(handle)) return false;
-  result = fail(GROVE_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + what +
-                                                  " was released already (or was never made by this API)");
+  result = fail(GROVE_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + what + " " + kReleased);
   return true;
+}
+
+// grove_module_release and grove_tree_release: a second release sets the
+// message and frees nothing.
+template <typename H>
+void release(H* handle, const char* what, const char* function) {
+  if (handle == nullptr) return;
+  if (!retire(handle)) {
+    fail(GROVE_ERROR_INVALID_ARGUMENT, std::string(function) + ": " + what + " " + kReleased);
+    return;
+  }
+  delete handle;
 }
 
 bool host_type(int t, grove::DataType& out) {
@@ -212,14 +225,7 @@ grove_result grove_module_load_bytes(const void* bytes, size_t size, const char*
   return load({b, size}, source != nullptr ? source : "module bytes", options, out);
 }
 
-void grove_module_release(grove_module* module) {
-  if (module == nullptr) return;
-  if (!retire(module)) {
-    fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_module_release: the module was released already (or was never made by this API)");
-    return;
-  }
-  delete module;
-}
+void grove_module_release(grove_module* module) { release(module, "the module", "grove_module_release"); }
 
 grove_result grove_module_kernel_count(const grove_module* module, size_t* count) {
   grove_result r = GROVE_OK;
@@ -288,14 +294,7 @@ grove_result grove_module_tree(grove_module* module, const char* type, grove_tre
   return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { *out = enroll(new grove_tree{module->module.tree(type)}); });
 }
 
-void grove_tree_release(grove_tree* tree) {
-  if (tree == nullptr) return;
-  if (!retire(tree)) {
-    fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_tree_release: the tree was released already (or was never made by this API)");
-    return;
-  }
-  delete tree;
-}
+void grove_tree_release(grove_tree* tree) { release(tree, "the tree", "grove_tree_release"); }
 
 grove_arg grove_arg_i32(int32_t v) {
   grove_arg a{GROVE_I32, {}};
@@ -345,60 +344,29 @@ grove_result grove_module_launch(grove_module* module, const char* kernel, const
   for (size_t i = 0; i < count; ++i) {
     const grove_arg& g = args[i];
     const std::string which = "grove_module_launch('" + std::string(kernel) + "'): argument " + std::to_string(i);
-    // The union member a type reads must hold a value of that type: a
-    // grove_arg made by hand with .type = GROVE_I8 and .value.i = 300 is
-    // refused, not wrapped to 44.
-    auto cannot_hold = [&](const char* type, const std::string& value) {
-      return fail(GROVE_ERROR_INVALID_ARGUMENT,
-                  which + " is of type " + type + " but holds " + value + ", which no " + type +
-                      " can hold: make grove_args with grove_arg_i32(...) and the like, or pass a wider type");
-    };
-    auto signed_arg = [&](int64_t lo, int64_t hi) { return g.value.i >= lo && g.value.i <= hi; };
-    switch (g.type) {
-      case 0:
-        if (g.value.tree == nullptr) return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a NULL tree");
-        if (!live(g.value.tree))
-          return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a tree that was released already (or was never "
-                                                            "made by this API)");
-        a.emplace_back(g.value.tree->tree);
-        break;
-      case GROVE_I8:
-        if (!signed_arg(INT8_MIN, INT8_MAX)) return cannot_hold("i8", std::to_string(g.value.i));
-        a.emplace_back(static_cast<int8_t>(g.value.i));
-        break;
-      case GROVE_I16:
-        if (!signed_arg(INT16_MIN, INT16_MAX)) return cannot_hold("i16", std::to_string(g.value.i));
-        a.emplace_back(static_cast<int16_t>(g.value.i));
-        break;
-      case GROVE_I32:
-        if (!signed_arg(INT32_MIN, INT32_MAX)) return cannot_hold("i32", std::to_string(g.value.i));
-        a.emplace_back(static_cast<int32_t>(g.value.i));
-        break;
-      case GROVE_I64: a.emplace_back(g.value.i); break;
-      case GROVE_U8:
-        if (g.value.u > UINT8_MAX) return cannot_hold("u8", std::to_string(g.value.u));
-        a.emplace_back(static_cast<uint8_t>(g.value.u));
-        break;
-      case GROVE_U16:
-        if (g.value.u > UINT16_MAX) return cannot_hold("u16", std::to_string(g.value.u));
-        a.emplace_back(static_cast<uint16_t>(g.value.u));
-        break;
-      case GROVE_U32:
-        if (g.value.u > UINT32_MAX) return cannot_hold("u32", std::to_string(g.value.u));
-        a.emplace_back(static_cast<uint32_t>(g.value.u));
-        break;
-      case GROVE_U64: a.emplace_back(g.value.u); break;
-      case GROVE_F32:
-        // NaN and the infinities are f32 values; finite values past its range are not.
-        if (std::isfinite(g.value.f) && std::fabs(g.value.f) > 3.4028234663852886e38)
-          return cannot_hold("f32", std::to_string(g.value.f));
-        a.emplace_back(static_cast<float>(g.value.f));
-        break;
-      case GROVE_F64: a.emplace_back(g.value.f); break;
-      default:
-        return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " has type code " + std::to_string(g.type) +
-                                                      ", which is no grove_type (use grove_arg_i32(...) and the like)");
+    if (g.type == 0) {
+      if (g.value.tree == nullptr) return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a NULL tree");
+      if (!live(g.value.tree)) return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " is a tree that " + kReleased);
+      a.emplace_back(g.value.tree->tree);
+      continue;
     }
+    grove::DataType t{};
+    if (!host_type(g.type, t))
+      return fail(GROVE_ERROR_INVALID_ARGUMENT, which + " has type code " + std::to_string(g.type) +
+                                                    ", which is no grove_type (use grove_arg_i32(...) and the like)");
+    // The union member a type reads (i, u or f) must hold a value of that
+    // type, by the rule every host value follows: a grove_arg made by hand
+    // with .type = GROVE_I8 and .value.i = 300 is refused, not wrapped to 44.
+    // The runtime then converts the member's value to the kernel's type.
+    const bool is_f = grove::is_float(t), is_i = !is_f && grove::is_signed(t);
+    const grove::runtime::Arg held = is_f ? grove::runtime::Arg(g.value.f)
+                                     : is_i ? grove::runtime::Arg(g.value.i)
+                                            : grove::runtime::Arg(g.value.u);
+    if (const std::string problem = grove::rt::argument_problem(held.type, held.bits, t); !problem.empty())
+      return fail(GROVE_ERROR_INVALID_ARGUMENT,
+                  which + " is of type " + std::string(grove::type_name(t)) + " but holds " + problem +
+                      ": make grove_args with grove_arg_i32(...) and the like, or pass a wider type");
+    a.push_back(held);
   }
   return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { module->module.launch(kernel, a); });
 }

@@ -201,18 +201,8 @@ Expr Expr::constant_bits(DataType type, DataType from, uint64_t bits) {
   if (!problem.empty())
     fail("Expr::constant(" + std::string(type_name(type)) + ", ...) was given " + problem +
          "; give a value the type holds");
-  if (is_float(type)) {
-    double v = 0;
-    if (from == DataType::f64) __builtin_memcpy(&v, &bits, sizeof v);
-    else v = from == DataType::i64 ? static_cast<double>(static_cast<int64_t>(bits)) : static_cast<double>(bits);
-    return Expr(b().const_float(compute_type(type), v));
-  }
-  if (from == DataType::f64) {  // a whole number in the type's range
-    double v = 0;
-    __builtin_memcpy(&v, &bits, sizeof v);
-    bits = v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
-  }
-  return Expr(b().const_bits(type, bits));
+  // The bits in the type's compute type (f16: f32), which a constant holds.
+  return Expr(b().const_bits(is_float(type) ? compute_type(type) : type, rt::convert_argument(from, bits, type)));
 }
 
 Expr operator+(const Expr& a, const Expr& c) { return binary(BinaryOp::add, a, c); }

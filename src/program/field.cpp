@@ -21,7 +21,7 @@ uint64_t host_to_bits(DataType as, const void* src, DataType to, const std::stri
   if (!problem.empty())
     throw Error("field '" + field + "' (" + std::string(type_name(to)) + ") was given " + problem +
                 "; convert it on the host first");
-  return ir::eval_cast(as, compute_type(to), bits);
+  return rt::convert_argument(as, bits, to);
 }
 
 void bits_to_host(DataType from, uint64_t bits, DataType as, void* dst) {
