@@ -18,6 +18,19 @@
 
 namespace grove::runtime {
 
+namespace {
+
+// What a kernel takes, for errors: "numbers (n: i32, scale: f32) and 1 tree(s)".
+std::string signature(const rt::KernelPlan& plan, size_t trees) {
+  std::string numbers;
+  for (const rt::ArgPlan& a : plan.args)
+    numbers += (numbers.empty() ? "" : ", ") + a.name + ": " + std::string(type_name(a.type));
+  return (numbers.empty() ? std::string("no numbers") : "numbers (" + numbers + ")") + " and " +
+         std::to_string(trees) + " tree(s)";
+}
+
+}  // namespace
+
 class ModuleImpl {
  public:
   // Threads sharing a Module (or its Trees) take turns: every operation
@@ -70,6 +83,11 @@ class ModuleImpl {
     rt::LoadedKernel& k = kernel(name);
     const rt::KernelPlan& plan = k.plan;
     const std::string what = "kernel '" + plan.name + "' of " + source;
+    // The tree arguments the kernel takes: one per tree parameter its slots name.
+    size_t tree_params = 0;
+    for (const rt::TreeSlotPlan& slot : plan.slots)
+      if (slot.kind != rt::TreeSlotPlan::Kind::scratch && slot.param >= 0)
+        tree_params = std::max(tree_params, static_cast<size_t>(slot.param) + 1);
     std::vector<uint64_t> bits;
     std::vector<int> trees;
     for (const Arg& a : args) {
@@ -78,11 +96,19 @@ class ModuleImpl {
           throw Error(what + ": tree argument " + std::to_string(trees.size()) + " belongs to another module");
         context->instance(a.tree->instance_);  // raises if destroyed
         trees.push_back(a.tree->instance_);
+        // A tree past the kernel's trees while a number is still to come:
+        // the caller passed a tree for that number.
+        if (trees.size() > tree_params && bits.size() < plan.args.size())
+          throw Error(what + ": argument '" + plan.args[bits.size()].name + "' (" +
+                      std::string(type_name(plan.args[bits.size()].type)) + ") was given a tree ('" +
+                      tree_names[trees.back()] + "' of type '" + type_of_instance(trees.back()).name +
+                      "'); it takes " + signature(plan, tree_params));
         continue;
       }
       const size_t n = bits.size();
       if (n >= plan.args.size())
-        throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given more");
+        throw Error(what + " takes " + std::to_string(plan.args.size()) +
+                    " number argument(s) but was given more; it takes " + signature(plan, tree_params));
       const rt::ArgPlan& spec = plan.args[n];
       const std::string problem = rt::argument_problem(a.type, a.bits, spec.type);
       if (!problem.empty())
@@ -92,9 +118,8 @@ class ModuleImpl {
     }
     if (bits.size() != plan.args.size())
       throw Error(what + " takes " + std::to_string(plan.args.size()) + " number argument(s) but was given " +
-                  std::to_string(bits.size()));
+                  std::to_string(bits.size()) + "; it takes " + signature(plan, tree_params));
     std::vector<int> slots;
-    size_t tree_params = 0;  // the tree arguments the kernel takes
     for (size_t s = 0; s < plan.slots.size(); ++s) {
       const rt::TreeSlotPlan& slot = plan.slots[s];
       if (slot.kind == rt::TreeSlotPlan::Kind::scratch) {
@@ -106,7 +131,6 @@ class ModuleImpl {
         continue;
       }
       const auto param = static_cast<size_t>(slot.param);
-      tree_params = std::max(tree_params, param + 1);
       const std::string& want = data.tree_type(slot.tree_type)->name;
       if (param >= trees.size())
         throw Error(what + " takes a tree of type '" + want + "' as tree argument " + std::to_string(param) +
@@ -118,7 +142,7 @@ class ModuleImpl {
     }
     if (trees.size() > tree_params)
       throw Error(what + " takes " + std::to_string(tree_params) + " tree argument(s) but was given " +
-                  std::to_string(trees.size()));
+                  std::to_string(trees.size()) + "; it takes " + signature(plan, tree_params));
     return {&k, std::move(bits), std::move(slots)};
   }
 };

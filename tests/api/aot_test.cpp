@@ -309,6 +309,8 @@ TEST_P(Aot, MisuseNamesWhatIsWrong) {
   EXPECT_THAT(error_of([&] { mod.instantiate("grid"); }), HasSubstr("no tree type 'grid' (it has: world)"));
   EXPECT_THAT(error_of([&] { mod.launch("step", {t}); }), HasSubstr("no kernel 'step' (it has: seed)"));
   EXPECT_THAT(error_of([&] { mod.launch("seed", {t, 3}); }), HasSubstr("takes 2 number argument(s) but was given 1"));
+  EXPECT_THAT(error_of([&] { mod.launch("seed", {t, t, 3}); }),
+              HasSubstr("argument 'count' (i32) was given a tree ('world#0' of type 'world'); it takes numbers (count: i32, scale: f32) and 1 tree(s)"));
   EXPECT_THAT(error_of([&] { mod.launch("seed", {3, 1.0f}); }), HasSubstr("but was given 0 tree(s)"));
   EXPECT_THAT(error_of([&] { mod.launch("seed", {t, 3.5e10, 1.0f}); }), HasSubstr("out of the range of i32"));
   EXPECT_THAT(error_of([&] { (void)t.read<int32_t>("y", {0, 0}); }), HasSubstr("no field 'y'"));
