@@ -102,7 +102,12 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     m_.store(back_edges_, u32c(0));
   }
   if (options_.debug) emit_assert_check();
+  stopped_ = 0;
+  bool asserts = false;
+  ir::walk(task->body(), [&](ir::Stmt* s) { asserts = asserts || s->kind() == StmtKind::Assert; });
+  if (asserts) begin_stoppable_body();
   emit_block(task->body());
+  if (asserts) end_stoppable_body();
   if (m_.in_block()) m_.ret();
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
@@ -365,6 +370,7 @@ void TaskEmitter::emit_while(const ir::Stmt* s) {
   loop_back_edge(header, merge);
   m_.begin_block(merge);
   after_loop();
+  stop_after_loop();
 }
 
 // for (i = begin; i < end; ++i), in order; i + 1 never overflows since i < end.
@@ -391,6 +397,7 @@ void TaskEmitter::emit_serial_range_for(const ir::Stmt* s) {
   loop_back_edge(header, merge);
   m_.begin_block(merge);
   after_loop();
+  stop_after_loop();
 }
 
 // max(end - begin, 0) of i32 bounds, as a u32.
@@ -455,6 +462,7 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   loop_back_edge(header, merge);
   m_.begin_block(merge);
   after_loop();
+  stop_after_loop();
   flush_accumulators();
 }
 
@@ -631,6 +639,14 @@ uint32_t TaskEmitter::loop_limit_message() {
 // At the limit the loop is left and after_loop() reports it:
 // llvmpipe runs the body of every `if` under a lane mask whether or not any
 // lane takes it, so a report inside the loop would cost every iteration.
+// The invocation then goes on (the launch fails with the report, and every
+// later loop leaves after one pass, the count being past the limit): a
+// return there would be worse. Mesa lowers a return inside control flow by
+// putting all the code after it into an `if`, so each loop would nest the
+// rest of the task one level deeper, and llvmpipe silently mis-compiles
+// code nested more than 80 levels deep (its condition stack): a task of 80
+// f64 atomic adds (compare-and-swap loops) stopped after the 79th without a
+// word, or reported the limit falsely when they were inside `if`s.
 void TaskEmitter::loop_back_edge(Id header, Id merge) {
   if (options_.max_loop_iterations == 0) {
     m_.branch(header);
@@ -652,7 +668,7 @@ void TaskEmitter::after_loop() {
   m_.branch_conditional(over, stop, go_on);
   m_.begin_block(stop);
   claim_error_record(loop_limit_message(), {});
-  m_.ret();
+  m_.branch(go_on);
   m_.begin_block(go_on);
 }
 
@@ -687,7 +703,8 @@ void TaskEmitter::emit_print(const ir::Stmt* s) {
 }
 
 // A failing assertion claims the context's record (first one wins), fills
-// it, and ends the invocation: what follows it never runs.
+// it, and leaves the task's body (a break out of each loop around it, down
+// to the one-pass loop of begin_stoppable_body): what follows never runs.
 void TaskEmitter::emit_assert(const ir::Stmt* s) {
   Message msg;
   msg.is_assert = true;
@@ -706,8 +723,50 @@ void TaskEmitter::emit_assert(const ir::Stmt* s) {
   m_.branch_conditional(ok, merge, fail);
   m_.begin_block(fail);
   claim_error_record(id, values);
-  m_.ret();
+  m_.store(stopped_, m_.constant_bool(true));
+  m_.branch(loops_.back().merge);
   m_.begin_block(merge);
+}
+
+// Why not a return: Mesa lowers a return inside control flow by moving all
+// the code after it into an `if`, so every assert nested the rest of the
+// task one level deeper, and llvmpipe silently mis-compiles code nested more
+// than 80 levels deep (its condition stack): in debug mode, a task with 78
+// bounds-checked accesses reported an index out of bounds that was not. A
+// break nests nothing.
+void TaskEmitter::begin_stoppable_body() {
+  stopped_ = m_.local_variable(m_.type_bool());
+  m_.store(stopped_, m_.constant_bool(false));
+  // llvmpipe counts two passes for this loop too.
+  if (options_.max_loop_iterations > 0) m_.store(back_edges_, u32c(2));
+  const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  header_of_stoppable_body_ = header;
+  m_.branch(header);
+  m_.begin_block(header);
+  m_.loop_merge(merge, cont);
+  m_.branch(body);
+  m_.begin_block(body);
+  loops_.push_back({merge, cont});
+}
+
+void TaskEmitter::end_stoppable_body() {
+  const LoopTarget body = loops_.back();
+  loops_.pop_back();
+  if (m_.in_block()) m_.branch(body.merge);
+  // The continue target is never reached: the body runs once.
+  m_.begin_block(body.continue_target);
+  m_.branch(header_of_stoppable_body_);
+  m_.begin_block(body.merge);
+}
+
+void TaskEmitter::stop_after_loop() {
+  if (stopped_ == 0) return;
+  const Id stop = m_.new_label(), go_on = m_.new_label(), stopped = m_.load(stopped_);
+  m_.selection_merge(go_on);
+  m_.branch_conditional(stopped, stop, go_on);
+  m_.begin_block(stop);
+  m_.branch(loops_.back().merge);
+  m_.begin_block(go_on);
 }
 
 void TaskEmitter::emit_assert_check() {

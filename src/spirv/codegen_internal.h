@@ -99,9 +99,17 @@ class TaskEmitter {
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves
   // for `merge` once the invocation's back-edges reach it. after_loop() (at
-  // the start of the merge block) then returns from the invocation.
+  // the start of the merge block) then reports it; the invocation goes on.
   void loop_back_edge(Id header, Id merge);
   void after_loop();
+  // A task with asserts runs inside a one-pass loop: a failed assert breaks
+  // out of the loops around it, one at a time (stop_after_loop() after each
+  // loop it was in), instead of returning (see emit_assert).
+  void begin_stoppable_body();
+  void end_stoppable_body();
+  void stop_after_loop();
+  Id stopped_ = 0;  // Function bool variable: an assert failed (0 without asserts)
+  Id header_of_stoppable_body_ = 0;
   uint32_t loop_limit_message();  // the task's message id for it (made on first use)
   void claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values);
   // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying

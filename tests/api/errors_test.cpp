@@ -80,6 +80,42 @@ TEST_P(Errors, DebugModeChecksKernelAccesses) {
   EXPECT_EQ(x.read<float>({5, 3}), 1.0f);  // nothing stored is lost
 }
 
+// Many checked accesses in one task, and a failing one deep in nested
+// loops: the sum is right when every index is in bounds, and when one is
+// not, the error names it and nothing after it runs (the store below the
+// loops keeps its old value). lavapipe once reported index 77 of this
+// kernel out of bounds: each check returned from the shader, Mesa nested
+// the code after each return one level deeper, and llvmpipe mis-compiles
+// code nested more than 80 deep.
+TEST_P(Errors, DebugModeChecksManyAccessesInOneTask) {
+  constexpr int kReads = 150;
+  Program prog(debug_config());
+  Field a = prog.field(i32, "a", {256});
+  Field x = prog.field(i32, "x", {4});
+  Field after = prog.field(i32, "after", {4});
+  for (int n = 0; n < 256; ++n) a.write({n}, n);
+  Kernel k = prog.kernel("reads", {arg(i32, "bad")}, [&](Args args) {
+    for_range(0, 4, [&](Expr n) {
+      Var s = n;
+      for (int q = 0; q < kReads; ++q) s = s + a((x(n) + q) % 256);
+      for_range(0, 3, [&](Expr i) {
+        for_range(0, 3, [&](Expr j) {
+          if_(i == 2 && j == 1, [&] { s = s + a(args[0]); });
+        });
+      });
+      x(n) = s;
+      after(n) = 7;
+    });
+  });
+  k(9);
+  int32_t want = 9;
+  for (int q = 0; q < kReads; ++q) want += q;
+  for (int n = 0; n < 4; ++n) EXPECT_EQ(x.read<int32_t>({n}), n + want) << n;
+  for (int n = 0; n < 4; ++n) after.write({n}, 0);
+  EXPECT_THAT(error_of([&] { k(300); }), HasSubstr("kernel 'reads': field 'a' has shape (256); index (300) is out of bounds"));
+  for (int n = 0; n < 4; ++n) EXPECT_EQ(after.read<int32_t>({n}), 0) << n;  // nothing after the failure ran
+}
+
 TEST_P(Errors, OutOfBoundsWithoutDebugStaysInsideTheField) {
   Program prog(config());
   Field x = prog.field(f32, "x", {4});

@@ -2,6 +2,7 @@
 // SNodes, reuse of freed cells, host access and random patterns checked
 // against a reference.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -150,6 +151,42 @@ TEST_P(SparseMore, ThreeDimensionalPointer) {
   EXPECT_EQ(x.read<float>({1, 2, 1}), 3.5f);
   EXPECT_EQ(prog.stats().find(blocks.name())->active_cells, 2);
   EXPECT_EQ(count_visits(prog, x, "v"), 2 * 12);
+}
+
+// A 3-D MPM scatter's shape: a struct-for over the cells of pointer blocks,
+// each cell adding to many f64 grid values, some under ifs. On Vulkan an
+// f64 atomic add is a compare-and-swap loop; lavapipe mis-compiled the
+// code once 80 of them were in one task (the loop-limit check returned
+// after every loop, and Mesa nests everything after a return one level
+// deeper): adds after the 79th were lost silently, or the loop-limit
+// error was raised though no loop ran long. Checked against a plain model.
+TEST_P(SparseMore, ManyFloat64AtomicAddsPerCellOfAStructFor) {
+  constexpr int kAdds = 120, kGrid = 64;
+  Program prog(config());
+  Field m = prog.field(f64, "m");
+  prog.root().pointer(ijk, {4, 4, 4}).dense(ijk, {4, 4, 4}).place(m);
+  Field grid = prog.field(f64, "grid", {kGrid});
+  const std::vector<std::array<int, 3>> blocks{{0, 0, 0}, {3, 1, 2}};
+  for (const auto& b : blocks) m.write({b[0] * 4, b[1] * 4, b[2] * 4}, 1.0);
+  Kernel scatter = prog.kernel("scatter", [&] {
+    for_each(m, [&](Expr i, Expr j, Expr k) {
+      for (int q = 0; q < kAdds; ++q) {
+        auto add = [&] { atomic_add(grid((i + j * 3 + k * 7 + q) % kGrid), cast(f64, q) * 0.5 + 1.0); };
+        if (q % 2 == 0) add();
+        else if_((i + j + k + q) % 3 != 0, add);
+      }
+    });
+  });
+  scatter();
+  std::vector<double> want(kGrid, 0.0);
+  for (const auto& b : blocks)
+    for (int i = b[0] * 4; i < b[0] * 4 + 4; ++i)
+      for (int j = b[1] * 4; j < b[1] * 4 + 4; ++j)
+        for (int k = b[2] * 4; k < b[2] * 4 + 4; ++k)
+          for (int q = 0; q < kAdds; ++q)
+            if (q % 2 == 0 || (i + j + k + q) % 3 != 0) want[static_cast<size_t>((i + j * 3 + k * 7 + q) % kGrid)] += q * 0.5 + 1.0;
+  // Every addend is a multiple of 0.5 and every sum far below 2^52: exact in any order.
+  for (int n = 0; n < kGrid; ++n) EXPECT_EQ(grid.read<double>({n}), want[static_cast<size_t>(n)]) << n;
 }
 
 TEST_P(SparseMore, VectorFieldUnderPointer) {
