@@ -97,19 +97,18 @@ bool at_kernel_top_level() {
 
 // Handles of another Program carry ids of that Program: checked before any
 // id is looked up.
-void check_program(const detail::ProgramImpl* owner, const std::string& handle) {
+void check_program(const detail::ProgramImpl* owner, std::string_view kind, const std::function<std::string()>& name) {
   auto& ctx = current();
-  ctx.program->check_same_program(owner, handle, "kernel '" + ctx.record->name + "'");
+  ctx.program->check_same_program(owner, kind, name, "kernel '" + ctx.record->name + "'");
 }
 
 void check_field_program(const Field& f) {
   const detail::ProgramImpl* owner = f.program();  // raises for an empty or dead handle
-  check_program(owner, "field '" + f.name() + "'");
+  check_program(owner, "field", [&] { return f.name(); });
 }
 
 void check_snode_program(const SNode& sn) {
-  if (sn.program() != current().program)
-    check_program(sn.program(), "SNode '" + sn.name() + "'");
+  check_program(sn.program(), "SNode", [&] { return sn.name(); });
 }
 
 // Checks that statements on `tree` may name the kernel's tree parameter
@@ -329,6 +328,9 @@ DataType Var::type() const { return alloca_->type(); }
 
 FieldRef Field::operator()(const Indices& index) const {
   program();  // raises for an empty Field or one whose Program is gone
+  // A field of another Program is refused here, before anything below asks
+  // it for its name or components under that Program's lock.
+  if (detail::current_or_null() != nullptr) check_field_program(*this);
   return FieldRef(*this, index);
 }
 

@@ -412,8 +412,8 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
       if (!owner)
         throw Error("kernel '" + std::string(name) + "': argument " + std::to_string(n) +
                     " is a tree of a type whose Program was destroyed");
-      impl_->check_same_program(owner.get(), "tree type '" + owner->tree_type(args[n].tree_type).name + "' (argument " +
-                                std::to_string(n) + ")", "kernel '" + std::string(name) + "'");
+      impl_->check_same_program(owner.get(), "tree type", [&] { return owner->tree_type(args[n].tree_type).name; },
+                                "kernel '" + std::string(name) + "' (argument " + std::to_string(n) + ")");
       impl_->tree_type(args[n].tree_type);
     } else if (args[n].type == DataType::unknown || args[n].type == DataType::u1) {
       throw Error("kernel '" + std::string(name) + "': argument " + std::to_string(n) +

@@ -138,10 +138,15 @@ void ProgramImpl::host_access(std::string_view what, std::string_view name) cons
                 "between launches; access fields inside kernels as x(i, j)");
 }
 
-void ProgramImpl::check_same_program(const ProgramImpl* owner, std::string_view handle,
-                                     std::string_view user) const {
+void ProgramImpl::check_same_program(const ProgramImpl* owner, std::string_view kind,
+                                     const std::function<std::string()>& name, std::string_view user) const {
   if (owner == this) return;
-  throw Error(std::string(user) + " uses " + std::string(handle) + ", which belongs to " +
+  std::string handle = "a " + std::string(kind);
+  if (owner != nullptr) {
+    const std::unique_lock other(owner->mutex, std::try_to_lock);
+    if (other.owns_lock()) handle = std::string(kind) + " '" + name() + "'";
+  }
+  throw Error(std::string(user) + " uses " + handle + ", which belongs to " +
               (owner ? owner->label() : std::string("no Program")) + "; this is " + label() +
               ": fields, SNodes and kernels work only with the Program that made them");
 }
@@ -270,7 +275,7 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
 }
 
 void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
-  check_same_program(f.program(), "field '" + f.name() + "'", "place under SNode '" + forest.snode(parent).name() + "'");
+  check_same_program(f.program(), "field", [&] { return f.name(); }, "place under SNode '" + forest.snode(parent).name() + "'");
   const ir::SNodeDecl& p = forest.snode(parent);
   // A tree type's fields live in its tree, and only there.
   {
@@ -863,7 +868,7 @@ TreeType Program::tree_type(std::string_view name, const std::function<void(Tree
 Tree Program::instantiate(const TreeType& type, std::string_view name) {
   const auto lock = impl_->lock();
   std::shared_ptr<detail::ProgramImpl> owner = lock_program(type.program_, type.id(), "TreeType");
-  impl_->check_same_program(owner.get(), "tree type '" + type.name() + "'", "Program::instantiate");
+  impl_->check_same_program(owner.get(), "tree type", [&] { return type.name(); }, "Program::instantiate");
   return Tree(impl_, type.id(), impl_->instantiate(type.id(), name));
 }
 

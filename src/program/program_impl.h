@@ -103,7 +103,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // lock while it runs, so threads sharing a Program are serialised, not
   // racing. Recursive: kernel bodies and print sinks run inside operations
   // and may use the Program's handles.
-  std::recursive_mutex mutex;
+  mutable std::recursive_mutex mutex;
   [[nodiscard]] std::unique_lock<std::recursive_mutex> lock() { return std::unique_lock(mutex); }
 
   // Programs are numbered in creation order, process-wide, so that an error
@@ -222,7 +222,13 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   void host_access(std::string_view what, std::string_view name) const;
   // Raises grove::Error when `handle` (a field, SNode or kernel named `name`)
   // belongs to `owner`, another Program than this one; `user` says who uses it.
-  void check_same_program(const ProgramImpl* owner, std::string_view handle, std::string_view user) const;
+  // Raises unless `owner` is this Program: "<user> uses <kind> '<name>',
+  // which belongs to Program #2...". `name` (which reads the other
+  // Program) is called only on a mismatch, and only if that Program's lock
+  // is free at once: waiting for it while this one's is held could
+  // deadlock against a thread making the opposite mistake.
+  void check_same_program(const ProgramImpl* owner, std::string_view kind, const std::function<std::string()>& name,
+                          std::string_view user) const;
 
   // Host access: checks an index (one value per index of the field, its
   // offset included) against the field's shape, raising a grove::Error that

@@ -11,6 +11,10 @@
 // written while the suite runs on the interpreter, has these kernels).
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <string>
 #include <thread>
@@ -226,6 +230,41 @@ TEST_P(Stress, DestroyingAProgramWhileAnotherThreadLaunches) {
     EXPECT_GE(launched, 1);
     EXPECT_NE(last_error.find("Program that was destroyed"), std::string::npos) << last_error;
   }
+}
+
+// Two threads each record a kernel of their own Program that reads the
+// other Program's field: both get the error, again and again. Each error
+// used to read the other Program's field name under that Program's lock
+// while holding its own, so the two threads could wait for each other for
+// ever.
+TEST_P(Stress, OppositeMistakesInTwoProgramsDoNotDeadlock) {
+  Program a(config());
+  Program b(config());
+  Field xa = a.field(i32, "xa", {8});
+  Field xb = b.field(i32, "xb", {8});
+  std::atomic<int> refused{0};
+  auto misuse = [&](Program& own, const Field& mine, const Field& theirs, const std::string& tag) {
+    for (int n = 0; n < 200; ++n) {
+      Kernel k = own.kernel(tag + std::to_string(n), [&] { mine(0) = theirs(1) + mine(1); });
+      try {
+        k();
+      } catch (const Error& e) {
+        if (std::string(e.what()).find("which belongs to") != std::string::npos) ++refused;
+      }
+    }
+  };
+  auto both = std::async(std::launch::async, [&] {
+    std::thread ta([&] { misuse(a, xa, xb, "a"); });
+    std::thread tb([&] { misuse(b, xb, xa, "b"); });
+    ta.join();
+    tb.join();
+  });
+  if (both.wait_for(std::chrono::seconds(120)) != std::future_status::ready) {
+    std::fprintf(stderr, "OppositeMistakesInTwoProgramsDoNotDeadlock: the threads are still waiting after 120 s\n");
+    std::_Exit(1);  // deadlocked threads cannot be joined
+  }
+  both.get();
+  EXPECT_EQ(refused.load(), 400);
 }
 
 }  // namespace
