@@ -454,13 +454,14 @@ class Tree {
   // is empty, its Program was destroyed, or the tree was.
   detail::ProgramImpl* program() const;
 
-  Tree(std::weak_ptr<detail::ProgramImpl> program, int type, int instance)
-      : program_(std::move(program)), type_(type), instance_(instance) {}
+  Tree(std::weak_ptr<detail::ProgramImpl> program, int type, int instance, std::string name)
+      : program_(std::move(program)), type_(type), instance_(instance), name_(std::move(name)) {}
 
  private:
   std::weak_ptr<detail::ProgramImpl> program_;
   int type_ = -1;
-  int instance_ = -1;
+  int instance_ = -1;  // never given to another instance, even after destroy()
+  std::string name_;   // for errors after destroy(), when the Program has forgotten it
 };
 
 // Inside a kernel body: a tree argument, bound to the instance each launch

@@ -482,7 +482,7 @@ void* Tree::vulkan_buffer() const {
   const std::lock_guard lock(m.mutex);
   m.context->instance(instance_);  // raises if destroyed
 #ifdef GROVE_RUNTIME_VULKAN
-  return vk::vulkan_buffer_of(m.context->device(), instance_);
+  return vk::vulkan_buffer_of(m.context->device(), m.context->buffer_of(instance_));
 #else
   throw Error("grove_runtime was built without Vulkan");
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "grove/error.h"
 #include "runtime/core/assert.h"
@@ -30,74 +31,102 @@ const TreeLayout& Context::type(int id) const {
 
 // ---- instances ----------------------------------------------------------------------
 
+int Context::take_slot(Instance inst) {
+  if (next_id_ == std::numeric_limits<int>::max())
+    throw Error("2^31 tree instances were made on " + device_->name() + " by this Program or Module; make a new one");
+  inst.id = next_id_;
+  inst.alive = true;
+  int s = 0;
+  if (!free_slots_.empty()) {
+    s = free_slots_.back();
+    instances_[static_cast<size_t>(s)] = std::move(inst);
+    free_slots_.pop_back();
+  } else {
+    s = static_cast<int>(instances_.size());
+    instances_.push_back(std::move(inst));
+  }
+  slot_of_[next_id_++] = s;
+  return instances_[static_cast<size_t>(s)].id;
+}
+
 int Context::create_instance(int type_id, std::string name) {
   const TreeLayout& layout = type(type_id);
   const int64_t bytes = layout.total_words * 4;
   if (bytes > device_->max_buffer_bytes())
     throw Error("tree '" + name + "' needs " + std::to_string(bytes) + " bytes, more than the " +
                 std::to_string(device_->max_buffer_bytes()) + " bytes one buffer may have on " + device_->name());
-  const int id = static_cast<int>(instances_.size());
+  // The buffer first, in the slot the instance will take: a device that
+  // cannot make it leaves nothing behind.
+  const int s = free_slots_.empty() ? static_cast<int>(instances_.size()) : free_slots_.back();
   const std::vector<uint32_t> head = layout.header_words();
-  device_->create_buffer(id, layout.total_words, head);
+  device_->create_buffer(s, layout.total_words, head);
   Instance inst;
   inst.type = type_id;
   inst.name = std::move(name);
   inst.words = layout.total_words;
-  inst.alive = true;
-  instances_.push_back(std::move(inst));
   ++made_by_type_[type_id];
-  return id;
+  return take_slot(std::move(inst));
 }
 
 int Context::create_buffer(int64_t words, std::string name) {
-  const int id = static_cast<int>(instances_.size());
-  device_->create_buffer(id, words, {});
+  const int s = free_slots_.empty() ? static_cast<int>(instances_.size()) : free_slots_.back();
+  device_->create_buffer(s, words, {});
   Instance inst;
   inst.name = std::move(name);
   inst.words = words;
-  inst.alive = true;
-  instances_.push_back(std::move(inst));
-  return id;
+  return take_slot(std::move(inst));
 }
 
 void Context::resize_buffer(int id, int64_t words) {
   Instance& inst = live(id, "resize");
   GROVE_ASSERT(inst.type < 0, "resize of a tree instance");
-  device_->create_buffer(id, words, {});
+  device_->create_buffer(slot(id, "resize"), words, {});
   inst.words = words;
 }
 
 void Context::destroy_instance(int id) {
-  Instance& inst = live(id, "destroy");
-  device_->destroy_buffer(id);
-  inst.alive = false;
-  inst.schedule = {};
+  const int s = slot(id, "destroy");
+  device_->destroy_buffer(s);
+  instances_[static_cast<size_t>(s)] = Instance{};
+  std::erase(dirty_, s);
+  slot_of_.erase(id);
+  free_slots_.push_back(s);
 }
 
-const Instance& Context::instance(int id) const {
-  GROVE_ASSERT(id >= 0 && static_cast<size_t>(id) < instances_.size(), "no instance " + std::to_string(id));
-  return instances_[static_cast<size_t>(id)];
+int Context::slot(int id, const char* what) const {
+  const auto it = slot_of_.find(id);
+  GROVE_ASSERT(it != slot_of_.end(), std::string(what) + " of instance " + std::to_string(id) + ", which does not exist");
+  return it->second;
 }
 
-bool Context::alive(int id) const {
-  return id >= 0 && static_cast<size_t>(id) < instances_.size() && instances_[static_cast<size_t>(id)].alive;
+const Instance& Context::instance(int id) const { return instances_[static_cast<size_t>(slot(id, "a use"))]; }
+
+bool Context::alive(int id) const { return slot_of_.count(id) != 0; }
+
+std::string Context::name_of(int id) const {
+  return alive(id) ? instance(id).name : "#" + std::to_string(id) + " (destroyed)";
 }
+
+int Context::buffer_of(int id) const { return slot(id, "the buffer"); }
 
 int Context::instances_made(int type) const {
   auto it = made_by_type_.find(type);
   return it == made_by_type_.end() ? 0 : it->second;
 }
 
-void Context::mark_pools_dirty(int id) {
-  Instance& inst = instances_[static_cast<size_t>(id)];
-  if (!inst.pools_dirty) dirty_.push_back(id);
+std::vector<int> Context::slots_of(std::span<const int> ids) const {
+  std::vector<int> out(ids.size());
+  for (size_t n = 0; n < ids.size(); ++n) out[n] = slot(ids[n], "a launch");
+  return out;
+}
+
+void Context::mark_pools_dirty(int s) {
+  Instance& inst = instances_[static_cast<size_t>(s)];
+  if (!inst.pools_dirty) dirty_.push_back(s);
   inst.pools_dirty = true;
 }
 
-Instance& Context::live(int id, const char* what) {
-  GROVE_ASSERT(alive(id), std::string(what) + " of instance " + std::to_string(id) + ", which does not exist");
-  return instances_[static_cast<size_t>(id)];
-}
+Instance& Context::live(int id, const char* what) { return instances_[static_cast<size_t>(slot(id, what))]; }
 
 void Device::record(LoadedKernel& kernel, std::span<const uint64_t>, const std::vector<bool>&, std::span<const int>,
                     void*) {
@@ -149,15 +178,16 @@ void Context::check_binding(const KernelPlan& plan, std::span<const int> slot_in
 void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances) {
   const KernelPlan& plan = kernel.plan;
   check_binding(plan, slot_instances, "launched");
+  const std::vector<int> slots = slots_of(slot_instances);
   // The scheduler decides on the host, before anything is queued, which
   // list generations this launch can skip (nothing it reads is on a device).
   std::vector<bool> run(plan.tasks.size());
-  for (size_t i = 0; i < run.size(); ++i) run[i] = schedule(plan.tasks[i], slot_instances);
+  for (size_t i = 0; i < run.size(); ++i) run[i] = schedule(plan.tasks[i], slots);
   // Marked before the launch: one that raises (a failed debug-mode check)
   // may still have found a pool full, which the next check must report.
   if (plan.may_allocate)
-    for (int inst : slot_instances) mark_pools_dirty(inst);
-  device_->launch(kernel, args, run, slot_instances);
+    for (int s : slots) mark_pools_dirty(s);
+  device_->launch(kernel, args, run, slots);
   if (device_->synchronous()) check_pools();
 }
 
@@ -165,17 +195,18 @@ void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::
                      void* command_buffer) {
   const KernelPlan& plan = kernel.plan;
   check_binding(plan, slot_instances, "recorded");
+  const std::vector<int> slots = slots_of(slot_instances);
   // Every task is recorded: when the command buffer runs, and how often,
   // only the application knows. Marked first, so that the scheduler skips
   // nothing for these instances from here on (schedule()); their pools are
   // checked at each sync.
-  for (int inst : slot_instances) {
-    Instance& i = instances_[static_cast<size_t>(inst)];
+  for (int s : slots) {
+    Instance& i = instances_[static_cast<size_t>(s)];
     i.recorded = true;
-    if (plan.may_allocate) mark_pools_dirty(inst);
+    if (plan.may_allocate) mark_pools_dirty(s);
   }
-  for (const TaskPlan& t : plan.tasks) schedule(t, slot_instances);
-  device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slot_instances, command_buffer);
+  for (const TaskPlan& t : plan.tasks) schedule(t, slots);
+  device_->record(kernel, args, std::vector<bool>(plan.tasks.size(), true), slots, command_buffer);
 }
 
 void Context::sync() {
@@ -274,16 +305,16 @@ int64_t checked(const Instance& inst, int64_t offset, int64_t count) {
 }  // namespace
 
 void Context::read_words(int inst, int64_t offset, int64_t count, uint32_t* out) {
-  device_->read_words(inst, checked(live(inst, "a read"), offset, count), count, out);
+  device_->read_words(slot(inst, "a read"), checked(live(inst, "a read"), offset, count), count, out);
 }
 
 void Context::write_words(int inst, int64_t offset, int64_t count, const uint32_t* in) {
-  device_->write_words(inst, checked(live(inst, "a write"), offset, count), count, in);
+  device_->write_words(slot(inst, "a write"), checked(live(inst, "a write"), offset, count), count, in);
 }
 
 WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
   copy.resize(static_cast<size_t>(live(inst, "a read").words));
-  device_->read_words(inst, 0, static_cast<int64_t>(copy.size()), copy.data());
+  device_->read_words(slot(inst, "a read"), 0, static_cast<int64_t>(copy.size()), copy.data());
   return [&copy, name = instance(inst).name](int64_t a) {
     return copy[static_cast<size_t>(checked(static_cast<int64_t>(copy.size()), name, a, 1))];
   };
@@ -292,13 +323,13 @@ WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
 WordReader Context::paged(int inst, PageCache& cache) {
   static constexpr int64_t kPage = 1 << 14;
   const int64_t total = live(inst, "a read").words;
-  return [this, inst, total, name = instance(inst).name, &cache](int64_t a) {
+  return [this, s = slot(inst, "a read"), total, name = instance(inst).name, &cache](int64_t a) {
     const int64_t page = checked(total, name, a, 1) / kPage;
     auto it = cache.find(page);
     if (it == cache.end()) {
       const int64_t begin = page * kPage, count = std::min(kPage, total - begin);
       std::vector<uint32_t> words(static_cast<size_t>(count));
-      device_->read_words(inst, begin, count, words.data());
+      device_->read_words(s, begin, count, words.data());
       it = cache.emplace(page, std::move(words)).first;
     }
     return it->second[static_cast<size_t>(a % kPage)];

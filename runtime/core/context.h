@@ -38,6 +38,7 @@ struct Instance {
   bool pools_dirty = false;  // a launch may have left pool failures in its header
   bool recorded = false;     // bound to a launch recorded into an application's command buffer
   bool alive = false;
+  int id = -1;               // the instance's id (its slot is where it sits)
 };
 
 // Statistics of one node of one instance (grove::SNodeStats in the API).
@@ -66,7 +67,10 @@ class Context {
   bool has_type(int id) const { return types_.count(id) != 0; }
   const TreeLayout& type(int id) const;
 
-  // ---- instances (ids are the device's buffer ids) ----
+  // ---- instances ----
+  // An instance's id is never given to another: a handle kept after
+  // destroy_instance names nothing, and is refused. Its slot, the device's
+  // buffer id, is reused, so a destroyed instance costs nothing.
   // A zeroed instance of tree type `type` (only its header words are sent);
   // raises grove::Error when the device cannot hold it.
   int create_instance(int type, std::string name);
@@ -75,8 +79,14 @@ class Context {
   // Replaces a plain buffer by a zeroed one of `words` words.
   void resize_buffer(int id, int64_t words);
   void destroy_instance(int id);
-  const Instance& instance(int id) const;
+  const Instance& instance(int id) const;  // a live one
   bool alive(int id) const;
+  // The instance's name, or "#<id> (destroyed)".
+  std::string name_of(int id) const;
+  // The device's buffer id of a live instance.
+  int buffer_of(int id) const;
+  // Buffers made on the device: the live instances' and free ones.
+  size_t buffers() const { return instances_.size(); }
   // How many instances of `type` were ever created (destroyed ones included).
   int instances_made(int type) const;
 
@@ -116,15 +126,21 @@ class Context {
   // Every slot bound, to a live instance (`how`: "launched", "recorded").
   void check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how);
   Instance& live(int id, const char* what);
-  void mark_pools_dirty(int id);
+  int slot(int id, const char* what) const;  // of a live instance
+  // A free slot for instance `id` (a new one when none is free).
+  int take_slot(Instance inst);
+  std::vector<int> slots_of(std::span<const int> instances) const;
+  void mark_pools_dirty(int slot);
 
   std::unique_ptr<Device> device_;
   std::map<int, TreeLayout> types_;
-  // Every instance ever made, by id (a destroyed one keeps its name for the
-  // errors of stale handles, and costs nothing else: the walks below visit
-  // only what they need).
+  // The live instances by slot (a free slot holds one that is not alive),
+  // the free slots, and the slot of each live id.
   std::vector<Instance> instances_;
-  std::vector<int> dirty_;              // the instances whose pools_dirty is set
+  std::vector<int> free_slots_;
+  std::unordered_map<int, int> slot_of_;
+  int next_id_ = 0;
+  std::vector<int> dirty_;              // the slots whose pools_dirty is set
   std::map<int, int> made_by_type_;     // instances_made
   int64_t allocation_failures_ = 0;
 };

@@ -151,7 +151,7 @@ const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
     fail("field '" + f.name() + "' is used before it is placed; place it first, e.g. "
          "prog.root().dense(i, 16).place(" + f.name() + ")");
   if (f.instance() >= 0)
-    fail("field '" + f.name() + "' is a host handle of tree '" + ctx.program->context->instance(f.instance()).name + "'" +
+    fail("field '" + f.name() + "' is a host handle of tree '" + ctx.program->context->name_of(f.instance()) + "'" +
          "; inside a kernel, take the tree as an argument and use args.tree(...).field(...)");
   check_tree_param(ctx.program->tree_of_field(id), f.tree_param(), "field '" + f.name() + "'");
   if (static_cast<int>(index.size()) != d.ndim())
@@ -459,7 +459,7 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
   const ir::FieldDecl& d = ctx.program->field_decl(id);
   if (field.instance() >= 0)
     fail("for_each over field '" + field.name() + "', a host handle of tree '" +
-         ctx.program->context->instance(field.instance()).name + "'; inside a kernel, take the tree as an argument "
+         ctx.program->context->name_of(field.instance()) + "'; inside a kernel, take the tree as an argument "
          "and loop over args.tree(...).field(...)");
   check_tree_param(ctx.program->tree_of_field(id), field.tree_param(), "field '" + field.name() + "'");
   if (arity >= 0 && arity != d.ndim())

@@ -206,11 +206,11 @@ int ProgramImpl::tree_argument(const KernelRecord& rec, size_t n, const ArgValue
     throw Error(what + ": " + e.what());
   }
   if (owner != this)
-    throw Error(what + " was given tree '" + owner->context->instance(value.tree->instance()).name + "' of " +
+    throw Error(what + " was given tree '" + owner->context->name_of(value.tree->instance()) + "' of " +
                 owner->label() + "; this is " + label() + ": pass a tree of this Program");
   const int given = context->instance(value.tree->instance()).type;
   if (given != spec.tree_type)
-    throw Error(what + " was given tree '" + context->instance(value.tree->instance()).name + "' of type '" +
+    throw Error(what + " was given tree '" + context->name_of(value.tree->instance()) + "' of type '" +
                 tree_types.at(given).name + "'; pass a tree of type '" + type + "'");
   return value.tree->instance();
 }

@@ -462,6 +462,7 @@ int ProgramImpl::instantiate(int type, std::string_view name) {
   if (HostOp* op = trace.op()) {
     op->type = type;
     op->instance = instance;
+    op->name = shown;
   }
   return instance;
 }
@@ -807,13 +808,14 @@ Field TreeType::field(std::string_view name) const {
 detail::ProgramImpl* Tree::program() const {
   auto p = lock_program(program_, instance_, "Tree");
   if (!p->context->alive(instance_))
-    throw Error("tree '" + p->context->instance(instance_).name + "' was destroyed; a Tree can be used only "
+    throw Error("tree '" + name_ + "' was destroyed; a Tree can be used only "
                 "until Tree::destroy");
   return p.get();
 }
 
 const std::string& Tree::name() const {
-  return program()->context->instance(instance_).name;
+  program();  // raises for an empty, destroyed or dead handle
+  return name_;
 }
 
 TreeType Tree::type() const {
@@ -869,7 +871,8 @@ Tree Program::instantiate(const TreeType& type, std::string_view name) {
   const auto lock = impl_->lock();
   std::shared_ptr<detail::ProgramImpl> owner = lock_program(type.program_, type.id(), "TreeType");
   impl_->check_same_program(owner.get(), "tree type", [&] { return type.name(); }, "Program::instantiate");
-  return Tree(impl_, type.id(), impl_->instantiate(type.id(), name));
+  const int instance = impl_->instantiate(type.id(), name);
+  return Tree(impl_, type.id(), instance, impl_->context->name_of(instance));
 }
 
 ArgSpec arg(const TreeType& type, std::string name) {

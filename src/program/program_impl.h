@@ -246,7 +246,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   int host_instance(const Field& f);
   bool is_tree_type(int tree) const { return tree_types.count(tree) != 0; }
   // A handle to instance `instance` of tree type `type`, for internal kernels.
-  Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance); }
+  Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance, context->name_of(instance)); }
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
 };
 

@@ -87,6 +87,7 @@ struct HostOp {
   std::vector<uint8_t> bytes;    // read, copy_out: what the Program gave back
   int snode = -1;                // deactivate: the SNode (instance: as above)
   int type = -1;                 // instantiate: the tree type
+  std::string name;              // instantiate: the instance's name
   bool raised = false;           // the Program raised here; the trace ends with it
 };
 

@@ -192,7 +192,7 @@ class Replay {
       case HostOp::Kind::instantiate: {
         const rt::aot::ModuleTreeType* type = data_.tree_type(op.type);
         if (type == nullptr) return skip();
-        instances_.emplace(op.instance, mod_->instantiate(type->name, p_.context->instance(op.instance).name));
+        instances_.emplace(op.instance, mod_->instantiate(type->name, op.name));
         return;
       }
       case HostOp::Kind::sync: mod_->sync(); return;
