@@ -104,7 +104,12 @@ class FieldRef {
   FieldRef& operator=(const Vec& value);
   FieldRef& operator+=(const Expr& v);  // atomic add
   FieldRef& operator-=(const Expr& v);  // atomic sub
+  // A load, a product (quotient) and a store, as Taichi's x[i] *= v: not
+  // atomic, so only one invocation may update an element at a time.
+  FieldRef& operator*=(const Expr& v);
+  FieldRef& operator/=(const Expr& v);
   FieldRef& operator+=(const Vec& v);   // component-wise atomic add
+  FieldRef& operator-=(const Vec& v);   // component-wise atomic sub
   FieldRef operator[](int component) const;       // vector component
   FieldRef operator()(int row, int col) const;    // matrix component
   const Field& field() const { return field_; }
@@ -165,6 +170,12 @@ Vec operator*(const Vec& a, const Vec& b);
 Vec operator*(const Vec& a, const Expr& s);
 Vec operator*(const Expr& s, const Vec& a);
 Vec operator/(const Vec& a, const Expr& s);
+// A scalar with every component: 1.5 - fx is {1.5 - fx[0], 1.5 - fx[1], ...}.
+Vec operator+(const Vec& a, const Expr& s);
+Vec operator+(const Expr& s, const Vec& a);
+Vec operator-(const Vec& a, const Expr& s);
+Vec operator-(const Expr& s, const Vec& a);
+Vec operator/(const Expr& s, const Vec& a);
 Vec operator-(const Vec& a);
 Expr dot(const Vec& a, const Vec& b);
 Expr norm(const Vec& a);

@@ -282,6 +282,11 @@ Vec operator*(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, c
 Vec operator*(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x * s; }); }
 Vec operator*(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s * x; }); }
 Vec operator/(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x / s; }); }
+Vec operator+(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x + s; }); }
+Vec operator+(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s + x; }); }
+Vec operator-(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x - s; }); }
+Vec operator-(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s - x; }); }
+Vec operator/(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s / x; }); }
 Vec operator-(const Vec& a) { return each(a, [](const Expr& x) { return -x; }); }
 
 Expr dot(const Vec& a, const Vec& c) {
@@ -385,11 +390,20 @@ FieldRef& FieldRef::operator-=(const Expr& v) {
   atomic_sub(*this, v);
   return *this;
 }
+FieldRef& FieldRef::operator*=(const Expr& v) { return *this = Expr(*this) * v; }
+FieldRef& FieldRef::operator/=(const Expr& v) { return *this = Expr(*this) / v; }
 FieldRef& FieldRef::operator+=(const Vec& v) {
   if (v.size() != field_.components())
     fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
          " components but was given a vector of " + std::to_string(v.size()));
   for (int c = 0; c < v.size(); ++c) atomic_add((*this)[c], v[c]);
+  return *this;
+}
+FieldRef& FieldRef::operator-=(const Vec& v) {
+  if (v.size() != field_.components())
+    fail("field '" + field_.name() + "' has " + std::to_string(field_.components()) +
+         " components but was given a vector of " + std::to_string(v.size()));
+  for (int c = 0; c < v.size(); ++c) atomic_sub((*this)[c], v[c]);
   return *this;
 }
 

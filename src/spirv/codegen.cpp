@@ -623,8 +623,10 @@ uint32_t TaskEmitter::loop_limit_message() {
     msg.format = "one invocation of task " + std::to_string(task_index_) + " ('" + task_label_ + "') reached " +
                  std::to_string(options_.max_loop_iterations) +
                  " loop iterations, where this Vulkan driver (lavapipe) silently stops every loop, so its "
-                 "results would be wrong; run the kernel with Arch::Interp or on a GPU, or move the long "
-                 "loop into a parallel for_range";
+                 "results would be wrong (it counts every pass of every loop the invocation runs, two more "
+                 "per loop started, and the compare-and-swap loops of float atomics the device has no "
+                 "instruction for); run the kernel with Arch::Interp, Arch::Cpu or on a GPU, or move the "
+                 "long loop into a parallel for_range";
     loop_limit_message_ = options_.message_base + static_cast<int64_t>(out_.messages.size());
     out_.messages.push_back(std::move(msg));
   }

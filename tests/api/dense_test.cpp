@@ -191,6 +191,40 @@ TEST_P(Dense, VectorFieldsAreScalarised) {
   EXPECT_FLOAT_EQ(v[1].read<float>({2}), 5.0f);
 }
 
+// What an MPM port writes (issue 31): a scalar with a vector (1.5 - fx),
+// element updates by *=, /= and -= (a vector's too), checked against the
+// same arithmetic on the host. All values are exact in f32.
+TEST_P(Dense, ScalarsWithVectorsAndElementUpdates) {
+  Program prog(config());
+  Field v = prog.vector_field(2, f32, "v", {8});
+  Field j = prog.field(f32, "j", {8});
+  Field c = prog.field(i32, "c", {8});
+  Kernel k = prog.kernel("k", [&] {
+    for_range(0, 8, [&](Expr n) {
+      const Expr f = cast(f32, n);
+      const Vec fx{f * 0.25f, f * 0.5f};
+      const Vec w = 1.5f - fx;             // {1.5 - n/4, 1.5 - n/2}
+      v(n) = (w + 0.5f) * 2.0f - 1.0f;     // {3 - n/2, 3 - n}
+      v(n) -= Vec{1.0f, 2.0f};             // {2 - n/2, 1 - n}
+      j(n) = f + 1.0f;
+      j(n) *= 3.0f;                        // 3n + 3
+      j(n) /= 2.0f;                        // 1.5n + 1.5
+      c(n) = n * 7 + 1;
+      c(n) /= 2;                           // integer division
+      c(n) *= -3;
+      c(n) -= 4;
+      v(n)[0] = v(n)[0] + (8.0f / Vec{f + 1.0f, 2.0f})[1] - (fx - 1.0f)[0];  // + 4 - (n/4 - 1)
+    });
+  });
+  k();
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_EQ(v[0].read<float>({n}), (2.0f - n * 0.5f) + 4.0f - (n * 0.25f - 1.0f)) << n;
+    EXPECT_EQ(v[1].read<float>({n}), 1.0f - static_cast<float>(n)) << n;
+    EXPECT_EQ(j.read<float>({n}), (static_cast<float>(n) + 1.0f) * 3.0f / 2.0f) << n;
+    EXPECT_EQ(c.read<int32_t>({n}), (n * 7 + 1) / 2 * -3 - 4) << n;
+  }
+}
+
 TEST_P(Dense, MatrixFieldComponents) {
   Program prog(config());
   Field m = prog.matrix_field(2, 3, i32, "m", {4});
