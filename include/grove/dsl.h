@@ -87,6 +87,7 @@ class Var {
 };
 
 class Vec;
+class Mat;  // grove/matrix.h
 
 // An element of a field inside a kernel: reads when used as a value, writes
 // when assigned. `+=` and friends are atomic, as in Taichi.
@@ -110,6 +111,11 @@ class FieldRef {
   FieldRef& operator/=(const Expr& v);
   FieldRef& operator+=(const Vec& v);   // component-wise atomic add
   FieldRef& operator-=(const Vec& v);   // component-wise atomic sub
+  // A matrix field's element (grove/matrix.h): read, written, and added to
+  // component by component (atomically).
+  Mat mat() const;
+  FieldRef& operator=(const Mat& value);
+  FieldRef& operator+=(const Mat& v);
   FieldRef operator[](int component) const;       // vector component
   FieldRef operator()(int row, int col) const;    // matrix component
   const Field& field() const { return field_; }

@@ -3,6 +3,7 @@
 
 #include "grove/dsl.h"
 #include "grove/error.h"
+#include "grove/matrix.h"
 #include "grove/program.h"
 #include "grove/types.h"
 #include "grove/version.h"

@@ -252,7 +252,9 @@ class Field {
     fill_raw(type_of<T>(), &value);
   }
 
-  const std::string& name() const;
+  // The name it was declared with ("v" for a vector field, "v.1" for one
+  // of its components).
+  std::string name() const;
   DataType dtype() const;
   Shape shape() const;          // empty until placed
   int ndim() const;

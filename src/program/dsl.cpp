@@ -33,9 +33,7 @@ ir::Stmt* use(ir::Stmt* def) {
 }
 ir::Stmt* use(const Expr& e) { return use(e.stmt()); }
 
-[[noreturn]] void fail(const std::string& message) {
-  throw Error("kernel '" + current().record->name + "': " + message);
-}
+[[noreturn]] void fail(const std::string& message) { detail::kernel_error(message); }
 
 Expr binary(BinaryOp op, const Expr& x, const Expr& y) {
   if (ir::needs_integers(op) && (is_float(x.type()) || is_float(y.type())))

@@ -48,10 +48,12 @@ std::shared_ptr<detail::ProgramImpl> Field::hold() const {
   return p;
 }
 
-const std::string& Field::name() const {
+std::string Field::name() const {
   const auto held = hold();
   const auto lock = held->lock();
-  return held->field_decl(ids_[0]).name;
+  const std::string& first = held->field_decl(ids_[0]).name;
+  // A vector or matrix field's components are named "<name>.<component>".
+  return ids_.size() > 1 ? first.substr(0, first.rfind('.')) : first;
 }
 
 DataType Field::dtype() const {

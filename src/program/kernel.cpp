@@ -66,6 +66,8 @@ KernelContext& current() {
   return *g_current;
 }
 
+void kernel_error(const std::string& message) { throw Error("kernel '" + current().record->name + "': " + message); }
+
 // Kernels are recorded, compiled and launched only from the host: a kernel
 // body that launches (or compiles) a kernel would run it on the host in the
 // middle of recording, and one that launches itself would recurse forever.

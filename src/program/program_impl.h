@@ -256,6 +256,8 @@ void copy_stats(const rt::NodeStats& n, SNodeStats& out);
 // The context of the kernel being recorded on this thread; raises
 // grove::Error when the DSL is used outside a kernel body.
 KernelContext& current();
+// Raises grove::Error "kernel '<name>': <message>" for a mistake in a kernel body.
+[[noreturn]] void kernel_error(const std::string& message);
 KernelContext* current_or_null();
 
 }  // namespace grove::detail

@@ -1,0 +1,300 @@
+// src/program/matrix.cpp — grove/matrix.h: small matrices, unrolled into
+// their components' scalar expressions while a kernel body runs.
+#include "grove/matrix.h"
+
+#include <string>
+#include <utility>
+
+#include "program/program_impl.h"
+
+namespace grove {
+
+namespace {
+
+using detail::kernel_error;
+
+constexpr int kMaxComponents = 64;
+
+std::string size_of(const Mat& a) { return std::to_string(a.rows()) + "x" + std::to_string(a.cols()); }
+
+void check_square(const Mat& a, const char* what, int most) {
+  if (a.rows() != a.cols() || a.rows() < 1 || a.rows() > most)
+    kernel_error(std::string(what) + " of a " + size_of(a) + " matrix; it takes square matrices of 1x1 to " +
+                 std::to_string(most) + "x" + std::to_string(most));
+}
+
+template <typename F>
+Mat each(const Mat& a, F&& f) {
+  std::vector<Expr> out;
+  out.reserve(a.components().size());
+  for (const Expr& x : a.components()) out.push_back(f(x));
+  return Mat(a.rows(), a.cols(), std::move(out));
+}
+
+template <typename F>
+Mat zip(const Mat& a, const Mat& b, const char* what, F&& f) {
+  if (a.rows() != b.rows() || a.cols() != b.cols())
+    kernel_error(std::string("matrices of sizes ") + size_of(a) + " and " + size_of(b) + " cannot be " + what);
+  std::vector<Expr> out;
+  out.reserve(a.components().size());
+  for (size_t n = 0; n < a.components().size(); ++n) out.push_back(f(a.components()[n], b.components()[n]));
+  return Mat(a.rows(), a.cols(), std::move(out));
+}
+
+Expr zero_of(DataType type) { return type == DataType::unknown ? Expr(0.0) : Expr::constant(type, 0); }
+Expr one_of(DataType type) { return type == DataType::unknown ? Expr(1.0) : Expr::constant(type, 1); }
+
+// The determinant of the rows `rows` and columns `cols` of `a` (Laplace
+// expansion along the first row: at most 4 x 4, so at most 24 products).
+Expr minor_determinant(const Mat& a, const std::vector<int>& rows, const std::vector<int>& cols) {
+  if (rows.size() == 1) return a(rows[0], cols[0]);
+  if (rows.size() == 2) return a(rows[0], cols[0]) * a(rows[1], cols[1]) - a(rows[0], cols[1]) * a(rows[1], cols[0]);
+  const std::vector<int> below(rows.begin() + 1, rows.end());
+  Expr sum = zero_of(a(0, 0).type());
+  for (size_t k = 0; k < cols.size(); ++k) {
+    std::vector<int> rest;
+    for (size_t c = 0; c < cols.size(); ++c)
+      if (c != k) rest.push_back(cols[c]);
+    const Expr term = a(rows[0], cols[k]) * minor_determinant(a, below, rest);
+    sum = k == 0 ? term : (k % 2 == 0 ? sum + term : sum - term);
+  }
+  return sum;
+}
+
+std::vector<int> all_but(int n, int skip) {
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i)
+    if (i != skip) out.push_back(i);
+  return out;
+}
+
+void check_float(const Mat& F, const char* what) {
+  check_square(F, what, 2);
+  if (F.rows() != 2) kernel_error(std::string(what) + " takes 2x2 matrices, not " + size_of(F));
+  if (!is_float(F(0, 0).type()))
+    kernel_error(std::string(what) + " of a matrix of " + std::string(type_name(F(0, 0).type())) +
+                 "; it takes float matrices (cast the components first)");
+}
+
+}  // namespace
+
+// ---- Mat ----------------------------------------------------------------------
+
+Mat::Mat(std::initializer_list<std::initializer_list<Expr>> rows) {
+  rows_ = static_cast<int>(rows.size());
+  cols_ = rows_ == 0 ? 0 : static_cast<int>(rows.begin()->size());
+  for (const auto& r : rows) {
+    if (static_cast<int>(r.size()) != cols_)
+      kernel_error("a Mat's rows must have one length: a row of " + std::to_string(r.size()) + " after rows of " +
+                   std::to_string(cols_));
+    c_.insert(c_.end(), r.begin(), r.end());
+  }
+  if (rows_ * cols_ > kMaxComponents)
+    kernel_error("a Mat of " + size_of(*this) + " components; a Mat holds at most 64");
+}
+
+Mat::Mat(int rows, int cols, std::vector<Expr> row_major) : rows_(rows), cols_(cols), c_(std::move(row_major)) {
+  if (rows < 0 || cols < 0 || rows * cols > kMaxComponents)
+    kernel_error("a Mat of " + std::to_string(rows) + "x" + std::to_string(cols) + "; a Mat holds at most 64 components");
+  if (c_.size() != static_cast<size_t>(rows) * static_cast<size_t>(cols))
+    kernel_error("a " + size_of(*this) + " Mat made of " + std::to_string(c_.size()) + " components");
+}
+
+Mat Mat::zeros(int rows, int cols, DataType type) {
+  if (rows < 0 || cols < 0 || rows * cols > kMaxComponents)
+    kernel_error("Mat::zeros(" + std::to_string(rows) + ", " + std::to_string(cols) + "): a Mat holds at most 64 components");
+  return Mat(rows, cols, std::vector<Expr>(static_cast<size_t>(rows) * static_cast<size_t>(cols), zero_of(type)));
+}
+
+Mat Mat::identity(int n, DataType type) {
+  Mat m = zeros(n, n, type);
+  for (int i = 0; i < n; ++i) m(i, i) = one_of(type);
+  return m;
+}
+
+Mat Mat::from_rows(const std::vector<Vec>& rows) {
+  std::vector<Expr> out;
+  const int cols = rows.empty() ? 0 : rows.front().size();
+  for (const Vec& r : rows) {
+    if (r.size() != cols) kernel_error("Mat::from_rows: rows of sizes " + std::to_string(cols) + " and " + std::to_string(r.size()));
+    out.insert(out.end(), r.components().begin(), r.components().end());
+  }
+  return Mat(static_cast<int>(rows.size()), cols, std::move(out));
+}
+
+Mat Mat::from_columns(const std::vector<Vec>& columns) { return transpose(from_rows(columns)); }
+
+const Expr& Mat::operator()(int r, int c) const {
+  if (r < 0 || r >= rows_ || c < 0 || c >= cols_)
+    kernel_error("component (" + std::to_string(r) + ", " + std::to_string(c) + ") of a " + size_of(*this) + " matrix");
+  return c_[static_cast<size_t>(r * cols_ + c)];
+}
+
+Expr& Mat::operator()(int r, int c) { return const_cast<Expr&>(std::as_const(*this)(r, c)); }
+
+Vec Mat::row(int r) const {
+  std::vector<Expr> out;
+  for (int c = 0; c < cols_; ++c) out.push_back((*this)(r, c));
+  return Vec(std::move(out));
+}
+
+Vec Mat::col(int c) const {
+  std::vector<Expr> out;
+  for (int r = 0; r < rows_; ++r) out.push_back((*this)(r, c));
+  return Vec(std::move(out));
+}
+
+// ---- arithmetic -----------------------------------------------------------------
+
+Mat operator+(const Mat& a, const Mat& b) { return zip(a, b, "added", [](const Expr& x, const Expr& y) { return x + y; }); }
+Mat operator-(const Mat& a, const Mat& b) { return zip(a, b, "subtracted", [](const Expr& x, const Expr& y) { return x - y; }); }
+Mat operator-(const Mat& a) { return each(a, [](const Expr& x) { return -x; }); }
+Mat operator*(const Mat& a, const Expr& s) { return each(a, [&](const Expr& x) { return x * s; }); }
+Mat operator*(const Expr& s, const Mat& a) { return each(a, [&](const Expr& x) { return s * x; }); }
+Mat operator/(const Mat& a, const Expr& s) { return each(a, [&](const Expr& x) { return x / s; }); }
+
+Mat operator*(const Mat& a, const Mat& b) {
+  if (a.cols() != b.rows())
+    kernel_error("the product of a " + size_of(a) + " and a " + size_of(b) + " matrix: the first's columns must "
+                 "match the second's rows");
+  std::vector<Expr> out;
+  for (int r = 0; r < a.rows(); ++r)
+    for (int c = 0; c < b.cols(); ++c) out.push_back(dot(a.row(r), b.col(c)));
+  return Mat(a.rows(), b.cols(), std::move(out));
+}
+
+Vec operator*(const Mat& a, const Vec& v) {
+  if (a.cols() != v.size())
+    kernel_error("the product of a " + size_of(a) + " matrix and a vector of " + std::to_string(v.size()));
+  std::vector<Expr> out;
+  for (int r = 0; r < a.rows(); ++r) out.push_back(dot(a.row(r), v));
+  return Vec(std::move(out));
+}
+
+Mat transpose(const Mat& a) {
+  std::vector<Expr> out;
+  for (int c = 0; c < a.cols(); ++c)
+    for (int r = 0; r < a.rows(); ++r) out.push_back(a(r, c));
+  return Mat(a.cols(), a.rows(), std::move(out));
+}
+
+Expr trace(const Mat& a) {
+  check_square(a, "trace", 8);
+  Expr sum = a(0, 0);
+  for (int i = 1; i < a.rows(); ++i) sum = sum + a(i, i);
+  return sum;
+}
+
+Expr determinant(const Mat& a) {
+  check_square(a, "determinant", 4);
+  return minor_determinant(a, all_but(a.rows(), -1), all_but(a.cols(), -1));
+}
+
+Mat inverse(const Mat& a) {
+  check_square(a, "inverse", 4);
+  const int n = a.rows();
+  const Expr det = determinant(a);
+  if (n == 1) return Mat{{one_of(a(0, 0).type()) / det}};
+  // The adjugate's (r, c) is the cofactor (c, r).
+  std::vector<Expr> out;
+  for (int r = 0; r < n; ++r)
+    for (int c = 0; c < n; ++c) {
+      const Expr m = minor_determinant(a, all_but(n, c), all_but(n, r));
+      out.push_back(((r + c) % 2 == 0 ? m : -m) / det);
+    }
+  return Mat(n, n, std::move(out));
+}
+
+Mat outer(const Vec& a, const Vec& b) {
+  std::vector<Expr> out;
+  for (int r = 0; r < a.size(); ++r)
+    for (int c = 0; c < b.size(); ++c) out.push_back(a[r] * b[c]);
+  return Mat(a.size(), b.size(), std::move(out));
+}
+
+Expr norm_sqr(const Mat& a) {
+  if (a.components().empty()) kernel_error("the norm of an empty matrix");
+  return dot(Vec(a.components()), Vec(a.components()));
+}
+Expr norm(const Mat& a) { return sqrt(norm_sqr(a)); }
+
+Vec cross(const Vec& a, const Vec& b) {
+  if (a.size() != 3 || b.size() != 3)
+    kernel_error("cross of vectors of sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                 "; it takes 3-vectors");
+  return Vec{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+
+Vec normalized(const Vec& a) { return a / norm(a); }
+
+// ---- 2x2 decompositions (Taichi's polar_decompose2d and svd2d) ----------------------
+
+Polar polar_decompose(const Mat& F) {
+  check_float(F, "polar_decompose");
+  const Expr x = F(0, 0) + F(1, 1), y = F(1, 0) - F(0, 1);
+  const Expr scale = rsqrt(x * x + y * y);
+  const Expr c = x * scale, s = y * scale;
+  Mat R{{c, -s}, {s, c}};
+  return {R, transpose(R) * F};
+}
+
+Svd svd(const Mat& F) {
+  check_float(F, "svd");
+  const DataType t = F(0, 0).type();
+  const Polar p = polar_decompose(F);
+  const Mat& S = p.S;
+  // A Jacobi rotation diagonalises the symmetric S; none is needed when it
+  // is (nearly) diagonal already.
+  // (Taichi takes |S01| < 1e-5 as diagonal, which costs f64 its precision;
+  // here: below the rounding error of the diagonal, or so small that its
+  // square would underflow.)
+  const bool single = bit_width(t) <= 32;
+  const Expr eps = Expr::constant(t, single ? 0x1p-24 : 0x1p-53), tiny = Expr::constant(t, single ? 1e-18 : 1e-150);
+  const Expr off = abs(S(0, 1));
+  const Expr diagonal = (off <= eps * (abs(S(0, 0)) + abs(S(1, 1)))) || (off < tiny);
+  const Expr half = Expr::constant(t, 0.5), one = one_of(t), two = Expr::constant(t, 2);
+  const Expr tao = half * (S(0, 0) - S(1, 1));
+  const Expr w = sqrt(tao * tao + S(0, 1) * S(0, 1));
+  // Both quotients are computed; the one whose divisor can be 0 is not chosen.
+  const Expr tan = select(tao > zero_of(t), S(0, 1) / (tao + w), S(0, 1) / (tao - w));
+  const Expr c = select(diagonal, one, rsqrt(tan * tan + one));
+  const Expr s = select(diagonal, zero_of(t), -tan * c);
+  Expr s1 = c * c * S(0, 0) - two * c * s * S(0, 1) + s * s * S(1, 1);
+  Expr s2 = s * s * S(0, 0) + two * c * s * S(0, 1) + c * c * S(1, 1);
+  s1 = select(diagonal, S(0, 0), s1);
+  s2 = select(diagonal, S(1, 1), s2);
+  // V = [[c, s], [-s, c]], its columns swapped (and one negated, to stay a
+  // rotation) when that puts the larger singular value first.
+  const Expr swap = s1 < s2;
+  const Mat V{{select(swap, -s, c), select(swap, c, s)}, {select(swap, -c, -s), select(swap, -s, c)}};
+  return {p.R * V, Vec{select(swap, s2, s1), select(swap, s1, s2)}, V};
+}
+
+// ---- matrix field elements ----------------------------------------------------------
+
+Mat FieldRef::mat() const {
+  std::vector<Expr> out;
+  for (int r = 0; r < field_.n(); ++r)
+    for (int c = 0; c < field_.m(); ++c) out.push_back(Expr((*this)(r, c)));
+  return Mat(field_.n(), field_.m(), std::move(out));
+}
+
+FieldRef& FieldRef::operator=(const Mat& value) {
+  if (value.rows() != field_.n() || value.cols() != field_.m())
+    kernel_error("field '" + field_.name() + "' is " + std::to_string(field_.n()) + "x" + std::to_string(field_.m()) +
+                 " but was assigned a " + std::to_string(value.rows()) + "x" + std::to_string(value.cols()) + " matrix");
+  for (int r = 0; r < value.rows(); ++r)
+    for (int c = 0; c < value.cols(); ++c) (*this)(r, c) = value(r, c);
+  return *this;
+}
+
+FieldRef& FieldRef::operator+=(const Mat& v) {
+  if (v.rows() != field_.n() || v.cols() != field_.m())
+    kernel_error("field '" + field_.name() + "' is " + std::to_string(field_.n()) + "x" + std::to_string(field_.m()) +
+                 " but was given a " + std::to_string(v.rows()) + "x" + std::to_string(v.cols()) + " matrix");
+  for (int r = 0; r < v.rows(); ++r)
+    for (int c = 0; c < v.cols(); ++c) atomic_add((*this)(r, c), v(r, c));
+  return *this;
+}
+
+}  // namespace grove
