@@ -56,6 +56,9 @@ class Expr {
   ir::Stmt* stmt_;
 };
 
+class Vec;
+class Mat;  // grove/matrix.h
+
 // A local variable of a kernel (zero-initialised unless given a value).
 class Var {
  public:
@@ -64,6 +67,9 @@ class Var {
   explicit Var(DataType type);
   Var(const Var& other);                     // a new variable holding other's value
   Var(const FieldRef& init);                 // NOLINT
+  // A vector or matrix variable, one local per component: Var v = Vec{0.0, 0.0}.
+  Var(const Vec& init);                      // NOLINT
+  Var(const Mat& init);                      // NOLINT (grove/matrix.h)
   template <typename T>
     requires std::is_arithmetic_v<T>
   Var(T init) : Var(Expr(init)) {}           // NOLINT: Var x = 0.0f;
@@ -81,13 +87,19 @@ class Var {
   operator Expr() const;                     // NOLINT: reads the variable
   Expr load() const { return *this; }
   DataType type() const;
+  // A vector or matrix variable: assigned and read whole (the sizes must match).
+  Var& operator=(const Vec& value);
+  Var& operator=(const Mat& value);
+  Vec vec() const;
+  Mat mat() const;
 
  private:
-  ir::Stmt* alloca_;
+  void check_scalar() const;
+  void allocate(const std::vector<Expr>& components);
+  ir::Stmt* alloca_;               // the first (or only) component
+  std::vector<ir::Stmt*> more_;    // the other components of a vector or matrix variable
+  int rows_ = 1, cols_ = 1;
 };
-
-class Vec;
-class Mat;  // grove/matrix.h
 
 // An element of a field inside a kernel: reads when used as a value, writes
 // when assigned. `+=` and friends are atomic, as in Taichi.

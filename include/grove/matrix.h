@@ -1,7 +1,8 @@
 // grove/matrix.h — small matrices in the kernel language (Taichi's
 // ti.Matrix): a Mat of expressions, up to 64 components, with the algebra a
 // simulation needs (products, transpose, determinant, inverse, outer
-// products, the polar decomposition and the SVD of 2x2 matrices). Like Vec,
+// products, the polar decomposition and the SVD of 2x2 and 3x3 matrices).
+// Like Vec,
 // a Mat is unrolled when the kernel body runs: every operation becomes the
 // scalar IR of its components, so every backend runs it.
 #pragma once
@@ -67,13 +68,15 @@ Expr norm_sqr(const Mat& a);
 Vec cross(const Vec& a, const Vec& b);
 Vec normalized(const Vec& a);
 
-// F = R S with R a rotation and S symmetric (2 x 2, float types).
+// F = R S with R a rotation and S symmetric (2x2 or 3x3, float types).
 struct Polar {
   Mat R, S;
 };
 Polar polar_decompose(const Mat& F);
-// F = U diag(sigma) V^T with U and V rotations and sigma[0] >= sigma[1]
-// (the last may be negative when det F < 0), as Taichi's svd for 2 x 2.
+// F = U diag(sigma) V^T with U and V rotations and the sigma in decreasing
+// order of magnitude (the last is negative when det F < 0), for 2x2 (Taichi's
+// closed form) and 3x3 (Jacobi sweeps on F^T F, then a QR by Givens
+// rotations: McAdams et al. 2011, with exact rotations) float matrices.
 struct Svd {
   Mat U;
   Vec sigma;

@@ -1,6 +1,7 @@
 // src/program/dsl.cpp — the kernel DSL: every call records IR through the
 // builder of the kernel being recorded (detail::current()).
 #include "grove/dsl.h"
+#include "grove/matrix.h"
 
 #include "ir/type_rules.h"
 #include "program/program_impl.h"
@@ -313,18 +314,60 @@ Var::Var(DataType type, const Expr& init) : alloca_(b().alloca_var(checked_var_t
   b().local_store(alloca_, use(init));
 }
 Var::Var(DataType type) : alloca_(b().alloca_var(checked_var_type(type))) {}
-Var::Var(const Var& other) : Var(other.type(), Expr(other)) {}
+Var::Var(const Var& other) : alloca_(nullptr), rows_(other.rows_), cols_(other.cols_) {
+  allocate(other.vec().components());
+}
 Var::Var(const FieldRef& init) : Var(Expr(init)) {}
+Var::Var(const Vec& init) : Var(Mat(init.size(), 1, init.components())) {}
+Var::Var(const Mat& init) : alloca_(nullptr), rows_(init.rows()), cols_(init.cols()) {
+  if (init.components().empty()) fail("a Var of an empty vector or matrix");
+  allocate(init.components());
+}
+void Var::allocate(const std::vector<Expr>& components) {
+  for (size_t n = 0; n < components.size(); ++n) {
+    ir::Stmt* a = b().alloca_var(checked_var_type(components[n].type()));
+    b().local_store(a, use(components[n]));
+    if (n == 0) alloca_ = a;
+    else more_.push_back(a);
+  }
+}
+void Var::check_scalar() const {
+  if (rows_ * cols_ != 1)
+    fail("this Var holds " + std::to_string(rows_) + "x" + std::to_string(cols_) +
+         " components; read it with vec() or mat(), assign it a Vec or Mat, or pick a component");
+}
 Var& Var::operator=(const Expr& value) {
+  check_scalar();
   b().local_store(use(alloca_), use(value));
   return *this;
 }
-Var& Var::operator=(const Var& other) { return *this = Expr(other); }
+Var& Var::operator=(const Var& other) {
+  if (other.rows_ * other.cols_ != 1) return *this = other.mat();
+  return *this = Expr(other);
+}
+Var& Var::operator=(const Vec& value) { return *this = Mat(value.size(), 1, value.components()); }
+Var& Var::operator=(const Mat& value) {
+  if (value.rows() * value.cols() != rows_ * cols_ || (cols_ != 1 && value.rows() != rows_))
+    fail("a Var of " + std::to_string(rows_) + "x" + std::to_string(cols_) + " components assigned a " +
+         std::to_string(value.rows()) + "x" + std::to_string(value.cols()) + " value");
+  for (size_t n = 0; n < value.components().size(); ++n)
+    b().local_store(use(n == 0 ? alloca_ : more_[n - 1]), use(value.components()[n]));
+  return *this;
+}
+Vec Var::vec() const {
+  std::vector<Expr> out{Expr(b().local_load(use(alloca_)))};
+  for (ir::Stmt* a : more_) out.push_back(Expr(b().local_load(use(a))));
+  return Vec(std::move(out));
+}
+Mat Var::mat() const { return Mat(rows_, cols_, vec().components()); }
 Var& Var::operator+=(const Expr& v) { return *this = Expr(*this) + v; }
 Var& Var::operator-=(const Expr& v) { return *this = Expr(*this) - v; }
 Var& Var::operator*=(const Expr& v) { return *this = Expr(*this) * v; }
 Var& Var::operator/=(const Expr& v) { return *this = Expr(*this) / v; }
-Var::operator Expr() const { return Expr(b().local_load(use(alloca_))); }
+Var::operator Expr() const {
+  check_scalar();
+  return Expr(b().local_load(use(alloca_)));
+}
 DataType Var::type() const { return alloca_->type(); }
 
 // ---- Field access -----------------------------------------------------------

@@ -69,8 +69,8 @@ std::vector<int> all_but(int n, int skip) {
 }
 
 void check_float(const Mat& F, const char* what) {
-  check_square(F, what, 2);
-  if (F.rows() != 2) kernel_error(std::string(what) + " takes 2x2 matrices, not " + size_of(F));
+  check_square(F, what, 3);
+  if (F.rows() < 2) kernel_error(std::string(what) + " takes 2x2 and 3x3 matrices, not " + size_of(F));
   if (!is_float(F(0, 0).type()))
     kernel_error(std::string(what) + " of a matrix of " + std::string(type_name(F(0, 0).type())) +
                  "; it takes float matrices (cast the components first)");
@@ -229,8 +229,10 @@ Vec normalized(const Vec& a) { return a / norm(a); }
 
 // ---- 2x2 decompositions (Taichi's polar_decompose2d and svd2d) ----------------------
 
-Polar polar_decompose(const Mat& F) {
-  check_float(F, "polar_decompose");
+namespace {
+
+
+Polar polar_decompose_2x2(const Mat& F) {
   const Expr x = F(0, 0) + F(1, 1), y = F(1, 0) - F(0, 1);
   const Expr scale = rsqrt(x * x + y * y);
   const Expr c = x * scale, s = y * scale;
@@ -238,10 +240,9 @@ Polar polar_decompose(const Mat& F) {
   return {R, transpose(R) * F};
 }
 
-Svd svd(const Mat& F) {
-  check_float(F, "svd");
+Svd svd_2x2(const Mat& F) {
   const DataType t = F(0, 0).type();
-  const Polar p = polar_decompose(F);
+  const Polar p = polar_decompose_2x2(F);
   const Mat& S = p.S;
   // A Jacobi rotation diagonalises the symmetric S; none is needed when it
   // is (nearly) diagonal already.
@@ -268,6 +269,127 @@ Svd svd(const Mat& F) {
   const Expr swap = s1 < s2;
   const Mat V{{select(swap, -s, c), select(swap, c, s)}, {select(swap, -c, -s), select(swap, -s, c)}};
   return {p.R * V, Vec{select(swap, s2, s1), select(swap, s1, s2)}, V};
+}
+
+}  // namespace
+
+// ---- 3x3: Jacobi on F^T F, then a QR of F V by Givens rotations --------------------
+//
+// The method of McAdams et al., "Computing the Singular Value Decomposition
+// of 3x3 matrices with minimal branching and elementary floating point
+// operations" (2011), with exact rotations instead of their approximate
+// quaternion ones: a fixed number of cyclic Jacobi sweeps diagonalises the
+// symmetric F^T F (V accumulates the rotations), the columns of B = F V are
+// sorted by decreasing norm (V stays a rotation by negating a swapped
+// column), and Givens rotations take B to an upper triangular R = U^T B
+// whose diagonal holds the singular values (the last carries det F's sign).
+// No branch: every choice is a select, so it unrolls into straight code.
+
+namespace {
+
+struct Rotation {
+  Expr c, s;
+};
+
+// The Jacobi rotation that zeroes S(p, q) of a symmetric S.
+Rotation jacobi(const Mat& S, int p, int q, DataType t) {
+  const Expr zero = zero_of(t), one = one_of(t);
+  const Expr apq = S(p, q);
+  const Expr tau = (S(q, q) - S(p, p)) / (Expr::constant(t, 2) * apq);
+  const Expr sign = select(tau >= zero, one, -one);
+  // tan = sign / (|tau| + sqrt(1 + tau^2)); an infinite tau gives tan = 0.
+  const Expr tan = sign / (abs(tau) + sqrt(one + tau * tau));
+  const Expr c = rsqrt(one + tan * tan);
+  // Nothing to rotate when S(p, q) is 0 (tau is then infinite or NaN).
+  const Expr none = apq == zero;
+  return {select(none, one, c), select(none, zero, tan * c)};
+}
+
+// m := m J, J the rotation of the (p, q) plane with J(p, p) = J(q, q) = c,
+// J(p, q) = s, J(q, p) = -s: columns p and q mix.
+void rotate_columns(Mat& m, int p, int q, const Rotation& r) {
+  for (int i = 0; i < m.rows(); ++i) {
+    const Expr a = m(i, p), b = m(i, q);
+    m(i, p) = r.c * a - r.s * b;
+    m(i, q) = r.s * a + r.c * b;
+  }
+}
+
+// m := J^T m: rows p and q mix.
+void rotate_rows(Mat& m, int p, int q, const Rotation& r) {
+  for (int j = 0; j < m.cols(); ++j) {
+    const Expr a = m(p, j), b = m(q, j);
+    m(p, j) = r.c * a - r.s * b;
+    m(q, j) = r.s * a + r.c * b;
+  }
+}
+
+// Swaps columns i and j of B and V where column j of B is longer,
+// negating one of V's (and B's) so that V stays a rotation.
+void sort_columns(Mat& B, Mat& V, int i, int j) {
+  const Expr longer = norm_sqr(B.col(i)) < norm_sqr(B.col(j));
+  for (Mat* m : {&B, &V})
+    for (int r = 0; r < 3; ++r) {
+      const Expr a = (*m)(r, i), b = (*m)(r, j);
+      (*m)(r, i) = select(longer, b, a);
+      (*m)(r, j) = select(longer, -a, b);
+    }
+}
+
+// The Givens rotation that zeroes B(q, col) against B(p, col), applied to
+// B's rows and accumulated into U's columns.
+void givens(Mat& B, Mat& U, int p, int q, int col, DataType t) {
+  const Expr a = B(p, col), b = B(q, col);
+  const Expr r = sqrt(a * a + b * b);
+  const Expr none = r == zero_of(t);
+  // J(p, q) = s with s = -b / r zeroes row q: B(q) = s a + c b = 0.
+  const Rotation g{select(none, one_of(t), a / r), select(none, zero_of(t), -b / r)};
+  rotate_rows(B, p, q, g);
+  rotate_columns(U, p, q, g);
+}
+
+Svd svd_3x3(const Mat& F) {
+  const DataType t = F(0, 0).type();
+  Mat S = transpose(F) * F;
+  Mat V = Mat::identity(3, t);
+  const int sweeps = bit_width(t) <= 32 ? 5 : 7;
+  for (int sweep = 0; sweep < sweeps; ++sweep)
+    for (const auto [p, q] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}}) {
+      const Rotation r = jacobi(S, p, q, t);
+      rotate_columns(S, p, q, r);
+      rotate_rows(S, p, q, r);
+      rotate_columns(V, p, q, r);
+    }
+  Mat B = F * V;
+  sort_columns(B, V, 0, 1);
+  sort_columns(B, V, 0, 2);
+  sort_columns(B, V, 1, 2);
+  Mat U = Mat::identity(3, t);
+  givens(B, U, 0, 1, 0, t);
+  givens(B, U, 0, 2, 0, t);
+  givens(B, U, 1, 2, 1, t);
+  return {U, Vec{B(0, 0), B(1, 1), B(2, 2)}, V};
+}
+
+Polar polar_decompose_3x3(const Mat& F) {
+  const Svd d = svd_3x3(F);
+  // F = U Sigma V^T = (U V^T) (V Sigma V^T); a negative last singular value
+  // keeps R a rotation and leaves the reflection in S.
+  Mat sigma = Mat::zeros(3, 3, F(0, 0).type());
+  for (int i = 0; i < 3; ++i) sigma(i, i) = d.sigma[i];
+  return {d.U * transpose(d.V), d.V * sigma * transpose(d.V)};
+}
+
+}  // namespace
+
+Polar polar_decompose(const Mat& F) {
+  check_float(F, "polar_decompose");
+  return F.rows() == 2 ? polar_decompose_2x2(F) : polar_decompose_3x3(F);
+}
+
+Svd svd(const Mat& F) {
+  check_float(F, "svd");
+  return F.rows() == 2 ? svd_2x2(F) : svd_3x3(F);
 }
 
 // ---- matrix field elements ----------------------------------------------------------

@@ -233,6 +233,107 @@ TEST_P(Matrices, OuterProductsAddedToAMatrixFieldAtomically) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(w[i].read<float>({0}), static_cast<float>(wv[i])) << i;
 }
 
+// The 3x3 SVD and polar decomposition (Jacobi sweeps on F^T F, then a QR
+// by Givens rotations), checked by what defines them, in f32 and f64.
+// Among the inputs: a reflection, a diagonal matrix, one of rank 2, a
+// rotation, one with two equal singular values and a general one.
+TEST_P(Matrices, PolarDecompositionAndSvdOfThreeByThree) {
+  const std::vector<Square<3>> fs{{{{1.2, 0.3, -0.5}, {-0.4, 0.9, 0.2}, {0.1, 0.7, 1.5}}},
+                                  {{{0.5, 2.0, 0.0}, {1.5, -0.7, 0.3}, {0.0, 0.4, -1.1}}},
+                                  {{{2.0, 0.0, 0.0}, {0.0, 0.5, 0.0}, {0.0, 0.0, 3.0}}},
+                                  {{{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}, {1.0, 0.0, 1.0}}},
+                                  {{{0.0, -1.0, 0.0}, {1.0, 0.0, 0.0}, {0.0, 0.0, 1.0}}},
+                                  {{{2.0, 0.0, 0.0}, {0.0, 0.0, 2.0}, {0.0, -2.0, 0.0}}},
+                                  {{{-1.0, 0.2, 0.1}, {0.3, 1.0, -0.2}, {0.1, 0.1, 1.0}}}};
+  const int n = static_cast<int>(fs.size());
+  for (DataType type : {f32, f64}) {
+    SCOPED_TRACE(type_name(type));
+    const double tol = type == f32 ? 5e-4 : std::max(f64_tolerance(), 1e-9);
+    Program prog(config());
+    Field F = prog.matrix_field(3, 3, type, "F", {n});
+    Field R = prog.matrix_field(3, 3, type, "R", {n}), S = prog.matrix_field(3, 3, type, "S", {n});
+    Field U = prog.matrix_field(3, 3, type, "U", {n}), V = prog.matrix_field(3, 3, type, "V", {n});
+    Field sigma = prog.vector_field(3, type, "sigma", {n});
+    for (int e = 0; e < n; ++e) write_matrix(F, e, fs[static_cast<size_t>(e)]);
+    Kernel k = prog.kernel("decompose3", [&] {
+      for_range(0, n, [&](Expr e) {
+        const Polar p = polar_decompose(F(e).mat());
+        R(e) = p.R;
+        S(e) = p.S;
+        const Svd d = svd(F(e).mat());
+        U(e) = d.U;
+        sigma(e) = d.sigma;
+        V(e) = d.V;
+      });
+    });
+    k();
+    for (int e = 0; e < n; ++e) {
+      SCOPED_TRACE(e);
+      const Square<3>& f = fs[static_cast<size_t>(e)];
+      const Square<3> r = read_matrix<3>(R, e), s = read_matrix<3>(S, e), u = read_matrix<3>(U, e),
+                      v = read_matrix<3>(V, e);
+      double sg[3];
+      for (int i = 0; i < 3; ++i) sg[i] = sigma[i].read<double>({e});
+      auto rotation = [&](const Square<3>& q) {
+        Square<3> qt{};
+        for (size_t i = 0; i < 3; ++i)
+          for (size_t j = 0; j < 3; ++j) qt[i][j] = q[j][i];
+        const Square<3> id = product(qt, q);
+        for (size_t i = 0; i < 3; ++i)
+          for (size_t j = 0; j < 3; ++j) EXPECT_NEAR(id[i][j], i == j ? 1.0 : 0.0, tol) << i << j;
+        EXPECT_NEAR(determinant_by_elimination<3>(q), 1.0, tol);
+      };
+      rotation(r);
+      rotation(u);
+      rotation(v);
+      const Square<3> rs = product(r, s);
+      for (size_t i = 0; i < 3; ++i)
+        for (size_t j = 0; j < 3; ++j) {
+          EXPECT_NEAR(s[i][j], s[j][i], tol) << i << j;
+          EXPECT_NEAR(rs[i][j], f[i][j], tol * 4) << i << j;
+          double usv = 0;
+          for (size_t m = 0; m < 3; ++m) usv += u[i][m] * sg[m] * v[j][m];
+          EXPECT_NEAR(usv, f[i][j], tol * 4) << i << j;
+        }
+      EXPECT_GE(sg[0] + tol, sg[1]);
+      EXPECT_GE(sg[1] + tol, std::fabs(sg[2]));
+      EXPECT_NEAR(sg[0] * sg[1] * sg[2], determinant_by_elimination<3>(f), tol * 16);
+    }
+  }
+}
+
+// Vector and matrix variables carry values out of loops and branches: a
+// 2x2 product accumulated over a serial loop, and a vector chosen in an if.
+TEST_P(Matrices, VectorAndMatrixVariables) {
+  Program prog(config());
+  Field m = prog.matrix_field(2, 2, i32, "m", {4});
+  Field v = prog.vector_field(2, i32, "v", {4});
+  Kernel k = prog.kernel("vars", [&] {
+    for_range(0, 4, [&](Expr e) {
+      Var acc = Mat::identity(2, i32);
+      const Mat step{{Expr(1), Expr(1)}, {Expr(0), Expr(1)}};  // adds the row below to the top one
+      for_range(0, e + 1, [&](Expr) { acc = acc.mat() * step; });  // nested: a serial loop
+      m(e) = acc.mat();
+      Var w = Vec{e, -e};
+      if_(e % 2 == 1, [&] { w = w.vec() * 10; });
+      Var copy = w;  // a new variable holding w's value
+      w = Vec{Expr(0), Expr(0)};
+      v(e) = copy.vec();
+    });
+  });
+  k();
+  for (int e = 0; e < 4; ++e) {
+    // step^(e+1) = [[1, e+1], [0, 1]]
+    EXPECT_EQ(m[0].read<int32_t>({e}), 1);
+    EXPECT_EQ(m[1].read<int32_t>({e}), e + 1);
+    EXPECT_EQ(m[2].read<int32_t>({e}), 0);
+    EXPECT_EQ(m[3].read<int32_t>({e}), 1);
+    const int scale = e % 2 == 1 ? 10 : 1;
+    EXPECT_EQ(v[0].read<int32_t>({e}), e * scale);
+    EXPECT_EQ(v[1].read<int32_t>({e}), -e * scale);
+  }
+}
+
 TEST_P(Matrices, MistakesNameTheKernelAndTheSizes) {
   Program prog(config());
   Field m = prog.matrix_field(2, 2, f32, "m", {1});
@@ -247,8 +348,18 @@ TEST_P(Matrices, MistakesNameTheKernelAndTheSizes) {
               AllOf(HasSubstr("kernel 'assign'"), HasSubstr("field 'm' is 2x2"), HasSubstr("3x3")));
   EXPECT_THAT(error_in("det5", [&] { m(0)(0, 0) = determinant(Mat::identity(5)); }),
               AllOf(HasSubstr("kernel 'det5'"), HasSubstr("determinant of a 5x5")));
-  EXPECT_THAT(error_in("svd3", [&] { (void)svd(Mat::identity(3)); }),
-              AllOf(HasSubstr("kernel 'svd3'"), HasSubstr("svd")));
+  EXPECT_THAT(error_in("svd4", [&] { (void)svd(Mat::identity(4)); }),
+              AllOf(HasSubstr("kernel 'svd4'"), HasSubstr("svd of a 4x4")));
+  EXPECT_THAT(error_in("vars", [&] {
+                Var v = Vec{Expr(1.0f), Expr(2.0f)};
+                v = Mat::identity(3);
+              }),
+              AllOf(HasSubstr("kernel 'vars'"), HasSubstr("a Var of 2x1 components assigned a 3x3")));
+  EXPECT_THAT(error_in("vars2", [&] {
+                Var v = Vec{Expr(1.0f), Expr(2.0f)};
+                m(0)(0, 0) = Expr(v);
+              }),
+              AllOf(HasSubstr("kernel 'vars2'"), HasSubstr("read it with vec()")));
   EXPECT_THAT(error_in("svdi", [&] { (void)svd(mi(0).mat()); }),
               AllOf(HasSubstr("kernel 'svdi'"), HasSubstr("float matrices")));
   EXPECT_THAT(error_in("big", [&] { (void)Mat::zeros(9, 9); }), AllOf(HasSubstr("kernel 'big'"), HasSubstr("at most 64")));
