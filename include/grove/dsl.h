@@ -23,6 +23,9 @@ class Stmt;
 // other expressions.
 class Expr {
  public:
+  // Not yet given a value (Expr base[2];): assign it before use; a use
+  // before that is a grove::Error naming the kernel.
+  Expr() : stmt_(nullptr) {}
   Expr(int v);                 // NOLINT(google-explicit-constructor)
   Expr(unsigned v);            // NOLINT
   Expr(long v);                // NOLINT
@@ -195,6 +198,28 @@ Vec operator-(const Vec& a, const Expr& s);
 Vec operator-(const Expr& s, const Vec& a);
 Vec operator/(const Expr& s, const Vec& a);
 Vec operator-(const Vec& a);
+// Component-wise comparisons (a Vec of u1), with a vector or a scalar.
+Vec operator<(const Vec& a, const Vec& b);
+Vec operator<=(const Vec& a, const Vec& b);
+Vec operator>(const Vec& a, const Vec& b);
+Vec operator>=(const Vec& a, const Vec& b);
+Vec operator==(const Vec& a, const Vec& b);
+Vec operator!=(const Vec& a, const Vec& b);
+Vec operator<(const Vec& a, const Expr& s);
+Vec operator<=(const Vec& a, const Expr& s);
+Vec operator>(const Vec& a, const Expr& s);
+Vec operator>=(const Vec& a, const Expr& s);
+Vec operator==(const Vec& a, const Expr& s);
+Vec operator!=(const Vec& a, const Expr& s);
+// Component-wise math.
+Vec pow(const Vec& a, const Expr& e);
+Vec pow(const Vec& a, const Vec& e);
+Vec abs(const Vec& a);
+Vec min(const Vec& a, const Vec& b);
+Vec max(const Vec& a, const Vec& b);
+// One condition for every component, or one per component.
+Vec select(const Expr& cond, const Vec& a, const Vec& b);
+Vec select(const Vec& cond, const Vec& a, const Vec& b);
 Expr dot(const Vec& a, const Vec& b);
 Expr norm(const Vec& a);
 Expr norm_sqr(const Vec& a);

@@ -32,7 +32,12 @@ ir::Stmt* use(ir::Stmt* def) {
               "that has ended, or in another kernel; to carry a value out of a loop or branch, assign it "
               "to a Var declared before it");
 }
-ir::Stmt* use(const Expr& e) { return use(e.stmt()); }
+ir::Stmt* use(const Expr& e) {
+  if (e.stmt() == nullptr)
+    throw Error("kernel '" + current().record->name + "': an Expr was used before it was given a value; "
+                "assign it first (Expr e; ... e = x * 2;)");
+  return use(e.stmt());
+}
 
 [[noreturn]] void fail(const std::string& message) { detail::kernel_error(message); }
 
@@ -183,7 +188,10 @@ Expr::Expr(float v) : stmt_(b().const_float(current().program->config.default_fp
 Expr::Expr(double v) : stmt_(b().const_float(current().program->config.default_fp, v)) {}
 Expr::Expr(bool v) : stmt_(b().const_int(DataType::u1, v ? 1 : 0)) {}
 
-DataType Expr::type() const { return stmt_->type(); }
+DataType Expr::type() const {
+  if (stmt_ == nullptr) use(*this);  // raises: no value yet
+  return stmt_->type();
+}
 
 Expr Expr::constant(DataType type, double value) {
   uint64_t bits = 0;
@@ -287,6 +295,34 @@ Vec operator-(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) {
 Vec operator-(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s - x; }); }
 Vec operator/(const Expr& s, const Vec& a) { return each(a, [&](const Expr& x) { return s / x; }); }
 Vec operator-(const Vec& a) { return each(a, [](const Expr& x) { return -x; }); }
+#define GROVE_VEC_COMPARE(OP)                                                                          \
+  Vec operator OP(const Vec& a, const Vec& c) {                                                        \
+    return zip(a, c, [](const Expr& x, const Expr& y) { return x OP y; });                             \
+  }                                                                                                    \
+  Vec operator OP(const Vec& a, const Expr& s) { return each(a, [&](const Expr& x) { return x OP s; }); }
+GROVE_VEC_COMPARE(<)
+GROVE_VEC_COMPARE(<=)
+GROVE_VEC_COMPARE(>)
+GROVE_VEC_COMPARE(>=)
+GROVE_VEC_COMPARE(==)
+GROVE_VEC_COMPARE(!=)
+#undef GROVE_VEC_COMPARE
+Vec pow(const Vec& a, const Expr& e) { return each(a, [&](const Expr& x) { return pow(x, e); }); }
+Vec pow(const Vec& a, const Vec& e) { return zip(a, e, [](const Expr& x, const Expr& y) { return pow(x, y); }); }
+Vec abs(const Vec& a) { return each(a, [](const Expr& x) { return abs(x); }); }
+Vec min(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, const Expr& y) { return min(x, y); }); }
+Vec max(const Vec& a, const Vec& c) { return zip(a, c, [](const Expr& x, const Expr& y) { return max(x, y); }); }
+Vec select(const Expr& cond, const Vec& a, const Vec& c) {
+  return zip(a, c, [&](const Expr& x, const Expr& y) { return select(cond, x, y); });
+}
+Vec select(const Vec& cond, const Vec& a, const Vec& c) {
+  if (cond.size() != a.size() || a.size() != c.size())
+    fail("select of vectors of sizes " + std::to_string(cond.size()) + ", " + std::to_string(a.size()) + " and " +
+         std::to_string(c.size()));
+  std::vector<Expr> out;
+  for (int n = 0; n < a.size(); ++n) out.push_back(select(cond[n], a[n], c[n]));
+  return Vec(std::move(out));
+}
 
 Expr dot(const Vec& a, const Vec& c) {
   Vec p = a * c;
@@ -317,7 +353,17 @@ Var::Var(DataType type) : alloca_(b().alloca_var(checked_var_type(type))) {}
 Var::Var(const Var& other) : alloca_(nullptr), rows_(other.rows_), cols_(other.cols_) {
   allocate(other.vec().components());
 }
-Var::Var(const FieldRef& init) : Var(Expr(init)) {}
+Var::Var(const FieldRef& init) : alloca_(nullptr) {
+  const Field& f = init.field();
+  if (f.components() == 1) {
+    allocate({Expr(init)});
+    return;
+  }
+  // A vector or matrix element: a variable of its shape.
+  rows_ = f.n();
+  cols_ = f.m();
+  allocate(init.mat().components());
+}
 Var::Var(const Vec& init) : Var(Mat(init.size(), 1, init.components())) {}
 Var::Var(const Mat& init) : alloca_(nullptr), rows_(init.rows()), cols_(init.cols()) {
   if (init.components().empty()) fail("a Var of an empty vector or matrix");

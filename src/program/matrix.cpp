@@ -397,7 +397,7 @@ Svd svd(const Mat& F) {
 Mat FieldRef::mat() const {
   std::vector<Expr> out;
   for (int r = 0; r < field_.n(); ++r)
-    for (int c = 0; c < field_.m(); ++c) out.push_back(Expr((*this)(r, c)));
+    for (int c = 0; c < field_.m(); ++c) out.push_back(Expr((*this)[r * field_.m() + c]));
   return Mat(field_.n(), field_.m(), std::move(out));
 }
 
@@ -406,7 +406,7 @@ FieldRef& FieldRef::operator=(const Mat& value) {
     kernel_error("field '" + field_.name() + "' is " + std::to_string(field_.n()) + "x" + std::to_string(field_.m()) +
                  " but was assigned a " + std::to_string(value.rows()) + "x" + std::to_string(value.cols()) + " matrix");
   for (int r = 0; r < value.rows(); ++r)
-    for (int c = 0; c < value.cols(); ++c) (*this)(r, c) = value(r, c);
+    for (int c = 0; c < value.cols(); ++c) (*this)[r * value.cols() + c] = value(r, c);
   return *this;
 }
 
@@ -415,7 +415,7 @@ FieldRef& FieldRef::operator+=(const Mat& v) {
     kernel_error("field '" + field_.name() + "' is " + std::to_string(field_.n()) + "x" + std::to_string(field_.m()) +
                  " but was given a " + std::to_string(v.rows()) + "x" + std::to_string(v.cols()) + " matrix");
   for (int r = 0; r < v.rows(); ++r)
-    for (int c = 0; c < v.cols(); ++c) atomic_add((*this)(r, c), v(r, c));
+    for (int c = 0; c < v.cols(); ++c) atomic_add((*this)[r * v.cols() + c], v(r, c));
   return *this;
 }
 

@@ -1,6 +1,7 @@
 // Mat in the kernel language (grove/matrix.h) on every backend, checked
 // against the same algebra written out in plain C++ here, or against the
 // properties that define it (a rotation's transpose is its inverse...).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <functional>
@@ -332,6 +333,48 @@ TEST_P(Matrices, VectorAndMatrixVariables) {
     EXPECT_EQ(v[0].read<int32_t>({e}), e * scale);
     EXPECT_EQ(v[1].read<int32_t>({e}), -e * scale);
   }
+}
+
+// Component-wise comparisons, select, pow, abs, min and max on Vec; a
+// vector field element read into a Var; Exprs declared before their value
+// (Expr base[2];), as an MPM port writes them. Small integers and powers of
+// two: exact in f32 everywhere.
+TEST_P(Matrices, VectorComparisonsSelectMathAndUnassignedExprs) {
+  Program prog(config());
+  Field v = prog.vector_field(3, f32, "v", {4});
+  Field out = prog.vector_field(3, f32, "out", {4});
+  Field flags = prog.vector_field(3, i32, "flags", {4});
+  for (int e = 0; e < 4; ++e)
+    for (int c = 0; c < 3; ++c) v[c].write({e}, static_cast<float>(e - c));  // e - c: -2 .. 3
+  Kernel k = prog.kernel("vecmath", [&] {
+    for_range(0, 4, [&](Expr e) {
+      Var w = v(e);  // a vector variable of the element's 3 components
+      const Vec x = w.vec();
+      const Vec positive = x > 0.0f;
+      Expr base[2];
+      base[0] = Expr(2.0f);
+      base[1] = base[0] * 2.0f;
+      const Vec chosen = select(positive, pow(x, Expr(2.0f)), abs(x) * base[1]);  // x^2 or 4|x|
+      out(e) = max(min(chosen, Vec{Expr(8.0f), Expr(8.0f), Expr(8.0f)}), select(e > 2, x, -x));
+      const Vec same = x == Vec{Expr(0.0f), Expr(1.0f), Expr(0.0f)};
+      for (int c = 0; c < 3; ++c) flags(e)[c] = cast(i32, same[c]) + cast(i32, (x <= Expr(1.0f))[c]) * 10;
+    });
+  });
+  k();
+  for (int e = 0; e < 4; ++e)
+    for (int c = 0; c < 3; ++c) {
+      const float x = static_cast<float>(e - c);
+      const float chosen = x > 0 ? x * x : std::fabs(x) * 4.0f;
+      const float want = std::max(std::min(chosen, 8.0f), e > 2 ? x : -x);
+      EXPECT_EQ(out[c].read<float>({e}), want) << e << c;
+      const float target = c == 1 ? 1.0f : 0.0f;
+      EXPECT_EQ(flags[c].read<int32_t>({e}), (x == target ? 1 : 0) + (x <= 1.0f ? 10 : 0)) << e << c;
+    }
+  Kernel bad = prog.kernel("unassigned", [&] {
+    Expr never;
+    out(0)[0] = never + 1.0f;
+  });
+  EXPECT_THAT(error_of([&] { bad(); }), AllOf(HasSubstr("kernel 'unassigned'"), HasSubstr("before it was given a value")));
 }
 
 TEST_P(Matrices, MistakesNameTheKernelAndTheSizes) {
