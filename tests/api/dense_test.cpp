@@ -225,6 +225,26 @@ TEST_P(Dense, ScalarsWithVectorsAndElementUpdates) {
   }
 }
 
+// The issue's `x(p) += dt * v(p)`: at the parallel loop's own index it is
+// a load and a store, not an atomic (Taichi's rule; ir::demote_atomics),
+// and the values are the same.
+TEST_P(Dense, UpdatesAtTheLoopsOwnIndexAreNotAtomics) {
+  Program prog(config());
+  Field x = prog.vector_field(2, f32, "x", {64});
+  Field v = prog.vector_field(2, f32, "v", {64});
+  for (int p = 0; p < 64; ++p) {
+    x[0].write({p}, static_cast<float>(p));
+    v[1].write({p}, 2.0f);
+  }
+  Kernel k = prog.kernel("advect", [&] { for_range(0, 64, [&](Expr p) { x(p) += 0.5f * v(p).vec(); }); });
+  k();
+  EXPECT_EQ(k.ir("demote_atomics").find("field_atomic"), std::string::npos) << k.ir("demote_atomics");
+  for (int p = 0; p < 64; ++p) {
+    EXPECT_EQ(x[0].read<float>({p}), static_cast<float>(p));
+    EXPECT_EQ(x[1].read<float>({p}), 1.0f);
+  }
+}
+
 TEST_P(Dense, MatrixFieldComponents) {
   Program prog(config());
   Field m = prog.matrix_field(2, 3, i32, "m", {4});

@@ -3,6 +3,7 @@
 
 #include "ir/passes/lower_access.h"
 #include "ir/passes/offload.h"
+#include "ir/passes/demote_atomics.h"
 #include "ir/passes/reductions.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/type_check.h"
@@ -42,6 +43,7 @@ const std::vector<Pass>& passes() {
   static const std::vector<Pass> kPasses = {
       {"type_check", [](Kernel& k, const PipelineOptions&) { type_check(k); }, false},
       {"simplify", run_simplify, false},
+      {"demote_atomics", [](Kernel& k, const PipelineOptions&) { demote_atomics(k); }, false},
       {"offload",
        [](Kernel& k, const PipelineOptions& o) {
          OffloadResult r = offload(k, o.offload);
