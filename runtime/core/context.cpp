@@ -114,12 +114,6 @@ int Context::instances_made(int type) const {
   return it == made_by_type_.end() ? 0 : it->second;
 }
 
-std::vector<int> Context::slots_of(std::span<const int> ids) const {
-  std::vector<int> out(ids.size());
-  for (size_t n = 0; n < ids.size(); ++n) out[n] = slot(ids[n], "a launch");
-  return out;
-}
-
 void Context::mark_pools_dirty(int s) {
   Instance& inst = instances_[static_cast<size_t>(s)];
   if (!inst.pools_dirty) dirty_.push_back(s);
@@ -168,17 +162,18 @@ bool Context::schedule(const TaskPlan& t, std::span<const int> slots) {
   return true;
 }
 
-void Context::check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how) {
+std::vector<int> Context::bind(const KernelPlan& plan, std::span<const int> slot_instances, const char* how) {
   GROVE_ASSERT(slot_instances.size() == plan.slots.size(), "kernel '" + plan.name + "' " + how + " with " +
                                                                  std::to_string(slot_instances.size()) + " of its " +
                                                                  std::to_string(plan.slots.size()) + " slots bound");
-  for (int inst : slot_instances) live(inst, "a launch");
+  std::vector<int> slots(slot_instances.size());
+  for (size_t n = 0; n < slot_instances.size(); ++n) slots[n] = slot(slot_instances[n], "a launch");
+  return slots;
 }
 
 void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances) {
   const KernelPlan& plan = kernel.plan;
-  check_binding(plan, slot_instances, "launched");
-  const std::vector<int> slots = slots_of(slot_instances);
+  const std::vector<int> slots = bind(plan, slot_instances, "launched");
   // The scheduler decides on the host, before anything is queued, which
   // list generations this launch can skip (nothing it reads is on a device).
   std::vector<bool> run(plan.tasks.size());
@@ -194,8 +189,7 @@ void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::
 void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::span<const int> slot_instances,
                      void* command_buffer) {
   const KernelPlan& plan = kernel.plan;
-  check_binding(plan, slot_instances, "recorded");
-  const std::vector<int> slots = slots_of(slot_instances);
+  const std::vector<int> slots = bind(plan, slot_instances, "recorded");
   // Every task is recorded: when the command buffer runs, and how often,
   // only the application knows. Marked first, so that the scheduler skips
   // nothing for these instances from here on (schedule()); their pools are
@@ -305,11 +299,13 @@ int64_t checked(const Instance& inst, int64_t offset, int64_t count) {
 }  // namespace
 
 void Context::read_words(int inst, int64_t offset, int64_t count, uint32_t* out) {
-  device_->read_words(slot(inst, "a read"), checked(live(inst, "a read"), offset, count), count, out);
+  const int s = slot(inst, "a read");
+  device_->read_words(s, checked(instances_[static_cast<size_t>(s)], offset, count), count, out);
 }
 
 void Context::write_words(int inst, int64_t offset, int64_t count, const uint32_t* in) {
-  device_->write_words(slot(inst, "a write"), checked(live(inst, "a write"), offset, count), count, in);
+  const int s = slot(inst, "a write");
+  device_->write_words(s, checked(instances_[static_cast<size_t>(s)], offset, count), count, in);
 }
 
 WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {

@@ -123,13 +123,13 @@ class Context {
 
  private:
   bool schedule(const TaskPlan& task, std::span<const int> slot_instances);
-  // Every slot bound, to a live instance (`how`: "launched", "recorded").
-  void check_binding(const KernelPlan& plan, std::span<const int> slot_instances, const char* how);
+  // The buffer slots of a launch's instances, once every slot is bound to a
+  // live instance (`how`: "launched", "recorded").
+  std::vector<int> bind(const KernelPlan& plan, std::span<const int> slot_instances, const char* how);
   Instance& live(int id, const char* what);
   int slot(int id, const char* what) const;  // of a live instance
   // A free slot for instance `id` (a new one when none is free).
   int take_slot(Instance inst);
-  std::vector<int> slots_of(std::span<const int> instances) const;
   void mark_pools_dirty(int slot);
 
   std::unique_ptr<Device> device_;

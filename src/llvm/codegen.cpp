@@ -862,9 +862,8 @@ void bound_sums(llvm::Function& f) {
     const auto it = leaves.find(v);
     return it == leaves.end() ? 1u : it->second;
   };
-  std::vector<llvm::BasicBlock*> order;
-  for (llvm::BasicBlock* b : llvm::ReversePostOrderTraversal<llvm::Function*>(&f)) order.push_back(b);
-  for (llvm::BasicBlock* b : order)
+  // Freezes change no block, so the traversal stays valid while they go in.
+  for (llvm::BasicBlock* b : llvm::ReversePostOrderTraversal<llvm::Function*>(&f))
     for (llvm::Instruction& i : llvm::make_early_inc_range(*b)) {
       if (!i.getType()->isIntegerTy()) continue;
       unsigned n = 0;

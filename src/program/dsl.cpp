@@ -32,10 +32,11 @@ ir::Stmt* use(ir::Stmt* def) {
               "that has ended, or in another kernel; to carry a value out of a loop or branch, assign it "
               "to a Var declared before it");
 }
+[[noreturn]] void unassigned() {
+  detail::kernel_error("an Expr was used before it was given a value; assign it first (Expr e; ... e = x * 2;)");
+}
 ir::Stmt* use(const Expr& e) {
-  if (e.stmt() == nullptr)
-    throw Error("kernel '" + current().record->name + "': an Expr was used before it was given a value; "
-                "assign it first (Expr e; ... e = x * 2;)");
+  if (e.stmt() == nullptr) unassigned();
   return use(e.stmt());
 }
 
@@ -189,7 +190,7 @@ Expr::Expr(double v) : stmt_(b().const_float(current().program->config.default_f
 Expr::Expr(bool v) : stmt_(b().const_int(DataType::u1, v ? 1 : 0)) {}
 
 DataType Expr::type() const {
-  if (stmt_ == nullptr) use(*this);  // raises: no value yet
+  if (stmt_ == nullptr) unassigned();
   return stmt_->type();
 }
 

@@ -742,13 +742,12 @@ void TaskEmitter::begin_stoppable_body() {
   // llvmpipe counts two passes for this loop too.
   if (options_.max_loop_iterations > 0) m_.store(back_edges_, u32c(2));
   const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
-  header_of_stoppable_body_ = header;
   m_.branch(header);
   m_.begin_block(header);
   m_.loop_merge(merge, cont);
   m_.branch(body);
   m_.begin_block(body);
-  loops_.push_back({merge, cont});
+  loops_.push_back({merge, cont, header});
 }
 
 void TaskEmitter::end_stoppable_body() {
@@ -757,7 +756,7 @@ void TaskEmitter::end_stoppable_body() {
   if (m_.in_block()) m_.branch(body.merge);
   // The continue target is never reached: the body runs once.
   m_.begin_block(body.continue_target);
-  m_.branch(header_of_stoppable_body_);
+  m_.branch(body.header);
   m_.begin_block(body.merge);
 }
 

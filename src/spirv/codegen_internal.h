@@ -109,7 +109,6 @@ class TaskEmitter {
   void end_stoppable_body();
   void stop_after_loop();
   Id stopped_ = 0;  // Function bool variable: an assert failed (0 without asserts)
-  Id header_of_stoppable_body_ = 0;
   uint32_t loop_limit_message();  // the task's message id for it (made on first use)
   void claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values);
   // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying
@@ -154,6 +153,7 @@ class TaskEmitter {
   struct LoopTarget {
     Id merge;
     Id continue_target;
+    Id header = 0;  // kept for the one-pass loop of begin_stoppable_body only
   };
   std::vector<LoopTarget> loops_;
   const ir::Stmt* parallel_loop_ = nullptr;

@@ -73,6 +73,45 @@ void write_matrix(const Field& m, int e, const Square<N>& v) {
     for (size_t c = 0; c < N; ++c) m[static_cast<int>(r * N + c)].write({e}, v[r][c]);
 }
 
+// What polar_decompose and svd give for each matrix of `fs`, in `type`.
+template <size_t N>
+struct Decomposed {
+  Square<N> R, S, U, V;
+  std::array<double, N> sigma;
+};
+template <size_t N>
+std::vector<Decomposed<N>> decompose(const Config& config, DataType type, const std::vector<Square<N>>& fs) {
+  const int n = static_cast<int>(fs.size()), d = static_cast<int>(N);
+  Program prog(config);
+  Field F = prog.matrix_field(d, d, type, "F", {n});
+  Field R = prog.matrix_field(d, d, type, "R", {n}), S = prog.matrix_field(d, d, type, "S", {n});
+  Field U = prog.matrix_field(d, d, type, "U", {n}), V = prog.matrix_field(d, d, type, "V", {n});
+  Field sigma = prog.vector_field(d, type, "sigma", {n});
+  for (int e = 0; e < n; ++e) write_matrix(F, e, fs[static_cast<size_t>(e)]);
+  Kernel k = prog.kernel("decompose", [&] {
+    for_range(0, n, [&](Expr e) {
+      const Polar p = polar_decompose(F(e).mat());
+      R(e) = p.R;
+      S(e) = p.S;
+      const Svd sv = svd(F(e).mat());
+      U(e) = sv.U;
+      sigma(e) = sv.sigma;
+      V(e) = sv.V;
+    });
+  });
+  k();
+  std::vector<Decomposed<N>> out(fs.size());
+  for (int e = 0; e < n; ++e) {
+    Decomposed<N>& o = out[static_cast<size_t>(e)];
+    o.R = read_matrix<N>(R, e);
+    o.S = read_matrix<N>(S, e);
+    o.U = read_matrix<N>(U, e);
+    o.V = read_matrix<N>(V, e);
+    for (int i = 0; i < d; ++i) o.sigma[static_cast<size_t>(i)] = sigma[i].read<double>({e});
+  }
+  return out;
+}
+
 TEST_P(Matrices, ProductsTransposeTraceDeterminantAndInverse) {
   constexpr int kCount = 3;
   const std::vector<Square<3>> as{
@@ -155,30 +194,13 @@ TEST_P(Matrices, PolarDecompositionAndSvdOfTwoByTwo) {
   for (DataType type : {f32, f64}) {
     SCOPED_TRACE(type_name(type));
     const double tol = type == f32 ? 2e-4 : f64_tolerance();
-    Program prog(config());
-    Field F = prog.matrix_field(2, 2, type, "F", {n});
-    Field R = prog.matrix_field(2, 2, type, "R", {n}), S = prog.matrix_field(2, 2, type, "S", {n});
-    Field U = prog.matrix_field(2, 2, type, "U", {n}), V = prog.matrix_field(2, 2, type, "V", {n});
-    Field sigma = prog.vector_field(2, type, "sigma", {n});
-    for (int e = 0; e < n; ++e) write_matrix(F, e, fs[static_cast<size_t>(e)]);
-    Kernel k = prog.kernel("decompose", [&] {
-      for_range(0, n, [&](Expr e) {
-        const Polar p = polar_decompose(F(e).mat());
-        R(e) = p.R;
-        S(e) = p.S;
-        const Svd d = svd(F(e).mat());
-        U(e) = d.U;
-        sigma(e) = d.sigma;
-        V(e) = d.V;
-      });
-    });
-    k();
+    const std::vector<Decomposed<2>> got = decompose<2>(config(), type, fs);
     for (int e = 0; e < n; ++e) {
       SCOPED_TRACE(e);
       const Square<2>& f = fs[static_cast<size_t>(e)];
-      const Square<2> r = read_matrix<2>(R, e), s = read_matrix<2>(S, e), u = read_matrix<2>(U, e),
-                      v = read_matrix<2>(V, e);
-      const double s0 = sigma[0].read<double>({e}), s1 = sigma[1].read<double>({e});
+      const Decomposed<2>& g = got[static_cast<size_t>(e)];
+      const Square<2>&r = g.R, &s = g.S, &u = g.U, &v = g.V;
+      const double s0 = g.sigma[0], s1 = g.sigma[1];
       auto rotation = [&](const Square<2>& q) {
         EXPECT_NEAR(q[0][0] * q[0][0] + q[1][0] * q[1][0], 1.0, tol);
         EXPECT_NEAR(q[0][0] * q[0][1] + q[1][0] * q[1][1], 0.0, tol);
@@ -250,31 +272,13 @@ TEST_P(Matrices, PolarDecompositionAndSvdOfThreeByThree) {
   for (DataType type : {f32, f64}) {
     SCOPED_TRACE(type_name(type));
     const double tol = type == f32 ? 5e-4 : std::max(f64_tolerance(), 1e-9);
-    Program prog(config());
-    Field F = prog.matrix_field(3, 3, type, "F", {n});
-    Field R = prog.matrix_field(3, 3, type, "R", {n}), S = prog.matrix_field(3, 3, type, "S", {n});
-    Field U = prog.matrix_field(3, 3, type, "U", {n}), V = prog.matrix_field(3, 3, type, "V", {n});
-    Field sigma = prog.vector_field(3, type, "sigma", {n});
-    for (int e = 0; e < n; ++e) write_matrix(F, e, fs[static_cast<size_t>(e)]);
-    Kernel k = prog.kernel("decompose3", [&] {
-      for_range(0, n, [&](Expr e) {
-        const Polar p = polar_decompose(F(e).mat());
-        R(e) = p.R;
-        S(e) = p.S;
-        const Svd d = svd(F(e).mat());
-        U(e) = d.U;
-        sigma(e) = d.sigma;
-        V(e) = d.V;
-      });
-    });
-    k();
+    const std::vector<Decomposed<3>> got = decompose<3>(config(), type, fs);
     for (int e = 0; e < n; ++e) {
       SCOPED_TRACE(e);
       const Square<3>& f = fs[static_cast<size_t>(e)];
-      const Square<3> r = read_matrix<3>(R, e), s = read_matrix<3>(S, e), u = read_matrix<3>(U, e),
-                      v = read_matrix<3>(V, e);
-      double sg[3];
-      for (int i = 0; i < 3; ++i) sg[i] = sigma[i].read<double>({e});
+      const Decomposed<3>& g = got[static_cast<size_t>(e)];
+      const Square<3>&r = g.R, &s = g.S, &u = g.U, &v = g.V;
+      const std::array<double, 3>& sg = g.sigma;
       auto rotation = [&](const Square<3>& q) {
         Square<3> qt{};
         for (size_t i = 0; i < 3; ++i)
