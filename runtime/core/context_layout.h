@@ -19,9 +19,14 @@ inline constexpr uint32_t kMaxAssertValues = 8;  // values kept (more are shown 
 inline constexpr uint32_t kPrintHead = 18;       // ring words reserved so far (may pass the end)
 inline constexpr uint32_t kPrintDropped = 19;    // print records that did not fit
 inline constexpr uint32_t kPrintCapacity = 20;   // words of the ring, which follows the header (set by the host)
-// CPU code: the launching kernel's first message id, set by the host before
-// each launch and added to the kernel's own message numbers (0, 1, ...), so
-// that code read back from the disk cache carries no device's ids.
+// Every kernel numbers its print and assert messages 0, 1, ... and a record
+// carries base + number, the base being the first id the device gave the
+// kernel's messages when it loaded the plan (ContextRecords::add), so that
+// code carries no device's ids (the disk cache, AOT modules) and plans load
+// in any order. CPU and CUDA code read the base from this word, which the
+// host sets before each launch; Vulkan code reads it from the push-constant
+// word after the arguments (push_constant_bytes), as launches recorded
+// together share one context buffer.
 inline constexpr uint32_t kMessageBase = 21;
 // The group counts (x, y, z) of an indirect dispatch: a task whose loop
 // count only the device knows runs a one-invocation entry point that writes
@@ -32,4 +37,8 @@ inline constexpr uint32_t kGroupCounts = 24;
 // zero that lavapipe would fold away, see spirv::CodegenOptions).
 inline constexpr uint32_t kZero = 27;
 inline constexpr uint32_t kHeaderWords = 32;
+
+// Vulkan: the push constants of a kernel of `arg_words` argument words, those
+// words and then its message base.
+inline constexpr uint64_t push_constant_bytes(uint32_t arg_words) { return (uint64_t{arg_words} + 1) * 4; }
 }  // namespace grove::rt::context

@@ -12,29 +12,13 @@ namespace grove::rt {
 
 namespace ctx = context;
 
-void ContextRecords::add(const KernelPlan& plan) {
-  // A record names its message by id alone: an id that means another
-  // kernel's message would print the wrong text.
-  for (const MessagePlan& m : plan.messages) {
-    if (m.id >= messages_.size() || messages_[m.id].kernel.empty()) continue;
-    const Record& had = messages_[m.id];
-    if (had.kernel != plan.name || had.message.format != m.format || had.message.types != m.types ||
-        had.message.is_assert != m.is_assert)
-      throw Error("kernel '" + plan.name + "': its plan gives id " + std::to_string(m.id) +
-                  " to a print or assert message, and this device holds kernel '" + had.kernel +
-                  "'s message under that id; load plans into a device in the order they were compiled, "
-                  "each after the kernels compiled before it");
-  }
-  for (const MessagePlan& m : plan.messages) {
-    if (messages_.size() <= m.id) messages_.resize(m.id + 1);
-    messages_[m.id] = {plan.name, m};
-  }
-}
-
-void ContextRecords::add_numbered(KernelPlan& plan) {
+void ContextRecords::add(KernelPlan& plan) {
   const auto base = static_cast<uint32_t>(messages_.size());
-  for (size_t i = 0; i < plan.messages.size(); ++i) plan.messages[i].id = base + static_cast<uint32_t>(i);
-  add(plan);
+  for (size_t i = 0; i < plan.messages.size(); ++i) {
+    MessagePlan& m = plan.messages[i];
+    m.id = base + static_cast<uint32_t>(i);
+    messages_.push_back({plan.name, m});
+  }
 }
 
 bool ContextRecords::launched(const KernelPlan& plan) {

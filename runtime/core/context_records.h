@@ -29,14 +29,15 @@ class ContextRecords {
   // output goes (stdout when empty).
   ContextRecords(std::string who, PrintSink print) : who_(std::move(who)), print_(std::move(print)) {}
 
-  // Registers the messages of a loaded plan, whose code holds their ids
-  // (Vulkan: the backend numbers them). An id the device gave to another
-  // kernel's message raises grove::Error naming both kernels.
-  void add(const KernelPlan& plan);
-  // Registers them under fresh ids (written into `plan`), for code that
-  // numbers its messages from a base set at launch (context::kMessageBase,
-  // the CPU).
-  void add_numbered(KernelPlan& plan);
+  // Registers the messages of a loaded plan under fresh ids, written into
+  // `plan` (MessagePlan::id): its code numbers them 0, 1, ... and adds the
+  // base the device passes at each launch, the first of these ids
+  // (context::kMessageBase). Plans load in any order.
+  void add(KernelPlan& plan);
+  // The base a launch of `plan` (loaded by add) passes to its code.
+  static uint32_t message_base(const KernelPlan& plan) {
+    return plan.messages.empty() ? 0 : plan.messages.front().id;
+  }
   // Notes a launch of `plan`; true when it may leave records to report.
   bool launched(const KernelPlan& plan);
 

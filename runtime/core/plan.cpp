@@ -112,7 +112,6 @@ CountExpr read_count(ByteReader& r) {
 void write_messages(ByteWriter& w, std::span<const MessagePlan> messages) {
   w.u32(static_cast<uint32_t>(messages.size()));
   for (const MessagePlan& m : messages) {
-    w.u32(m.id);
     w.boolean(m.is_assert);
     w.str(m.format);
     w.u32(static_cast<uint32_t>(m.types.size()));
@@ -122,11 +121,9 @@ void write_messages(ByteWriter& w, std::span<const MessagePlan> messages) {
 
 std::vector<MessagePlan> read_messages(ByteReader& r) {
   std::vector<MessagePlan> out;
-  for (uint32_t n = r.count(4 + 1 + 4 + 4); n > 0; --n) {
+  for (uint32_t n = r.count(1 + 4 + 4); n > 0; --n) {
     MessagePlan m;
-    m.id = r.u32();
-    if (m.id > kMaxMessageId)
-      r.fail("message id " + std::to_string(m.id) + " is past the largest, " + std::to_string(kMaxMessageId));
+    m.id = static_cast<uint32_t>(out.size());
     m.is_assert = r.boolean();
     m.format = r.str();
     for (uint32_t v = r.count(1); v > 0; --v) m.types.push_back(read_type(r, false));

@@ -98,13 +98,16 @@ struct TreeSlotPlan {
 // Bounds a plan read from bytes must keep (deserialize_plan checks them, so
 // that no absurd number reaches an allocation or a 32-bit product): the
 // argument words of a kernel (Grove makes at most two per argument, and a
-// kernel has at most kMaxKernelArgs), and message ids.
+// kernel has at most kMaxKernelArgs).
 inline constexpr uint32_t kMaxKernelArgs = 1u << 15;
 inline constexpr uint32_t kMaxArgWords = 2 * kMaxKernelArgs;
-inline constexpr uint32_t kMaxMessageId = (1u << 24) - 1;
 
 struct MessagePlan {
-  uint32_t id = 0;        // its id in the context buffer's records
+  // Its id in the context buffer's records: in a plan as compiled (and as
+  // read from bytes, which do not hold it), its index in the plan's
+  // messages; in a loaded plan, the id its device gave it
+  // (ContextRecords::add, context::kMessageBase).
+  uint32_t id = 0;
   bool is_assert = false;
   std::string format;     // "{}" per value
   std::vector<DataType> types;
@@ -149,7 +152,9 @@ struct KernelPlan {
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
-inline constexpr uint32_t kPlanVersion = 5;  // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve
+// 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve; 6: messages numbered from
+// the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments)
+inline constexpr uint32_t kPlanVersion = 6;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

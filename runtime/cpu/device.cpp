@@ -52,9 +52,7 @@ class CpuDevice : public HostDevice {
       k->functions.push_back(reinterpret_cast<TaskFn>(k->library->symbol(t.entry_point)));
       k->counts.push_back(t.parallel ? reinterpret_cast<CountFn>(k->library->symbol(t.count_entry_point)) : nullptr);
     }
-    // The code numbers its messages from the launch's base (kMessageBase):
-    // they get the device's next ids, whatever the plan says.
-    records_.add_numbered(plan);
+    records_.add(plan);
     k->plan = std::move(plan);
     return k;
   }
@@ -63,7 +61,7 @@ class CpuDevice : public HostDevice {
               std::span<const int> slot_buffers) override {
     auto& k = static_cast<CpuKernel&>(loaded);
     const bool reports = records_.launched(k.plan);
-    if (!k.plan.messages.empty()) context_[ctx::kMessageBase] = k.plan.messages.front().id;
+    if (!k.plan.messages.empty()) context_[ctx::kMessageBase] = ContextRecords::message_base(k.plan);
     run_tasks(k, args, run, slot_buffers);
     if (reports) report();
   }

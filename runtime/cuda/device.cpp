@@ -151,8 +151,7 @@ class CudaDevice : public Device {
                "kernel '" + plan.name + "': entry point '" + t.entry_point + "' of its PTX");
       k->functions.push_back(f);
     }
-    // The code numbers its messages from the launch's base (kMessageBase).
-    records_.add_numbered(plan);
+    records_.add(plan);
     k->plan = std::move(plan);
     return k;
   }
@@ -168,8 +167,8 @@ class CudaDevice : public Device {
     auto& k = static_cast<CudaKernel&>(loaded);
     const KernelPlan& plan = k.plan;
     current();
-    if (!plan.messages.empty() && plan.messages.front().id != message_base_) {
-      message_base_ = plan.messages.front().id;
+    if (!plan.messages.empty() && ContextRecords::message_base(plan) != message_base_) {
+      message_base_ = ContextRecords::message_base(plan);
       d_.check(d_.cuMemcpyHtoDAsync_v2(context_buffer_ + ctx::kMessageBase * 4, &message_base_, 4, stream_),
                "cuMemcpyHtoDAsync");
     }

@@ -16,7 +16,8 @@
 //                   atomic_float32_add, subgroup_arithmetic,
 //                   signed_zero_inf_nan_preserve
 //   local_size=N    invocations per group of a parallel task (1 to 1024)
-//   push_constants=N  bytes of kernel arguments the device takes (128 to 4096)
+//   push_constants=N  push-constant bytes the device takes (128 to 4096): a
+//                     kernel's arguments and its message base
 //   llvmpipe        the code carries the workarounds Mesa's llvmpipe needs
 //                   (its loop limit, its float folding); such a device loads
 //                   only code that does

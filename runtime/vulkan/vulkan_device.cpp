@@ -247,9 +247,10 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
 #include "runtime/core/features.def"
   if (!missing.empty())
     throw Error("kernel '" + plan.name + "' needs " + missing + ", which " + info.name + " lacks");
-  if (uint64_t{plan.arg_words} * 4 > info.max_push_constants_size)
-    throw Error("kernel '" + plan.name + "' takes " + std::to_string(uint64_t{plan.arg_words} * 4) + " bytes of arguments; " +
-                info.name + " passes at most " + std::to_string(info.max_push_constants_size));
+  if (rt::context::push_constant_bytes(plan.arg_words) > info.max_push_constants_size)
+    throw Error("kernel '" + plan.name + "' takes " + std::to_string(uint64_t{plan.arg_words} * 4) +
+                " bytes of arguments (and 4 for its message base); " + info.name + " passes at most " +
+                std::to_string(info.max_push_constants_size));
   // The target it was made for (plans of Grove before targets had none):
   // what else the code assumes of the device, past the features it uses and
   // the argument bytes it takes, which are checked above.
@@ -264,13 +265,13 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   auto k = std::make_unique<VulkanKernel>();
   k->plan = std::move(plan);
   records_.add(k->plan);
+  const auto push_bytes = static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words));
   for (const rt::TaskPlan& t : k->plan.tasks) {
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
-    k->pipelines.push_back(device_->create_pipeline(t.code, t.entry_point, buffers, k->plan.arg_words * 4, t.entry_point));
+    k->pipelines.push_back(device_->create_pipeline(t.code, t.entry_point, buffers, push_bytes, t.entry_point));
     k->count_pipelines.emplace_back();
     if (!t.count_entry_point.empty())
-      k->count_pipelines.back() =
-          device_->create_pipeline(t.code, t.count_entry_point, buffers, k->plan.arg_words * 4, t.count_entry_point);
+      k->count_pipelines.back() = device_->create_pipeline(t.code, t.count_entry_point, buffers, push_bytes, t.count_entry_point);
   }
   return k;
 }
@@ -297,12 +298,13 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
                                                const std::vector<bool>& run, std::span<const int> slot_buffers) {
   auto& k = static_cast<VulkanKernel&>(compiled);
   const rt::KernelPlan& plan = k.plan;
-  std::vector<uint32_t> push(plan.arg_words, 0u);
+  std::vector<uint32_t> push(plan.arg_words + 1, 0u);
   for (size_t n = 0; n < plan.args.size() && n < args.size(); ++n) {
     const uint32_t at = plan.args[n].word;
     push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first
     if (plan.args[n].words == 2) push[at + 1] = static_cast<uint32_t>(args[n] >> 32);
   }
+  push[plan.arg_words] = rt::ContextRecords::message_base(plan);
   std::vector<Dispatch> out;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     if (i < run.size() && !run[i]) continue;

@@ -354,7 +354,7 @@ Svd svd_3x3(const Mat& F) {
   Mat V = Mat::identity(3, t);
   const int sweeps = bit_width(t) <= 32 ? 5 : 7;
   for (int sweep = 0; sweep < sweeps; ++sweep)
-    for (const auto [p, q] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}}) {
+    for (const auto& [p, q] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}}) {
       const Rotation r = jacobi(S, p, q, t);
       rotate_columns(S, p, q, r);
       rotate_rows(S, p, q, r);

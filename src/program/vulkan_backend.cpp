@@ -61,17 +61,13 @@ void dump(const rt::KernelPlan& plan);
 
 // The plan with its SPIR-V for `target`, made with no device: argument
 // words, each task's code, entry point, local size and bindings, the
-// messages (numbered from `next_message`, which it advances), the features
+// messages (numbered from 0; the device numbers them again), the features
 // the code uses, and the target (KernelPlan::target), which a device checks
 // when it loads the plan.
 rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest, rt::KernelPlan plan,
-                         const vk::Target& target, const std::string& target_name, uint32_t& next_message, bool debug) {
+                         const vk::Target& target, const std::string& target_name, bool debug) {
   spirv::CodegenOptions options = codegen_options_for(target);
-  if (next_message > rt::kMaxMessageId - (1u << 16))
-    throw Error("kernel '" + kernel.name() + "': this Program has compiled " + std::to_string(next_message) +
-                " print and assert messages, the most one Program numbers; make a new Program");
   options.target_name = target_name;
-  options.message_base = next_message;
   options.debug = debug;
   options.validate = spirv::validation_requested();
   spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, target.push_constants);
@@ -98,11 +94,10 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
   }
   for (size_t i = 0; i < modules.messages.size(); ++i) {
     const spirv::Message& m = modules.messages[i];
-    plan.messages.push_back({options.message_base + static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
+    plan.messages.push_back({static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
   }
   plan.features = features_of(kernel, options, plan);
   plan.features.signed_zero_inf_nan_preserve = signed_zeros;
-  next_message += static_cast<uint32_t>(plan.messages.size());
   return plan;
 }
 
@@ -133,7 +128,7 @@ class VulkanCompiler : public Backend {
   }
   rt::KernelPlan generate(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
                           rt::KernelPlan plan) override {
-    return make_plan(kernel, forest, std::move(plan), target_, target_name_, next_message_, debug_);
+    return make_plan(kernel, forest, std::move(plan), target_, target_name_, debug_);
   }
 
  protected:
@@ -143,7 +138,6 @@ class VulkanCompiler : public Backend {
   vk::Target target_;
   std::string target_name_;
   bool debug_;
-  uint32_t next_message_ = 0;  // message ids are unique in the device's table
 };
 
 // The code generator for Config::vulkan_target (by default what the device

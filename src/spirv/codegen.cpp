@@ -310,14 +310,21 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
                       "; the code generator takes kernels at the lowered stage");
 }
 
-Id TaskEmitter::emit_arg(const ir::Stmt* s) {
+Id TaskEmitter::push_word(uint32_t k) {
   if (args_ == 0) {
-    const Id words = m_.type_array(u32_type(), u32c(out_.arg_words), 4);
+    // The arguments' words, then the message base.
+    const Id words = m_.type_array(u32_type(), u32c(out_.arg_words + 1), 4);
     args_ = m_.global_variable(m_.type_block({words}, {0}), spv::StorageClass::PushConstant);
     m_.name(args_, "args");
   }
+  return m_.load(m_.access_chain(args_, {u32c(0), u32c(k)}));
+}
+
+Id TaskEmitter::message_id(uint32_t index) { return op2(Op::OpIAdd, push_word(out_.arg_words), u32c(index)); }
+
+Id TaskEmitter::emit_arg(const ir::Stmt* s) {
   const uint32_t first = out_.arg_offsets.at(static_cast<size_t>(s->index()));
-  auto word = [&](uint32_t k) { return m_.load(m_.access_chain(args_, {u32c(0), u32c(first + k)})); };
+  auto word = [&](uint32_t k) { return push_word(first + k); };
   const DataType t = s->type();
   if (bit_width(t) == 64) return join_words(word(0), word(1), t);
   if (t == DataType::f32) return m_.convert(Op::OpBitcast, type_of(t), word(0));
@@ -598,7 +605,7 @@ void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id addr
   m_.begin_block(merge);
 }
 
-void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values) {
+void TaskEmitter::claim_error_record(uint32_t message, const std::vector<std::vector<Id>>& values) {
   const Id old = m_.atomic_compare_exchange(context_at(context::kAssertFlag), kScope, kRelaxed, kRelaxed,
                                             u32c(1), u32c(0));
   const Id first = m_.compare(Op::OpIEqual, old, u32c(0));
@@ -606,7 +613,7 @@ void TaskEmitter::claim_error_record(uint32_t message_id, const std::vector<std:
   m_.selection_merge(done);
   m_.branch_conditional(first, record, done);
   m_.begin_block(record);
-  m_.store(context_at(context::kAssertMessage), u32c(message_id));
+  m_.store(context_at(context::kAssertMessage), message_id(message));
   for (size_t n = 0; n < values.size(); ++n) {
     const uint32_t at = context::kAssertValues + 2 * static_cast<uint32_t>(n);
     m_.store(context_at(at), values[n][0]);
@@ -627,7 +634,7 @@ uint32_t TaskEmitter::loop_limit_message() {
                  "per loop started, and the compare-and-swap loops of float atomics the device has no "
                  "instruction for); run the kernel with Arch::Interp, Arch::Cpu or on a GPU, or move the "
                  "long loop into a parallel for_range";
-    loop_limit_message_ = options_.message_base + static_cast<int64_t>(out_.messages.size());
+    loop_limit_message_ = static_cast<int64_t>(out_.messages.size());
     out_.messages.push_back(std::move(msg));
   }
   return static_cast<uint32_t>(loop_limit_message_);
@@ -679,7 +686,7 @@ void TaskEmitter::after_loop() {
 void TaskEmitter::emit_print(const ir::Stmt* s) {
   Message msg;
   msg.format = s->text();
-  std::vector<Id> words{u32c(options_.message_base + static_cast<uint32_t>(out_.messages.size()))};
+  std::vector<Id> words{message_id(static_cast<uint32_t>(out_.messages.size()))};
   for (const ir::Stmt* v : s->operands()) {
     msg.types.push_back(v->type());
     for (Id w : value_words(value(v), v->type())) words.push_back(w);
@@ -711,7 +718,7 @@ void TaskEmitter::emit_assert(const ir::Stmt* s) {
   Message msg;
   msg.is_assert = true;
   msg.format = s->text();
-  const uint32_t id = options_.message_base + static_cast<uint32_t>(out_.messages.size());
+  const auto id = static_cast<uint32_t>(out_.messages.size());
   std::vector<std::vector<Id>> values;
   for (size_t n = 1; n < s->operands().size(); ++n) {
     const ir::Stmt* v = s->operands()[n];
@@ -1000,9 +1007,10 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
     out.arg_offsets.push_back(out.arg_words);
     out.arg_words += static_cast<uint32_t>(storage_words(compute_type(a.type)));
   }
-  if (out.arg_words * 4 > max_push_constant_bytes)
+  if (context::push_constant_bytes(out.arg_words) > max_push_constant_bytes)
     throw Error("kernel '" + kernel.name() + "' takes " + std::to_string(out.arg_words * 4) +
-                " bytes of arguments; this Vulkan device passes at most " + std::to_string(max_push_constant_bytes) +
+                " bytes of arguments (and 4 for its message base); this Vulkan device passes at most " +
+                std::to_string(max_push_constant_bytes) +
                 " (maxPushConstantsSize): pass fewer or smaller arguments, or pass the values in a field");
   const ir::Block* body = kernel.body();
   for (size_t i = 0; i < body->size(); ++i) {

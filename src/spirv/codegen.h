@@ -12,7 +12,8 @@
 //                   array), which Vulkan allows for storage buffers.
 //   push constants  the launch's arguments: argument n at word
 //                   KernelModules::arg_offsets[n], 64-bit values in two words
-//                   (low word first), narrower ones in the low bits of one.
+//                   (low word first), narrower ones in the low bits of one;
+//                   then, at word arg_words, the launch's message base.
 //
 // Arguments are push constants, not words of the context buffer: writing the
 // buffer before every launch is a staging transfer that waits for the
@@ -111,9 +112,6 @@ struct DeviceFeatures {
 struct CodegenOptions {
   DeviceFeatures features;
   uint32_t local_size = 128;  // invocations per group of a parallel task
-  // Ids of this kernel's print and assert messages start here (the backend
-  // keeps one table for the program, which the context buffer refers to).
-  uint32_t message_base = 0;
   // Debug mode: every task first checks the context's assert flag and does
   // nothing once an assertion failed (the interpreter stops at the first).
   bool debug = false;
@@ -186,7 +184,10 @@ struct KernelModules {
   std::vector<TaskModule> tasks;      // one per task, in order
   std::vector<uint32_t> arg_offsets;  // push-constant word of each argument
   uint32_t arg_words = 0;             // push-constant words in all
-  std::vector<Message> messages;      // message_base + i is messages[i]
+  // Message i is written as id base + i, base being the push-constant word
+  // after the arguments, which the device sets at each launch (the one
+  // numbering of every backend: runtime/core/context_records.h).
+  std::vector<Message> messages;
 };
 
 // What SPIR-V's core instructions compute as docs/ir.md defines them on

@@ -109,8 +109,13 @@ class TaskEmitter {
   void end_stoppable_body();
   void stop_after_loop();
   Id stopped_ = 0;  // Function bool variable: an assert failed (0 without asserts)
-  uint32_t loop_limit_message();  // the task's message id for it (made on first use)
-  void claim_error_record(uint32_t message_id, const std::vector<std::vector<Id>>& values);
+  uint32_t loop_limit_message();  // the kernel's message index for it (made on first use)
+  void claim_error_record(uint32_t message, const std::vector<std::vector<Id>>& values);
+  // Push-constant word k (declaring the block on first use).
+  Id push_word(uint32_t k);
+  // The id a record of message `index` carries: the launch's message base
+  // (the push-constant word after the arguments) plus the index.
+  Id message_id(uint32_t index);
   // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying
   // `op` to the float value there; yields the old value as t.
   Id float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id value);

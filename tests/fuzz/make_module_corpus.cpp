@@ -5,8 +5,8 @@
 // checks structure, not SPIR-V (the device's driver does that). Variant 3
 // is a CUDA module, whose kernel carries a stand-in PTX text and target.
 // Then the crafted numbers the loader must refuse (issue 36): an argument
-// word count and a scratch size whose byte counts wrap, a message id past
-// the largest, and a list task over no SNode; each is written with sound
+// word count and a scratch size whose byte counts wrap, and a list task
+// over no SNode; each is written with sound
 // checksums, so that the fuzzer starts from the checks behind them.
 //
 //   make_module_corpus DIR
@@ -88,7 +88,6 @@ int main(int argc, char** argv) {
   const std::vector<void (*)(rt::KernelPlan&)> crafted = {
       [](rt::KernelPlan& k) { k.arg_words = 0x40000001u; },
       [](rt::KernelPlan& k) { k.scratch_words = (int64_t{1} << 62) + 1; },
-      [](rt::KernelPlan& k) { k.messages.push_back({0xFFFFFFF0u, false, "x", {}}); },
       [](rt::KernelPlan& k) {
         k.tasks.front().kind = rt::TaskKind::listgen;
         k.tasks.front().parallel = true;

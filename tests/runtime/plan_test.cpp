@@ -75,7 +75,7 @@ KernelPlan sample() {
   loop.count_entry_point = "step.t1.struct_for.count";
   loop.code = std::vector<uint32_t>(100, 0xabcdu);
   p.tasks = {serial, loop};
-  p.messages = {{7, false, "x = {}\n", {DataType::f32}}, {8, true, "index {} out of bounds", {DataType::i32}}};
+  p.messages = {{0, false, "x = {}\n", {DataType::f32}}, {1, true, "index {} out of bounds", {DataType::i32}}};
   p.features.shader_int64 = true;
   p.features.subgroup_arithmetic = true;
   p.may_allocate = true;
