@@ -132,6 +132,9 @@ void register_spirv_compile();
 // What each distinct kernel costs a Program (time to its first launch's end,
 // memory kept), on every backend.
 void register_many_kernels();
+// Whole-field host copies (from_vector, to_vector, fill) against memcpy,
+// on every backend.
+void register_host_copy();
 // GROVE_WITH_LLVM builds only: compile latency; dense rows against
 // hand-written C++ over oneTBB (cpu_baselines.h).
 void register_cpu_compile();

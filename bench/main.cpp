@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   grove_bench::register_dense_saxpy();
   grove_bench::register_sparse_struct_for();
   grove_bench::register_many_kernels();
+  grove_bench::register_host_copy();
 #ifdef GROVE_BENCH_CPU
   grove_bench::register_cpu_compile();
   grove_bench::register_cpu_dense();

@@ -381,24 +381,10 @@ void Tree::copy_out(std::string_view field, DataType as, void* out) const {
   ModuleImpl& m = live(module_);
   const std::lock_guard lock(m.mutex);
   const rt::FieldLayout& f = field_of(m, instance_, field);
-  const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
-  std::vector<uint32_t> copy;
-  const rt::WordReader word = m.context->snapshot(instance_, copy);
-  const std::vector<int> axes = layout.node(f.place).axes();
-  std::array<int64_t, rt::kMaxAxes> physical{};  // row-major over the field's indices
-  const size_t size = static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8);
-  auto* bytes = static_cast<unsigned char*>(out);
-  const int64_t total = num_elements(field);
-  for (int64_t n = 0; n < total; ++n) {
-    const int64_t a = layout.find_element(f.id, physical.data(), word);
-    const uint64_t v = rt::cast_bits(compute_type(f.dtype), as, a < 0 ? 0 : rt::load_element(copy, a, f.dtype));
-    __builtin_memcpy(bytes + static_cast<size_t>(n) * size, &v, size);
-    for (size_t d = f.shape.size(); d-- > 0;) {
-      auto& p = physical[static_cast<size_t>(axes[d])];
-      if (++p < f.shape[d]) break;
-      p = 0;
-    }
-  }
+  const std::vector<rt::FieldWalk> walk{rt::FieldWalk(m.type_of_instance(instance_).layout, f.id)};
+  std::vector<uint32_t> words;
+  const int64_t from = m.context->read_for(instance_, walk, words);
+  rt::copy_elements_out(walk[0], f.dtype, words, from, as, out);
 }
 
 void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {

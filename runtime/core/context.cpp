@@ -316,6 +316,29 @@ WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
   };
 }
 
+int64_t Context::read_for(int inst, std::span<const FieldWalk> walks, std::vector<uint32_t>& out) {
+  bool dense = true;
+  int64_t lo = INT64_MAX, hi = 0;
+  for (const FieldWalk& w : walks) {
+    dense = dense && w.dense();
+    if (w.elements() > 0) {
+      lo = std::min(lo, w.first_word());
+      hi = std::max(hi, w.end_word());
+    }
+  }
+  if (!dense) {
+    snapshot(inst, out);
+    return 0;
+  }
+  if (hi <= lo) {
+    out.clear();
+    return 0;
+  }
+  out.resize(static_cast<size_t>(hi - lo));
+  read_words(inst, lo, hi - lo, out.data());
+  return lo;
+}
+
 WordReader Context::paged(int inst, PageCache& cache) {
   static constexpr int64_t kPage = 1 << 14;
   const int64_t total = live(inst, "a read").words;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/core/device.h"
+#include "runtime/core/field_walk.h"
 #include "runtime/core/plan.h"
 #include "runtime/core/tree_layout.h"
 
@@ -118,6 +119,11 @@ class Context {
   WordReader snapshot(int instance, std::vector<uint32_t>& copy);
   using PageCache = std::unordered_map<int64_t, std::vector<uint32_t>>;
   WordReader paged(int instance, PageCache& cache);
+  // The words host copies of the fields of `walks` need, into `out`: the
+  // span their elements lie in when every one is dense, else the whole
+  // buffer (the slots and masks above them too). Returns the address of
+  // out[0].
+  int64_t read_for(int instance, std::span<const FieldWalk> walks, std::vector<uint32_t>& out);
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 

@@ -196,13 +196,17 @@ double float_max(DataType t) {
 }  // namespace
 
 std::string argument_problem(DataType from, uint64_t bits, DataType to) {
-  const std::string out_of_range = describe_value(from, bits) + ", which is out of the range of " + std::string(type_name(to));
+  // (Worked out only for a value that does not convert: host copies ask for every value.)
+  auto out_of_range = [&] {
+    return describe_value(from, bits) + ", which is out of the range of " + std::string(type_name(to));
+  };
+  if (from == to && from != DataType::u1) return "";  // every value of a type is one of that type
   if (is_integral(from)) {
     const __int128 v = is_signed(from) ? static_cast<__int128>(bits_to_int(from, bits))
                                        : static_cast<__int128>(static_cast<uint64_t>(bits_to_int(from, bits)));
-    if (is_integral(to) && !integer_fits(v, to)) return out_of_range;
+    if (is_integral(to) && !integer_fits(v, to)) return out_of_range();
     if (is_float(to) && (v > static_cast<__int128>(float_max(to)) || v < -static_cast<__int128>(float_max(to))))
-      return out_of_range;
+      return out_of_range();
     return "";
   }
   const double d = bits_to_double(from, bits);
@@ -212,12 +216,12 @@ std::string argument_problem(DataType from, uint64_t bits, DataType to) {
     // Every integer type's bounds are powers of two, exact in a double.
     const double lo = is_signed(to) ? -std::ldexp(1.0, bit_width(to) - 1) : 0.0;
     const double hi = std::ldexp(1.0, is_signed(to) ? bit_width(to) - 1 : bit_width(to));
-    if (!(t >= lo && t < hi)) return out_of_range;
+    if (!(t >= lo && t < hi)) return out_of_range();
     if (t != d)
       return describe_value(from, bits) + ", which is not a whole number (" + std::string(type_name(to)) +
              " holds whole numbers only)";
   } else if (std::isfinite(d) && std::fabs(d) > float_max(to)) {
-    return out_of_range;
+    return out_of_range();
   }
   return "";
 }

@@ -128,33 +128,8 @@ int64_t TreeLayout::find_cell(int target, const int64_t* index, const WordReader
   for (size_t n = 1; n < p.size(); ++n) {
     const SNodeLayout& s = node(p[n]);
     int64_t c = local_cell(p[n], target, index);
-    int64_t container = addr + s.component_offset;
-    switch (s.type) {
-      case SNodeType::root:
-      case SNodeType::place:
-        break;
-      case SNodeType::dense:
-        addr = container + c * s.cell_words;
-        break;
-      case SNodeType::bitmasked:
-        if (((w(container + c / 32) >> (c % 32)) & 1u) == 0) return -1;
-        addr = container + s.mask_words + c * s.cell_words;
-        break;
-      case SNodeType::pointer: {
-        uint32_t v = w(container + c);
-        if (v == 0) return -1;
-        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
-        break;
-      }
-      case SNodeType::dynamic: {
-        int64_t length = std::min<int64_t>(w(container), s.num_cells);
-        if (c >= length) return -1;
-        uint32_t v = w(container + 1 + c / s.chunk_size);
-        if (v == 0) return -1;
-        addr = s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
-        break;
-      }
-    }
+    addr = cell_in_container(s, addr + s.component_offset, c, w);
+    if (addr < 0) return -1;
   }
   return addr;
 }

@@ -5,6 +5,7 @@
 // runtime only reads it, so it knows nothing of the IR.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -104,6 +105,36 @@ struct SNodeLayout {
   std::vector<int> axes() const;
   int num_indices() const;        // axes().size()
 };
+
+// One step down the memory contract (docs/memory.md): the first word of
+// cell `c` of a container of node `s` (a node below the root) that starts
+// at word `container`, reading the tree's masks, slots and lengths through
+// `word`; -1 when the cell is inactive.
+template <typename Word>
+int64_t cell_in_container(const SNodeLayout& s, int64_t container, int64_t c, const Word& word) {
+  switch (s.type) {
+    case SNodeType::root:
+    case SNodeType::place:
+    case SNodeType::dense:
+      return container + c * s.cell_words;
+    case SNodeType::bitmasked:
+      if (((word(container + c / 32) >> (c % 32)) & 1u) == 0) return -1;
+      return container + s.mask_words + c * s.cell_words;
+    case SNodeType::pointer: {
+      const uint32_t v = word(container + c);
+      if (v == 0) return -1;
+      return s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words;
+    }
+    case SNodeType::dynamic: {
+      const int64_t length = std::min<int64_t>(word(container), s.num_cells);
+      if (c >= length) return -1;
+      const uint32_t v = word(container + 1 + c / s.chunk_size);
+      if (v == 0) return -1;
+      return s.pool_offset + (int64_t{v} - 1) * s.pool_entry_words + (c % s.chunk_size) * s.cell_words;
+    }
+  }
+  return -1;
+}
 
 // Allocator state of one pool, in the tree header (word offsets from state_offset).
 //

@@ -1,8 +1,12 @@
 // src/program/field.cpp — Field handles: metadata and host reads and writes.
+#include <algorithm>
+#include <cstring>
+
 #include "grove/program.h"
 #include "ir/eval.h"
 #include "ir/interpreter.h"
 #include "program/program_impl.h"
+#include "runtime/core/field_walk.h"
 #include "runtime/core/scalar.h"
 
 namespace grove {
@@ -33,7 +37,6 @@ void bits_to_host(DataType from, uint64_t bits, DataType as, void* dst) {
   __builtin_memcpy(dst, &v, static_cast<size_t>(bit_width(as) / 8));
 }
 
-size_t host_size(DataType t) { return t == DataType::u1 ? sizeof(bool) : static_cast<size_t>(bit_width(t) / 8); }
 
 }  // namespace
 
@@ -136,7 +139,7 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
     op->index = idx;
     op->as = as;
     const auto* b = static_cast<const uint8_t*>(out);
-    op->bytes.assign(b, b + host_size(as));
+    op->bytes.assign(b, b + rt::host_value_bytes(as));
   }
 }
 
@@ -154,7 +157,6 @@ void Field::write_raw(std::initializer_list<int64_t> index, DataType as, const v
 // user's index of the element, offset included).
 template <typename F>
 static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids, F&& f) {
-  for (int id : ids) p->materialize_field(id, "the host");
   const ir::FieldDecl& d0 = p->field_decl(ids[0]);
   int64_t total = 1;
   for (int64_t e : d0.shape) total *= e;
@@ -170,31 +172,110 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
   }
 }
 
+namespace detail {
+
+void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, DataType as, void* out) {
+  const rt::TreeLayout& layout = forest.layout(tree_of_field(ids[0]));
+  std::vector<rt::FieldWalk> walks;
+  for (int id : ids) walks.emplace_back(layout, id);
+  HostWords::Lease lease = host_words.lease();
+  std::vector<uint32_t>& words = lease.words();
+  const int64_t from = context->read_for(instance, walks, words);
+  check_pools();
+  for (size_t c = 0; c < ids.size(); ++c)
+    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words, from, as, out, ids.size(), c);
+}
+
+void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
+                                bool each) {
+  const int tree = tree_of_field(ids[0]);
+  // Value v (each: element n's component c is v = n * components + c).
+  auto value = [&](size_t v) {
+    uint64_t x = 0;
+    std::memcpy(&x, static_cast<const unsigned char*>(values) + (each ? v : 0) * value_bytes, value_bytes);
+    return x;
+  };
+  if (trace && !trace_ended) {
+    // The AOT round trip replays these as writes of single elements, which
+    // is what grove_runtime has.
+    for_all_elements(this, ids, [&](size_t c, int64_t n, const int64_t* idx) {
+      TraceScope t(*this, HostOp::Kind::write);
+      if (HostOp* op = t.op()) {
+        op->fields = {ids[c]};
+        op->instance = is_tree_type(tree) ? instance : -1;
+        op->index.assign(idx, idx + field_decl(ids[c]).ndim());
+        op->bits = {value(static_cast<size_t>(n) * ids.size() + c)};
+      }
+    });
+  }
+  if (forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
+    // Writes activate, which only the runtime may do: Grove's own kernel
+    // writes every element (the value itself for a fill; 0, to be
+    // replaced below, for a copy), activating every cell.
+    for (size_t c = 0; c < ids.size(); ++c) {
+      ArgValue v(uint64_t{0});
+      v.type = compute_type(field_decl(ids[c]).dtype);
+      v.bits = each ? 0 : value(0);
+      std::vector<ArgValue> args{v};
+      if (is_tree_type(tree)) args.emplace_back(tree_handle(tree, instance));
+      launch(filler_kernel(ids[c]), args);
+    }
+    check_pools();
+    if (!each) return;
+  }
+  const rt::TreeLayout& layout = forest.layout(tree);
+  std::vector<rt::FieldWalk> walks;
+  int64_t written = 0;  // words the copy writes
+  for (int id : ids) {
+    walks.emplace_back(layout, id);
+    written += walks.back().elements() * storage_words(field_decl(id).dtype);
+  }
+  HostWords::Lease lease = host_words.lease();
+  std::vector<uint32_t>& words = lease.words();
+  int64_t from = 0;
+  const bool dense = std::all_of(walks.begin(), walks.end(), [](const rt::FieldWalk& w) { return w.dense(); });
+  int64_t span_first = INT64_MAX, span_end = 0;
+  for (const rt::FieldWalk& w : walks) {
+    span_first = std::min(span_first, w.first_word());
+    span_end = std::max(span_end, w.end_word());
+  }
+  if (dense && written > 0 && span_end - span_first == written) {
+    // Its elements are every word of their span (distinct words each):
+    // nothing there to keep.
+    from = span_first;
+    words.resize(static_cast<size_t>(written));
+  } else {
+    from = context->read_for(instance, walks, words);
+  }
+  int64_t lo = INT64_MAX, hi = 0;
+  for (size_t c = 0; c < ids.size(); ++c) {
+    const auto [first, end] =
+        rt::store_elements(walks[c], field_decl(ids[c]).dtype, words, from, values, value_bytes, each, ids.size(), c);
+    if (end > first) {
+      lo = std::min(lo, first);
+      hi = std::max(hi, end);
+    }
+  }
+  if (hi > lo) context->write_words(instance, lo, hi - lo, words.data() + (lo - from));
+}
+
+}  // namespace detail
+
 void Field::copy_out(DataType as, void* out) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
   const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::to_vector", name());
-  DataType dt = dtype();
-  auto* bytes = static_cast<unsigned char*>(out);
-  size_t sz = host_size(as);
-  size_t comps = ids_.size();
   for (int id : ids_) p->materialize_field(id, "the host");
-  std::vector<uint32_t> copy;
   const int instance = p->host_instance(*this);  // components share one SNode, so one tree
   detail::TraceScope trace(*p, detail::HostOp::Kind::copy_out);
-  auto word = p->context->snapshot(instance, copy);
-  p->check_pools();
-  for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    int64_t a = p->forest.find_element(ids_[c], p->physical_index(ids_[c], idx).data(), word);
-    bits_to_host(compute_type(dt), a < 0 ? 0 : ir::load_element(copy, a, dt), as,
-                 bytes + (static_cast<size_t>(n) * comps + c) * sz);
-  });
+  p->copy_field_out(ids_, instance, as, out);
   if (detail::HostOp* op = trace.op()) {
+    const auto* bytes = static_cast<const unsigned char*>(out);
     op->fields = ids_;
     op->instance = instance_;
     op->as = as;
-    op->bytes.assign(bytes, bytes + static_cast<size_t>(num_elements()) * comps * sz);
+    op->bytes.assign(bytes, bytes + static_cast<size_t>(num_elements()) * ids_.size() * rt::host_value_bytes(as));
   }
 }
 
@@ -209,16 +290,19 @@ void Field::copy_in(DataType as, const void* values, size_t count) const {
                 " values, the field holds " + std::to_string(expected));
   DataType dt = dtype();
   const auto* bytes = static_cast<const unsigned char*>(values);
-  size_t sz = host_size(as);
-  size_t comps = ids_.size();
-  // Every value is checked before the first is stored.
+  size_t sz = rt::host_value_bytes(as);
+  for (int id : ids_) p->materialize_field(id, "the host");
+  const int instance = p->host_instance(*this);
+  // Values of the field's own type, in whole words, are its bits as they
+  // are. Others are each checked, all before the first is stored.
+  if (as == dt && as != DataType::u1 && as != DataType::f16 && sz >= 4) {
+    p->copy_field_in(ids_, instance, values, sz, true);
+    return;
+  }
   std::vector<uint64_t> bits(count);
   const std::string field = name();
   for (size_t v = 0; v < count; ++v) bits[v] = host_to_bits(as, bytes + v * sz, dt, field);
-  const int instance = p->host_instance(*this);
-  for_all_elements(p, ids_, [&](size_t c, int64_t n, const int64_t* idx) {
-    p->host_write(ids_[c], instance, idx, bits[static_cast<size_t>(n) * comps + c]);
-  });
+  p->copy_field_in(ids_, instance, bits.data(), 8, true);
 }
 
 void Field::fill_raw(DataType as, const void* value) const {
@@ -226,9 +310,9 @@ void Field::fill_raw(DataType as, const void* value) const {
   const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
   p->host_access("Field::fill", name());
-  uint64_t bits = host_to_bits(as, value, dtype(), name());
-  const int instance = p->host_instance(*this);
-  for_all_elements(p, ids_, [&](size_t c, int64_t, const int64_t* idx) { p->host_write(ids_[c], instance, idx, bits); });
+  const uint64_t bits = host_to_bits(as, value, dtype(), name());
+  for (int id : ids_) p->materialize_field(id, "the host");
+  p->copy_field_in(ids_, p->host_instance(*this), &bits, 8, false);
 }
 
 }  // namespace grove

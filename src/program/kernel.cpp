@@ -270,15 +270,22 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   return *kernels.back();
 }
 
+KernelRecord& ProgramImpl::own_kernel(std::vector<int>& made, int key, const std::function<void()>& make) {
+  if (made.size() <= static_cast<size_t>(key)) made.resize(static_cast<size_t>(key) + 1, -1);
+  if (made[static_cast<size_t>(key)] < 0) {
+    make();
+    made[static_cast<size_t>(key)] = static_cast<int>(kernels.size()) - 1;
+  }
+  return *kernels[static_cast<size_t>(made[static_cast<size_t>(key)])];
+}
+
 KernelRecord& ProgramImpl::writer_kernel(int field) {
-  const ir::FieldDecl& d = fields.get(field);
-  const int tree = forest.snode(forest.place_of(field)).tree;
-  // For a field of a tree type, one kernel serves every instance: it takes
-  // the tree as its last argument.
-  const bool typed = is_tree_type(tree);
-  if (writer_kernels.size() <= static_cast<size_t>(field)) writer_kernels.resize(static_cast<size_t>(field) + 1, -1);
-  int& id = writer_kernels[static_cast<size_t>(field)];
-  if (id < 0) {
+  return own_kernel(writer_kernels, field, [&] {
+    const ir::FieldDecl& d = fields.get(field);
+    const int tree = forest.snode(forest.place_of(field)).tree;
+    // For a field of a tree type, one kernel serves every instance: it takes
+    // the tree as its last argument.
+    const bool typed = is_tree_type(tree);
     std::vector<ArgSpec> args;
     for (int a = 0; a < d.ndim(); ++a) args.push_back(arg(DataType::i32, "i" + std::to_string(a)));
     args.push_back(arg(compute_type(d.dtype), "value"));
@@ -290,9 +297,38 @@ KernelRecord& ProgramImpl::writer_kernel(int field) {
       for (int k = 0; k < n; ++k) I.push_back(a[k]);
       f(I) = a[n];
     }, true);
-    id = static_cast<int>(kernels.size()) - 1;
-  }
-  return *kernels[static_cast<size_t>(id)];
+  });
+}
+
+KernelRecord& ProgramImpl::filler_kernel(int field) {
+  return own_kernel(filler_kernels, field, [&] {
+    const ir::FieldDecl& d = fields.get(field);
+    const int tree = forest.snode(forest.place_of(field)).tree;
+    const bool typed = is_tree_type(tree);
+    std::vector<ArgSpec> args{arg(compute_type(d.dtype), "value")};
+    if (typed) args.push_back({DataType::unknown, "tree", tree, weak_from_this()});
+    Field f(weak_from_this(), {field}, 1, 1, -1, typed ? 0 : -1);
+    std::vector<int64_t> shape = d.shape, offset;
+    int64_t total = 1;
+    for (size_t a = 0; a < shape.size(); ++a) {
+      total *= shape[a];
+      offset.push_back(d.offset_of(static_cast<int>(a)));
+    }
+    // Element n, row-major; 32-bit arithmetic where the count allows.
+    const DataType index_type = total <= INT32_MAX ? DataType::i32 : DataType::i64;
+    add_kernel("__fill_" + d.name, std::move(args), [f, shape, offset, total, index_type](Args a) {
+      for_range(Expr::constant(index_type, 0), Expr::constant(index_type, total), [&](Expr n) {
+        Indices I(shape.size());
+        Expr rest = n;
+        for (size_t k = shape.size(); k-- > 0;) {
+          const Expr extent = Expr::constant(index_type, shape[k]);
+          I[k] = cast(DataType::i32, rest % extent + Expr::constant(index_type, offset[k]));
+          rest = rest / extent;
+        }
+        f(I) = a[0];
+      });
+    }, true);
+  });
 }
 
 void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
@@ -341,12 +377,10 @@ std::vector<int> ProgramImpl::nearest_sparse(int snode) const {
 }
 
 KernelRecord& ProgramImpl::clear_kernel(int snode) {
-  const ir::SNodeDecl& s = forest.snode(snode);
-  const bool typed = is_tree_type(s.tree);
-  if (clear_kernels.size() <= static_cast<size_t>(snode)) clear_kernels.resize(static_cast<size_t>(snode) + 1, -1);
-  int& id = clear_kernels[static_cast<size_t>(snode)];
-  if (id < 0) {
-    // One kernel per SNode; for a tree type it takes the instance.
+  // One kernel per SNode; for a tree type it takes the instance.
+  return own_kernel(clear_kernels, snode, [&] {
+    const ir::SNodeDecl& s = forest.snode(snode);
+    const bool typed = is_tree_type(s.tree);
     const SNodeRef handle(snode_handles[static_cast<size_t>(snode)], typed ? 0 : -1);
     const bool dynamic = s.type == ir::SNodeType::dynamic;
     const bool under_root = forest.snode(s.parent).type == ir::SNodeType::root;
@@ -360,9 +394,7 @@ KernelRecord& ProgramImpl::clear_kernel(int snode) {
         for_each(over, [&](Indices I) { deactivate(handle, I); });
       }
     }, true);
-    id = static_cast<int>(kernels.size()) - 1;
-  }
-  return *kernels[static_cast<size_t>(id)];
+  });
 }
 
 void ProgramImpl::deactivate_all(int snode, int instance) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -83,6 +84,31 @@ struct KernelContext {
   int blocks_open = 0;  // nested loop and branch bodies being recorded (ir::kMaxNesting)
 };
 
+// The words of a tree a host copy works on, kept from one copy to the next
+// up to kKeptBytes (a fresh buffer of each copy's size costs it page faults
+// as large as the copy itself); a larger one is freed when the copy ends.
+class HostWords {
+ public:
+  static constexpr size_t kKeptBytes = size_t{64} << 20;
+  class Lease {
+   public:
+    explicit Lease(std::vector<uint32_t>& words) : words_(words) {}
+    ~Lease() {
+      if (words_.capacity() * 4 > kKeptBytes) std::vector<uint32_t>().swap(words_);
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    std::vector<uint32_t>& words() { return words_; }
+
+   private:
+    std::vector<uint32_t>& words_;
+  };
+  Lease lease() { return Lease(words_); }
+
+ private:
+  std::vector<uint32_t> words_;
+};
+
 // Words of the scratch buffer a Program starts with; it grows to what the
 // kernel keeping the most values across tasks needs. Every kernel uses it
 // from word 0: launches run one after the other (each starts with a barrier
@@ -138,6 +164,8 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
   std::vector<int> writer_kernels;  // by field id: the internal kernel writing one element, or -1
   std::vector<int> clear_kernels;   // by SNode id: the internal deactivate_all kernel, or -1
+  std::vector<int> filler_kernels;  // by field id: the internal kernel writing every element, or -1
+  HostWords host_words;             // for host copies of whole fields
 
   // Fields and SNodes
   Field make_field(DataType type, std::string_view name, int n, int m);
@@ -205,8 +233,20 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Grove's own kernels: the one writing an element of a sparse field
   // (activating its cell), and the one deactivating every cell of a sparse
   // SNode; made on first use (and saved in AOT modules).
+  // The kernel made[key] names, made by `make` (which adds it) on first use.
+  KernelRecord& own_kernel(std::vector<int>& made, int key, const std::function<void()>& make);
   KernelRecord& writer_kernel(int field);
   KernelRecord& clear_kernel(int snode);
+  // Grove's own kernel writing its argument to every element of a field
+  // (a sparse field's fill, and the activation before a from_vector).
+  KernelRecord& filler_kernel(int field);
+  // Host copies of whole fields (Field::to_vector, from_vector, fill):
+  // every component of `ids` in `instance`, row-major, components
+  // interleaved; values one per element and component, or one for
+  // all (`each` false): `value_bytes` (4 or 8) bytes each, the bits of the
+  // field's compute type.
+  void copy_field_out(const std::vector<int>& ids, int instance, DataType as, void* out);
+  void copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes, bool each);
   // The sparse SNodes nearest below `snode` (itself excluded).
   std::vector<int> nearest_sparse(int snode) const;
   // Every cell of `snode` (its tree's own instance, or `instance` of a tree type).

@@ -3,6 +3,7 @@
 // cells only, deactivation and reuse.
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "backend_fixture.h"
 
@@ -706,6 +707,93 @@ TEST_P(Sparse, SNodeOperationMistakes) {
   EXPECT_THAT(message("k2", [&] { append(d, {0}, 1); }), HasSubstr("needs a dynamic SNode"));
   EXPECT_THAT(message("k3", [&] { activate(d, {0, 1}); }), HasSubstr("takes 1 index"));
   EXPECT_THAT(message("k4", [&] { length(d, {0}); }), HasSubstr("kernel 'k4'"));
+}
+
+// Whole-field host copies (to_vector, from_vector, fill) of sparse fields
+// agree with a plain model and with element reads on every sparse kind,
+// for vector fields, offsets and fields sharing cells: the copies find the
+// words of a row of elements at once (rt::FieldWalk), element reads walk
+// the tree for each one.
+TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
+  Program prog(config());
+  Field p = prog.vector_field(2, f32, "p");  // 12 x 8 from (-5, 2): pointer blocks of 4 x 2
+  Field b = prog.field(i32, "b");            // 4 x 3 x 6: bitmasked under dense
+  Field d = prog.field(f64, "d"), h = prog.field(u8, "h");  // 3 lists of up to 10
+  SNode& root = prog.root();  // (once laid out, prog.root() starts another tree)
+  root.pointer(ij, {3, 4}).dense(ij, {4, 2}).place({p}, {-5, 2});
+  root.dense(ijk, {2, 1, 3}).bitmasked(ijk, {2, 3, 2}).place(b);
+  SNode& lists = root.dense(i, 3).dynamic(j, 10, 4);
+  lists.place(d, h);
+  // j split by two dense nodes below the pointer, and a field of no index.
+  Field q = prog.field(i64, "q"), z = prog.field(f32, "z");
+  root.pointer(i, 3).dense(ij, {2, 2}).dense(j, 3).place(q);  // 6 x 6
+  root.place(z);
+
+  // A few single elements, in a model that reads 0 everywhere else.
+  std::vector<float> pm(12 * 8 * 2, 0.0f);
+  for (auto [i, j] : {std::pair{-5, 2}, {6, 9}, {0, 5}, {1, 5}}) {
+    const size_t n = static_cast<size_t>((i + 5) * 8 + (j - 2));
+    p[0].write({i, j}, 1.5f * static_cast<float>(n));
+    p[1].write({i, j}, -static_cast<float>(n));
+    pm[2 * n] = 1.5f * static_cast<float>(n);
+    pm[2 * n + 1] = -static_cast<float>(n);
+  }
+  std::vector<int32_t> bm(4 * 3 * 6, 0);
+  for (auto [i, j, k] : {std::tuple{0, 0, 0}, {3, 2, 5}, {2, 1, 4}}) {
+    b.write({i, j, k}, 100 + i * 18 + j * 6 + k);
+    bm[static_cast<size_t>(i * 18 + j * 6 + k)] = 100 + i * 18 + j * 6 + k;
+  }
+  std::vector<double> dm(30, 0.0);
+  d.write({1, 3}, 0.25);  // list 1 grows to 4 elements
+  dm[13] = 0.25;
+  EXPECT_EQ(p.to_vector<float>(), pm);
+  EXPECT_EQ(b.to_vector<int32_t>(), bm);
+  EXPECT_EQ(d.to_vector<double>(), dm);
+
+  // Copies in activate every cell and leave the fields beside them alone.
+  for (size_t n = 0; n < pm.size(); ++n) pm[n] = static_cast<float>(n) * 0.5f - 7.0f;
+  for (size_t n = 0; n < bm.size(); ++n) bm[n] = static_cast<int32_t>(n * n) - 300;
+  for (size_t n = 0; n < dm.size(); ++n) dm[n] = 1.0 / static_cast<double>(n + 1);
+  p.from_vector(pm);
+  b.from_vector(bm);
+  d.from_vector(dm);
+  h.fill(uint8_t{201});
+  EXPECT_EQ(p.to_vector<float>(), pm);
+  EXPECT_EQ(b.to_vector<int32_t>(), bm);
+  EXPECT_EQ(d.to_vector<double>(), dm);
+  for (int i = 0; i < 12; ++i)
+    for (int j = 0; j < 8; ++j)
+      ASSERT_EQ(p[1].read<float>({i - 5, j + 2}), pm[static_cast<size_t>((i * 8 + j) * 2 + 1)]) << i << "," << j;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 6; ++k) ASSERT_EQ(b.read<int32_t>({i, j, k}), bm[static_cast<size_t>(i * 18 + j * 6 + k)]);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 10; ++j) {
+      ASSERT_EQ(d.read<double>({i, j}), dm[static_cast<size_t>(i * 10 + j)]);
+      ASSERT_EQ(h.read<int32_t>({i, j}), 201);
+    }
+  EXPECT_EQ(prog.stats().at(lists.name()).active_cells, 30);
+  std::vector<int64_t> qm(36);
+  for (size_t n = 0; n < qm.size(); ++n) qm[n] = (int64_t{1} << 40) + static_cast<int64_t>(n * 7);
+  q.write({4, 1}, int64_t{5});
+  EXPECT_EQ(q.to_vector<int64_t>()[4 * 6 + 1], 5);
+  q.from_vector(qm);
+  z.from_vector(std::vector<float>{2.5f});
+  EXPECT_EQ(q.to_vector<int64_t>(), qm);
+  EXPECT_EQ(z.to_vector<float>(), std::vector<float>{2.5f});
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) ASSERT_EQ(q.read<int64_t>({i, j}), qm[static_cast<size_t>(i * 6 + j)]);
+
+  // After deactivation everything reads 0; a fill activates every cell again.
+  root.deactivate_all();
+  EXPECT_EQ(prog.stats().at(lists.name()).active_cells, 0);
+  EXPECT_EQ(p.to_vector<float>(), std::vector<float>(pm.size(), 0.0f));
+  EXPECT_EQ(d.to_vector<double>(), std::vector<double>(dm.size(), 0.0));
+  p.fill(-0.5f);
+  b.fill(int32_t{-9});
+  EXPECT_EQ(p.to_vector<float>(), std::vector<float>(pm.size(), -0.5f));
+  EXPECT_EQ(b.to_vector<int64_t>(), std::vector<int64_t>(bm.size(), -9));
+  EXPECT_EQ(p[0].read<float>({6, 9}), -0.5f);
 }
 
 }  // namespace

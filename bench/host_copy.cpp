@@ -1,0 +1,114 @@
+// host_copy.cpp — copies of whole fields between the host and a Program
+// (Field::from_vector, to_vector, fill) against memcpy of the same bytes
+// (std::fill for a fill), on every backend that runs here:
+//
+//   host_from_vector         65,536 x 3 f32 vector field, dense   (Taichi's from_numpy)
+//   host_to_vector           the same, out                         (to_numpy)
+//   host_fill_mat3           65,536 3x3 f32 matrix field, fill     (fill)
+//   host_from_vector_sparse  65,536 f32 under pointer(i, 1024).dense(i, 64), every block active
+//   host_to_vector_sparse    the same, out
+//
+// The Grove side includes what the API does per call: checking every
+// value, and on Vulkan the staging transfers; the sparse copy in also runs
+// Grove's kernel that activates every cell (already active here).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <grove/grove.h>
+
+#include "harness.h"
+
+namespace grove_bench {
+namespace {
+
+constexpr std::int64_t kElements = 1 << 16;
+constexpr int kIterations = 20;
+constexpr int kRepetitions = 3;
+
+void check(bool ok, const std::string& what) {
+  if (!ok) throw grove::Error("wrong result: " + what);
+}
+
+std::vector<float> ramp(std::size_t n) {
+  std::vector<float> v(n);
+  for (std::size_t k = 0; k < n; ++k) v[k] = static_cast<float>(k % 1000) * 0.25f;
+  return v;
+}
+
+struct State {
+  grove::Program prog;
+  grove::Field f;
+  std::vector<float> values, out;
+  explicit State(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
+};
+
+// `f` made by `make`, then copied in and out once and checked.
+std::shared_ptr<State> state(grove::Arch arch, int components,
+                             const std::function<grove::Field(grove::Program&)>& make) {
+  auto s = std::make_shared<State>(arch);
+  s->f = make(s->prog);
+  s->values = ramp(static_cast<std::size_t>(kElements * components));
+  s->out.assign(s->values.size(), 0.0f);
+  s->f.from_vector(s->values);
+  check(s->f.to_vector<float>() == s->values, "to_vector after from_vector");
+  return s;
+}
+
+grove::Field dense_vector(grove::Program& p) { return p.vector_field(3, grove::f32, "v", {kElements}); }
+grove::Field sparse_scalar(grove::Program& p) {
+  grove::Field x = p.field(grove::f32, "x");
+  p.root().pointer(grove::i, kElements / 64).dense(grove::i, 64).place(x);
+  return x;
+}
+
+Pair copy_in(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
+  auto s = state(arch, components, make);
+  const double bytes = 4.0 * static_cast<double>(s->values.size());
+  return {.grove = {[s] { s->f.from_vector(s->values); }, {}},
+          .baseline = {[s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }, {}},
+          .items_per_run = kElements,
+          .bytes_per_run = bytes};
+}
+
+Pair copy_out(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
+  auto s = state(arch, components, make);
+  const double bytes = 4.0 * static_cast<double>(s->values.size());
+  // Both sides make a new vector, as to_vector returns one.
+  return {.grove = {[s] { s->out = s->f.to_vector<float>(); }, {}},
+          .baseline = {[s] { s->out = std::vector<float>(s->values); }, {}},
+          .items_per_run = kElements,
+          .bytes_per_run = bytes};
+}
+
+Pair fill_mat3(grove::Arch arch) {
+  auto s = state(arch, 9, [](grove::Program& p) { return p.matrix_field(3, 3, grove::f32, "m", {kElements}); });
+  s->f.fill(1.5f);
+  const std::vector<float> got = s->f.to_vector<float>();
+  check(std::all_of(got.begin(), got.end(), [](float v) { return v == 1.5f; }), "fill");
+  return {.grove = {[s] { s->f.fill(1.5f); }, {}},
+          .baseline = {[s] { std::fill(s->out.begin(), s->out.end(), 1.5f); }, {}},
+          .items_per_run = kElements,
+          .bytes_per_run = 4.0 * 9 * kElements};
+}
+
+}  // namespace
+
+void register_host_copy() {
+  for (const grove::Arch arch : runnable_backends()) {
+    register_pair("host_from_vector", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_in(arch, 3, dense_vector); });
+    register_pair("host_to_vector", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_out(arch, 3, dense_vector); });
+    register_pair("host_fill_mat3", arch, "fill", kIterations, kRepetitions, [arch] { return fill_mat3(arch); });
+    register_pair("host_from_vector_sparse", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_in(arch, 1, sparse_scalar); });
+    register_pair("host_to_vector_sparse", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_out(arch, 1, sparse_scalar); });
+  }
+}
+
+}  // namespace grove_bench

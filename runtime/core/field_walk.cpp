@@ -1,0 +1,216 @@
+// runtime/core/field_walk.cpp — see field_walk.h.
+#include "runtime/core/field_walk.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/core/assert.h"
+#include "runtime/core/scalar.h"
+
+namespace grove::rt {
+
+FieldWalk::FieldWalk(const TreeLayout& layout, int field) : root_offset_(layout.root_offset) {
+  const FieldLayout* f = layout.field(field);
+  GROVE_ASSERT(f != nullptr, "FieldWalk of a field that is not in this tree");
+  const SNodeLayout& place = layout.node(f->place);
+  const SNodeLayout& target = layout.node(place.parent);
+  const std::vector<int> axes = place.axes();
+  const std::vector<int> path = layout.path(place.parent);
+  shape_ = f->shape;
+  const size_t indices = shape_.size();
+  storage_words_ = storage_words(f->dtype);
+  for (int64_t e : shape_) elements_ *= e;
+  row_ = indices == 0 ? 1 : shape_.back();
+
+  // Each node's digit of each index, as TreeLayout::local_cell computes it.
+  for (size_t n = 1; n < path.size(); ++n) {
+    const SNodeLayout& s = layout.node(path[n]);
+    Level l;
+    l.node = s;
+    l.digits.resize(indices);
+    for (size_t d = 0; d < indices; ++d) {
+      const auto a = static_cast<size_t>(axes[d]);
+      if (((s.axis_mask >> a) & 1) == 0) continue;  // no digit of this index here
+      Digits& g = l.digits[d];
+      g.multiplier = 1;  // cells are row-major over the node's axes
+      for (size_t b = a + 1; b < static_cast<size_t>(kMaxAxes); ++b)
+        if ((s.axis_mask >> b) & 1) g.multiplier *= s.extent[b];
+      g.stride = target.shape[a] / s.shape[a];
+      g.extent = s.extent[a];
+    }
+    if (s.is_sparse()) sparse_levels_ = levels_.size() + 1;
+    levels_.push_back(std::move(l));
+  }
+
+  constant_ = place.component_offset;
+  for (size_t i = sparse_levels_; i < levels_.size(); ++i) constant_ += levels_[i].node.component_offset;
+  outer_part_.resize(indices == 0 ? 0 : indices - 1);
+  for (size_t d = 0; d < outer_part_.size(); ++d) {
+    outer_part_[d].resize(static_cast<size_t>(shape_[d]));
+    for (int64_t u = 0; u < shape_[d]; ++u) outer_part_[d][static_cast<size_t>(u)] = dense_part(d, u);
+  }
+  if (indices == 0) last_step_ = 0;  // one element
+  if (indices > 0) {
+    // The last index's values in one cell of the deepest sparse node: the
+    // digits at that node and above are the same, those below run through.
+    const size_t last = indices - 1;
+    const auto a = static_cast<size_t>(axes.back());
+    span_ = std::min(row_, sparse_levels_ == 0 ? row_ : target.shape[a] / layout.node(path[sparse_levels_]).shape[a]);
+    std::vector<const Level*> splitting;
+    for (size_t i = sparse_levels_; i < levels_.size(); ++i)
+      if (levels_[i].digits[last].multiplier != 0) splitting.push_back(&levels_[i]);
+    if (splitting.empty()) {
+      last_step_ = 0;
+    } else if (splitting.size() == 1 && splitting[0]->digits[last].stride == 1) {
+      last_step_ = splitting[0]->digits[last].multiplier * splitting[0]->node.cell_words;  // k < its extent
+    } else {
+      last_part_.resize(static_cast<size_t>(span_));
+      for (int64_t k = 0; k < span_; ++k) last_part_[static_cast<size_t>(k)] = dense_part(last, k);
+    }
+  }
+  if (dense() && elements_ > 0) {
+    lo_ = hi_ = root_offset_ + constant_;
+    for (const std::vector<int64_t>& part : outer_part_) {
+      lo_ += *std::min_element(part.begin(), part.end());
+      hi_ += *std::max_element(part.begin(), part.end());
+    }
+    if (last_step_ >= 0) {
+      hi_ += (span_ - 1) * last_step_;
+    } else {
+      lo_ += *std::min_element(last_part_.begin(), last_part_.end());
+      hi_ += *std::max_element(last_part_.begin(), last_part_.end());
+    }
+    hi_ += storage_words_;
+  }
+}
+
+int64_t FieldWalk::dense_part(size_t d, int64_t u) const {
+  int64_t part = 0;
+  for (size_t i = sparse_levels_; i < levels_.size(); ++i) part += levels_[i].digits[d].of(u) * levels_[i].node.cell_words;
+  return part;
+}
+
+int64_t FieldWalk::sparse_cell(const int64_t* index, std::span<const uint32_t> words, int64_t words_from) const {
+  auto w = [&](int64_t a) { return words[static_cast<size_t>(a - words_from)]; };
+  int64_t addr = root_offset_;
+  for (size_t i = 0; i < sparse_levels_; ++i) {
+    const Level& s = levels_[i];
+    int64_t c = 0;
+    for (size_t d = 0; d < s.digits.size(); ++d) c += s.digits[d].of(index[d]);
+    addr = cell_in_container(s.node, addr + s.node.component_offset, c, w);
+    if (addr < 0) return -1;
+  }
+  return addr;
+}
+
+void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from, const RunFn& run) const {
+  if (elements_ == 0) return;
+  const size_t indices = shape_.size();
+  std::vector<int64_t> index(std::max<size_t>(indices, 1), 0);
+  const size_t last = indices == 0 ? 0 : indices - 1;
+  for (int64_t first = 0; first < elements_; first += row_) {
+    int64_t outer = constant_;
+    for (size_t d = 0; d < outer_part_.size(); ++d) outer += outer_part_[d][static_cast<size_t>(index[d])];
+    for (int64_t u0 = 0; u0 < row_; u0 += span_) {  // a cell of the deepest sparse node: one walk
+      index[last] = u0;
+      const int64_t cell = sparse_cell(index.data(), words, words_from);
+      Run r;
+      r.first = first + u0;
+      r.count = std::min(span_, row_ - u0);
+      r.address = cell < 0 ? -1 : cell + outer;
+      r.step = last_step_;
+      if (last_step_ < 0) r.offsets = last_part_.data();
+      run(r);
+    }
+    for (size_t d = last; d-- > 0;) {  // the next row: the indices before the last, row-major
+      if (++index[d] < shape_[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
+                       DataType as, void* out, size_t stride, size_t component) {
+  auto* bytes = static_cast<unsigned char*>(out);
+  const size_t size = host_value_bytes(as);
+  const DataType from = compute_type(dtype);
+  // The host's type is the field's own, in whole words: the words are the value.
+  const bool same = as == dtype && as != DataType::u1 && as != DataType::f16 && bit_width(as) >= 32;
+  auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
+  walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    unsigned char* to = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
+    const size_t to_step = stride * size;
+    if (r.address < 0) {
+      for (int64_t k = 0; k < r.count; ++k) std::memset(to + static_cast<size_t>(k) * to_step, 0, size);
+    } else if (same && size == 4 && !r.offsets) {
+      if (r.step == 1 && stride == 1) {
+        std::memcpy(to, w(r.address), static_cast<size_t>(r.count) * 4);
+      } else {
+        auto* o = reinterpret_cast<uint32_t*>(to);
+        const uint32_t* in = w(r.address);
+        for (int64_t k = 0; k < r.count; ++k) o[static_cast<size_t>(k) * stride] = in[k * r.step];
+      }
+    } else if (same) {
+      for (int64_t k = 0; k < r.count; ++k) std::memcpy(to + static_cast<size_t>(k) * to_step, w(r.word(k)), size);
+    } else {
+      for (int64_t k = 0; k < r.count; ++k) {
+        const uint64_t v = cast_bits(from, as, load_element(words, r.word(k) - words_from, dtype));
+        unsigned char* at = to + static_cast<size_t>(k) * to_step;
+        if (as == DataType::u1) {
+          const bool b = v != 0;
+          std::memcpy(at, &b, sizeof b);
+        } else {
+          std::memcpy(at, &v, size);
+        }
+      }
+    }
+  });
+}
+
+std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
+                                           int64_t words_from, const void* values, size_t value_bytes, bool each,
+                                           size_t stride, size_t component) {
+  int64_t lo = INT64_MAX, hi = 0;
+  const int64_t size = storage_words(dtype);
+  // store_element, written out: values are in their compute type, one word
+  // (the low bits) or two; f16 keeps its own bits in the low half.
+  const bool f16 = dtype == DataType::f16;
+  auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
+  walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
+    const auto* v = static_cast<const unsigned char*>(values) +
+                    (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;
+    const size_t v_step = (each ? stride : 0) * value_bytes;
+    auto value = [&](int64_t k) {
+      uint64_t x = 0;
+      if (value_bytes == 4) std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 4);
+      else std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 8);
+      return x;
+    };
+    if (size == 1 && !f16 && !r.offsets) {
+      uint32_t* to = w(r.address);
+      for (int64_t k = 0; k < r.count; ++k) to[k * r.step] = static_cast<uint32_t>(value(k));
+    } else {
+      for (int64_t k = 0; k < r.count; ++k) {
+        uint64_t x = value(k);
+        if (f16) x = cast_bits(DataType::f32, DataType::f16, x);
+        uint32_t* to = w(r.word(k));
+        to[0] = static_cast<uint32_t>(x);
+        if (size == 2) to[1] = static_cast<uint32_t>(x >> 32);
+      }
+    }
+    for (const int64_t k : {int64_t{0}, r.count - 1}) {  // a run's words rise or fall with k, or (offsets) not:
+      lo = std::min(lo, r.word(k));
+      hi = std::max(hi, r.word(k));
+    }
+    if (r.offsets)
+      for (int64_t k = 0; k < r.count; ++k) {
+        lo = std::min(lo, r.word(k));
+        hi = std::max(hi, r.word(k));
+      }
+  });
+  hi += size;
+  return hi > lo ? std::pair{lo, hi} : std::pair<int64_t, int64_t>{0, 0};  // (nothing stored: hi is `size`)
+}
+
+}  // namespace grove::rt

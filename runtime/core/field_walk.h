@@ -1,0 +1,114 @@
+// runtime/core/field_walk.h — the words of every element of one field, for
+// host copies of whole fields (Field::to_vector, from_vector and fill,
+// runtime::Tree::to_vector): the addressing of TreeLayout::find_element,
+// computed a row at a time instead of walked per element.
+//
+// A cell number of one node is a sum over the field's indices (each index
+// gives the node's digits of its own axis), so each node's part per index
+// value is looked up in a table made once. Below the deepest sparse node
+// the path is dense, and an element's word is that node's cell plus a sum
+// of table entries; the walk through the sparse nodes (reading slots and
+// masks) is made once per cell of the deepest one, not per element.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "runtime/core/tree_layout.h"
+
+namespace grove::rt {
+
+class FieldWalk {
+ public:
+  FieldWalk(const TreeLayout& layout, int field);
+
+  // Whether no sparse node lies above the field: its words then depend on
+  // nothing in the tree, and reading it needs no words of the tree.
+  bool dense() const { return sparse_levels_ == 0; }
+  int64_t elements() const { return elements_; }
+  // Elements per row: the extent of the last index (1 for a field of no index).
+  int64_t row_length() const { return row_; }
+  // Dense fields: the first word of any element and one past the last
+  // element's last word.
+  int64_t first_word() const { return lo_; }
+  int64_t end_word() const { return hi_; }
+
+  // Elements [first, first + count) of one row (row-major over the
+  // field's indices) in one cell of the deepest sparse node: element
+  // first + k is at word address + k * step, or address + offsets[k] when
+  // `offsets` is not null; address -1 when that cell is inactive.
+  struct Run {
+    int64_t first = 0, count = 0;
+    int64_t address = -1, step = 0;
+    const int64_t* offsets = nullptr;
+    int64_t word(int64_t k) const { return address + (offsets ? offsets[k] : k * step); }
+  };
+  // Calls run(r) for every run of elements in order. `words` is the tree's
+  // buffer from word `words_from` on; only sparse fields read it (their
+  // slots and masks).
+  using RunFn = std::function<void(const Run& r)>;
+  void for_each_run(std::span<const uint32_t> words, int64_t words_from, const RunFn& run) const;
+
+ private:
+  struct Digits {  // one index's digit at one node: (u / stride) % extent, times multiplier
+    int64_t stride = 1, extent = 1, multiplier = 0;  // multiplier 0: the node does not split its axis
+    int64_t of(int64_t u) const { return multiplier == 0 ? 0 : (u / stride) % extent * multiplier; }
+  };
+  struct Level {
+    SNodeLayout node;            // a copy: a walk needs no layout once made
+    std::vector<Digits> digits;  // per index
+  };
+  // The word of the deepest sparse node's cell for the element at `index`
+  // (one value per field index), or -1.
+  int64_t sparse_cell(const int64_t* index, std::span<const uint32_t> words, int64_t words_from) const;
+  // What the dense levels below the deepest sparse one add to an element's
+  // word for value u of index d.
+  int64_t dense_part(size_t d, int64_t u) const;
+
+  int64_t root_offset_ = 0;
+  std::vector<Level> levels_;   // root's children down to the place's parent
+  size_t sparse_levels_ = 0;    // levels_[0, sparse_levels_) hold every sparse one
+  std::vector<int64_t> shape_;  // per index
+  // dense_part for every value of each index but the last.
+  std::vector<std::vector<int64_t>> outer_part_;
+  // The last index: values in blocks of `span_` (one cell of the deepest
+  // sparse node each, or the whole row), and its dense part at offset k
+  // in a block: k * last_step_ when one node splits it below the deepest
+  // sparse node, else last_part_[k].
+  int64_t span_ = 1;
+  int64_t last_step_ = -1;
+  std::vector<int64_t> last_part_;
+  int64_t constant_ = 0;        // component offsets below the deepest sparse level, the place's included
+  int64_t elements_ = 1, row_ = 1;
+  int64_t lo_ = 0, hi_ = 0;
+  int64_t storage_words_ = 1;
+};
+
+// Bytes a host value of type `as` takes (u1: a bool).
+inline size_t host_value_bytes(DataType as) {
+  return as == DataType::u1 ? sizeof(bool) : static_cast<size_t>(bit_width(as) / 8);
+}
+
+// Copies every element of `walk`'s field (of type `dtype`) out of `words`
+// (the tree's buffer from word `words_from` on) as host values of type
+// `as`: element n goes to value n * stride + component of `out` (stride
+// and component interleave a vector field's components); inactive cells
+// give 0.
+void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
+                       DataType as, void* out, size_t stride = 1, size_t component = 0);
+
+// Stores values into every element of `walk`'s field (of type `dtype`) in
+// `words` (the tree's buffer from word `words_from` on): `value_bytes`
+// (4 or 8) bytes each from `values`, the bits of the field's compute type
+// (4 bytes: its low word), one value for all or (`each`) one per element,
+// element n's at value n * stride + component. Every element must be
+// active: a -1 address is an internal error. Returns the words written,
+// [first, end), or (0, 0).
+std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
+                                           int64_t words_from, const void* values, size_t value_bytes, bool each,
+                                           size_t stride = 1, size_t component = 0);
+
+}  // namespace grove::rt
