@@ -691,6 +691,40 @@ TEST_P(SparseMore, WritingTheVisitedCellKeepsTheLists) {
   EXPECT_EQ(prog.stats().find(cells.name())->listgen_runs, 2);
 }
 
+// The Laplacian of issue 34: x and y in blocks of their own under one
+// pointer, a struct-for over x writing y at its own cell. y's cell there
+// lies in the same (active) pointer cell through dense nodes only, so the
+// write activates nothing and the lists are made once, not every launch.
+TEST_P(SparseMore, WritingASiblingFieldAtTheVisitedCellKeepsTheLists) {
+  Program prog(config());
+  Field x = prog.field(f32, "x"), y = prog.field(f32, "y"), z = prog.field(f32, "z");
+  SNode& blocks = prog.root().pointer(ijk, 4);
+  SNode& xs = blocks.dense(ijk, 4);
+  xs.place(x);
+  blocks.dense(ijk, 4).place(y);
+  blocks.dense(ijk, 2).pointer(ijk, 2).place(z);  // the same index space, but a pointer between
+  Kernel seed = prog.kernel("seed", [&] {
+    for_range(0, 3, [&](Expr n) { x(n * 5, 1, 2) = cast(f32, n + 1); });
+  });
+  Kernel lap = prog.kernel("lap", [&] {
+    for_each(x, [&](Expr i, Expr j, Expr k) {
+      y(i, j, k) = x(i + 1, j, k) + x(i - 1, j, k) + x(i, j + 1, k) + x(i, j - 1, k) + x(i, j, k + 1) +
+                   x(i, j, k - 1) - 6.0f * x(i, j, k);
+    });
+  });
+  seed();
+  for (int n = 0; n < 32; ++n) lap();
+  EXPECT_EQ(prog.stats().at(xs.name()).listgen_runs, 1);
+  EXPECT_EQ(prog.stats().at(blocks.name()).active_cells, 3);  // (0,1,2), (5,1,2), (10,1,2): three blocks
+  EXPECT_EQ(y.read<float>({5, 1, 2}), -12.0f);
+  EXPECT_EQ(y.read<float>({4, 1, 2}), 2.0f);  // in the block of (5, 1, 2), beside it
+  // A write through a sparse node below the shared one may activate.
+  Kernel into_z = prog.kernel("into_z", [&] { for_each(x, [&](Expr i, Expr j, Expr k) { z(i, j, k) = 1.0f; }); });
+  into_z();
+  lap();
+  EXPECT_EQ(prog.stats().at(xs.name()).listgen_runs, 2);
+}
+
 TEST_P(SparseMore, PrintInsideASparseStructFor) {
   Program prog(config());
   Field x = prog.field(i32, "x");

@@ -15,26 +15,57 @@
 
 namespace grove::ir {
 
-bool is_own_cell_access(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
-  int node = struct_for->field() >= 0 ? f.snode(f.place_of(struct_for->field())).parent : struct_for->snode();
-  if (f.snode(f.place_of(access->field())).parent != node) return false;
+namespace {
+
+int struct_for_node(const SNodeForest& f, const Stmt* struct_for) {
+  return struct_for->field() >= 0 ? f.snode(f.place_of(struct_for->field())).parent : struct_for->snode();
+}
+
+// Whether `access` (inside `struct_for`) takes the loop's own indices: the
+// same instance, the loop's indices in order, with the offset of the field
+// the loop runs over (none for an SNode). Not in a dynamic SNode's loop: an
+// element below the length may lie in a chunk never allocated (written past
+// it), and writing it allocates.
+bool at_loop_indices(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
   if (access->tree_param() != struct_for->tree_param()) return false;  // another instance
-  // The loop's indices carry the offset of the field it loops over (none
-  // for an SNode): the access must take the same one.
   const FieldDecl& accessed = fields.get(access->field());
   for (int d = 0; d < accessed.ndim(); ++d) {
     const int64_t loop_offset = struct_for->field() >= 0 ? fields.get(struct_for->field()).offset_of(d) : 0;
     if (accessed.offset_of(d) != loop_offset) return false;
   }
-  // A dynamic element below the length may lie in a chunk never allocated
-  // (written past it): writing it allocates, so it is not a plain access.
-  if (f.snode(node).type == SNodeType::dynamic) return false;
+  if (f.snode(struct_for_node(f, struct_for)).type == SNodeType::dynamic) return false;
   std::span<Stmt* const> idx = access->indices();
   for (size_t a = 0; a < idx.size(); ++a) {
     const Stmt* i = idx[a];
     if (i->kind() != StmtKind::LoopIndex || i->loop() != struct_for || i->index() != static_cast<int>(a))
       return false;
   }
+  return true;
+}
+
+}  // namespace
+
+bool is_own_cell_access(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
+  return f.snode(f.place_of(access->field())).parent == struct_for_node(f, struct_for) &&
+         at_loop_indices(f, fields, access, struct_for);
+}
+
+bool is_within_own_cells(const SNodeForest& f, const FieldTable& fields, const Stmt* access, const Stmt* struct_for) {
+  if (!at_loop_indices(f, fields, access, struct_for)) return false;
+  const SNodeDecl& loop = f.snode(struct_for_node(f, struct_for));
+  const int place_parent = f.snode(f.place_of(access->field())).parent;
+  const SNodeDecl& placed = f.snode(place_parent);
+  // The same indices name the same point of both index spaces.
+  if (placed.axes() != loop.axes()) return false;
+  for (int a : loop.axes())
+    if (placed.shape[static_cast<size_t>(a)] != loop.shape[static_cast<size_t>(a)]) return false;
+  // Up from the accessed cell to the nearest node above the loop's cell:
+  // that node's cell is active (the loop visits an active cell below it),
+  // and nothing sparse may lie between.
+  std::set<int> above_loop;
+  for (int n = loop.id; n >= 0; n = f.snode(n).parent) above_loop.insert(n);
+  for (int n = place_parent; above_loop.count(n) == 0; n = f.snode(n).parent)
+    if (f.snode(n).is_sparse()) return false;
   return true;
 }
 
@@ -56,9 +87,10 @@ std::set<BoundSNode> deactivated_snodes(Block* block) {
   return out;
 }
 
-// The SNodes whose activity `block` may change. A write to the very cell a
-// struct-for visits (its loop indices, a field of the SNode it loops over)
-// changes nothing: that cell is active, unless the loop deactivates cells.
+// The SNodes whose activity `block` may change. A write at the indices of
+// the cell a struct-for visits, to a field of that cell or of one beside it
+// under the same sparse ancestors (is_within_own_cells), changes nothing:
+// those cells are active, unless the loop deactivates cells.
 void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* block, std::set<BoundSNode>& out) {
   const Stmt* own_loop = nullptr;
   if (block->size() > 0) {
@@ -67,7 +99,7 @@ void collect_modifies(const SNodeForest& f, const FieldTable& fields, Block* blo
   }
   walk(block, [&](Stmt* s) {
     if (is_field_access(s->kind()) && s->kind() != StmtKind::FieldLoad) {
-      if (own_loop && is_own_cell_access(f, fields, s, own_loop)) return;
+      if (own_loop && is_within_own_cells(f, fields, s, own_loop)) return;
       add_sparse_path(f, f.snode(f.place_of(s->field())).parent, s->tree_param(), out);
     } else if (s->kind() == StmtKind::SNodeOp) {
       switch (s->snode_op()) {

@@ -55,5 +55,13 @@ OffloadResult offload(Kernel& kernel, const OffloadOptions& options);
 // activates nor needs a lookup (lower_access uses the address the loop has).
 bool is_own_cell_access(const SNodeForest& forest, const FieldTable& fields, const Stmt* access,
                         const Stmt* struct_for);
+// Whether a field access inside `struct_for` at the loop's own indices (as
+// above) reaches a cell that is active whenever the loop's cell is: a field
+// of the same index space whose path leaves the loop's path only below its
+// last sparse node that both share, through dense nodes alone (a field
+// placed in a dense block beside the loop's, under the same pointer). A
+// write there activates nothing, so the lists stay as they are.
+bool is_within_own_cells(const SNodeForest& forest, const FieldTable& fields, const Stmt* access,
+                         const Stmt* struct_for);
 
 }  // namespace grove::ir
