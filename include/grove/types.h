@@ -38,6 +38,12 @@ inline constexpr DataType u64 = DataType::u64;
 inline constexpr DataType f16 = DataType::f16;
 inline constexpr DataType f32 = DataType::f32;
 inline constexpr DataType f64 = DataType::f64;
+// The Program's float type, Config::default_fp (Taichi's `float` as a
+// dtype): a field, kernel argument, cast, constant or Var declared `real`
+// is f32 or f64 as the Program's Config says, so that one setting moves a
+// simulation between precisions. Not a type of its own: the Program
+// resolves it where it is given (type_name says "real").
+inline constexpr DataType real = static_cast<DataType>(0x80);
 
 // "i32", "f16", ...; "unknown" for DataType::unknown.
 std::string_view type_name(DataType t);

@@ -10,7 +10,10 @@ constexpr std::array<std::string_view, 13> kNames = {
     "unknown", "u1", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64"};
 }
 
-std::string_view type_name(DataType t) { return kNames[static_cast<size_t>(t)]; }
+std::string_view type_name(DataType t) {
+  if (t == real) return "real";
+  return static_cast<size_t>(t) < kNames.size() ? kNames[static_cast<size_t>(t)] : "unknown";
+}
 
 DataType parse_type(std::string_view name) {
   for (size_t i = 1; i < kNames.size(); ++i)

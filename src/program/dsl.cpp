@@ -203,6 +203,7 @@ Expr Expr::constant(DataType type, double value) {
 // A constant of `type` from a value of `from` (i64, u64 or f64), by the
 // rule host values follow (rt::argument_problem).
 Expr Expr::constant_bits(DataType type, DataType from, uint64_t bits) {
+  type = current().program->resolve(type);
   if (type == DataType::unknown) fail("Expr::constant needs a data type (i32, f32, ...), not unknown");
   const std::string problem = rt::argument_problem(from, bits, type);
   if (!problem.empty())
@@ -260,6 +261,7 @@ Expr select(const Expr& cond, const Expr& a, const Expr& c) {
   return Expr(b().select(use(cond), use(a), use(c)));
 }
 Expr cast(DataType type, const Expr& x) {
+  type = current().program->resolve(type);
   if (type == DataType::unknown) fail("cast to an unknown type");
   return Expr(b().cast(type, use(x)));
 }
@@ -340,6 +342,7 @@ Expr norm(const Vec& a) { return sqrt(norm_sqr(a)); }
 Var::Var(const Expr& init) : Var(init.type(), init) {}
 namespace {
 DataType checked_var_type(DataType type) {
+  type = current().program->resolve(type);
   if (type == DataType::unknown)
     fail("a Var needs a data type (i32, f32, ...), not unknown; give one, or an initial value to "
          "take the type from");

@@ -259,7 +259,8 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   rec->name = std::move(name);
   rec->args = std::move(args);
   int scalars = 0, trees = 0;
-  for (const ArgSpec& a : rec->args) {
+  for (ArgSpec& a : rec->args) {
+    if (a.tree_type < 0) a.type = resolve(a.type);
     rec->scalar_index.push_back(a.tree_type >= 0 ? -1 : scalars++);
     rec->tree_index.push_back(a.tree_type >= 0 ? trees++ : -1);
   }

@@ -160,6 +160,7 @@ void ProgramImpl::ensure_scratch(int64_t words) {
 }
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {
+  type = resolve(type);
   if (type == DataType::unknown) throw Error("a field needs a data type (f32, i32, ...)");
   if (n < 1 || m < 1 || n * m > kMaxComponents)
     throw Error("field '" + std::string(name) + "': a vector or matrix field has 1 to " +

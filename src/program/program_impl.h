@@ -167,6 +167,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   std::vector<int> filler_kernels;  // by field id: the internal kernel writing every element, or -1
   HostWords host_words;             // for host copies of whole fields
 
+  // `type`, with `real` taken as Config::default_fp.
+  DataType resolve(DataType type) const { return type == real ? config.default_fp : type; }
+
   // Fields and SNodes
   Field make_field(DataType type, std::string_view name, int n, int m);
   // A field of `shape` on its own root-level dense node (Program::field with

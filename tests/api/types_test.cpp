@@ -15,6 +15,42 @@ namespace {
 class Types : public grove::testing::BackendTest {};
 GROVE_ALL_BACKENDS(Types);
 
+// `real` is the Program's Config::default_fp wherever a type is given: one
+// setting moves fields, arguments, casts, constants and Vars between f32
+// and f64 (Taichi's default_fp). Each run is checked against the same
+// arithmetic in C++ in that precision.
+template <typename F>
+void check_real_program(const Config& base, DataType fp) {
+  Config c = base;
+  c.default_fp = fp;
+  Program prog(c);
+  Field x = prog.field(real, "x", {4});
+  Field v = prog.vector_field(2, real, "v", {4});
+  Kernel k = prog.kernel("k", {arg(real, "h")}, [&](Args a) {
+    for_range(0, 4, [&](Expr i) {
+      Var acc(real, Expr::constant(real, 0.1));
+      acc = acc + cast(real, i) * a[0];
+      x(i) = acc;
+      v(i) = Vec{acc * 3.0, Expr::constant(real, 1) / 3.0};
+    });
+  });
+  k(0.7);
+  EXPECT_EQ(x.dtype(), fp);
+  EXPECT_EQ(v[1].dtype(), fp);
+  for (int i = 0; i < 4; ++i) {
+    const F acc = F(0.1) + static_cast<F>(i) * F(0.7);
+    EXPECT_EQ(x.read<F>({i}), acc) << i;
+    EXPECT_EQ(v[0].read<F>({i}), acc * F(3.0)) << i;
+    EXPECT_EQ(v[1].read<F>({i}), F(1) / F(3.0)) << i;
+  }
+}
+
+TEST_P(Types, RealIsTheProgramsDefaultFloat) {
+  check_real_program<float>(config(), f32);
+  check_real_program<double>(config(), f64);
+  EXPECT_EQ(type_name(real), "real");
+}
+
 TEST_P(Types, F16FieldsRoundToNearestEven) {
   Program prog(config());
   Field h = prog.field(f16, "h", {4});
