@@ -6,6 +6,7 @@
 //   cpu_triad     a = b + s c             2^28 f32 (3 GiB per side)   STREAM triad
 //   cpu_saxpy     y = a x + y             2^28 f32 (2 GiB per side)
 //   cpu_stencil5  one Jacobi step, 8192^2 f32 (512 MiB per side)
+//   cpu_stencil5_nd  the same written as for_range over the shape (Taichi's ndrange)
 //   cpu_sum       the sum of 2^28 i32    (1 GiB per side)
 //
 // Copy and triad calibrate: their baselines run at the machine's memory
@@ -201,12 +202,12 @@ cpp::LineVector<float> stencil_input() {
   return a;
 }
 
-Pair stencil_pair(int threads) {
+Pair stencil_pair(int threads, bool ndrange) {
   struct Grove {
     grove::Program prog;
     grove::Field a, b;
     grove::Kernel init, step;
-    explicit Grove(int threads) : prog(cpu_config(threads)) {
+    Grove(int threads, bool ndrange) : prog(cpu_config(threads)) {
       a = prog.field(grove::f32, "a", {kStencilN, kStencilN});
       b = prog.field(grove::f32, "b", {kStencilN, kStencilN});
       init = prog.kernel("init", [this] {
@@ -216,6 +217,15 @@ Pair stencil_pair(int threads) {
       });
       // Rows in parallel, each row a serial loop: Taichi's
       // `for i, j in ti.ndrange((1, n - 1), (1, n - 1))` as written by hand.
+      if (ndrange) {  // Taichi's form itself: for_range over the shape
+        step = prog.kernel("jacobi_nd", [this] {
+          constexpr int n = static_cast<int>(kStencilN);
+          grove::for_range({{1, n - 1}, {1, n - 1}}, [&](Expr i, Expr j) {
+            b(i, j) = 0.25f * (a(i - 1, j).load() + a(i + 1, j).load() + a(i, j - 1).load() + a(i, j + 1).load());
+          });
+        });
+        return;
+      }
       step = prog.kernel("jacobi", [this] {
         constexpr std::int64_t n = kStencilN;
         grove::for_range(1, n - 1, [&](Expr i) {
@@ -226,7 +236,7 @@ Pair stencil_pair(int threads) {
       });
     }
   };
-  auto g = std::make_shared<Grove>(threads);
+  auto g = std::make_shared<Grove>(threads, ndrange);
   auto t = std::make_shared<cpp::Threads>(threads);
   auto a = std::make_shared<cpp::LineVector<float>>(stencil_input());
   auto b = std::make_shared<cpp::LineVector<float>>(a->size(), 0.0f);
@@ -296,7 +306,9 @@ void register_cpu_dense() {
     register_pair(workload("cpu_saxpy", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return saxpy_pair(threads); });
     register_pair(workload("cpu_stencil5", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
-                  [threads] { return stencil_pair(threads); });
+                  [threads] { return stencil_pair(threads, false); });
+    register_pair(workload("cpu_stencil5_nd", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
+                  [threads] { return stencil_pair(threads, true); });
     register_pair(workload("cpu_sum", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return sum_pair(threads); });
   }

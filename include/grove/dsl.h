@@ -294,6 +294,26 @@ void for_each(const SNodeRef& snode, const std::function<void(Indices)>& body);
 void for_each(const Field& field, const std::function<void(Indices)>& body, int arity);
 void for_each(const SNodeRef& snode, const std::function<void(Indices)>& body, int arity);
 
+// One axis of a multi-dimensional range: [0, end), or {begin, end}.
+struct RangeAxis {
+  template <typename E>
+    requires(std::is_constructible_v<Expr, const E&> && !std::is_same_v<E, RangeAxis>)
+  RangeAxis(const E& end) : begin(0), end(end) {}  // NOLINT(google-explicit-constructor)
+  template <typename B, typename E>
+  RangeAxis(const B& begin, const E& end) : begin(begin), end(end) {}
+  Expr begin, end;
+};
+// for i, j in ti.ndrange(n, m): every point of a shape, the last axis
+// fastest; each axis an end ({n, m}) or a begin and an end ({{1, n - 1},
+// {1, m - 1}}). At the top level of a kernel it is one parallel loop with
+// no division per point: on a CPU each iteration takes a piece of a row
+// (the last axis), a loop the compiler vectorises; on a GPU each thread
+// takes one point, consecutive threads consecutive points of a row. Its
+// bounds' type is its indices' (i32 for int literals; a shape of constant
+// extents past 2^31 points counts in i64). As in a top-level for_range,
+// break_() is refused directly inside it and continue_() ends the point.
+void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(Indices)>& body, int arity = -1);
+
 namespace detail {
 // How many Exprs a struct-for body takes (0..4).
 template <typename F>
@@ -332,6 +352,13 @@ template <typename F>
   requires(!std::is_invocable_v<F, Indices>)
 void for_each(const SNodeRef& snode, F&& body) {
   for_each(snode, detail::per_axis(body), detail::struct_for_arity<F>());
+}
+
+// for_range over a shape with one Expr per axis: for_range({n, m}, [&](Expr i, Expr j) { ... }).
+template <typename F>
+  requires(!std::is_invocable_v<F, Indices>)
+void for_range(std::initializer_list<RangeAxis> axes, F&& body) {
+  for_range(axes, detail::per_axis(body), detail::struct_for_arity<F>());
 }
 
 class IfBuilder {

@@ -551,6 +551,113 @@ void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr
   });
 }
 
+namespace {
+
+// Serial loops over axes[d..], innermost last, then body(I).
+void nested_ranges(const std::vector<RangeAxis>& axes, size_t d, Indices& I, const std::function<void(Indices)>& body) {
+  if (d == axes.size()) {
+    body(I);
+    return;
+  }
+  for_range(axes[d].begin, axes[d].end, [&](Expr v) {
+    I[d] = v;
+    nested_ranges(axes, d + 1, I, body);
+  });
+}
+
+// The extent of an axis whose bounds are constants, or -1.
+int64_t constant_extent(const RangeAxis& a) {
+  const ir::Stmt* b = a.begin.stmt();
+  const ir::Stmt* e = a.end.stmt();
+  if (b == nullptr || e == nullptr || !b->is_const() || !e->is_const()) return -1;
+  return std::max<int64_t>(0, e->const_int() - b->const_int());
+}
+
+}  // namespace
+
+void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(Indices)>& body, int arity) {
+  const std::vector<RangeAxis> ax(axes);
+  if (ax.empty() || ax.size() > static_cast<size_t>(ir::kMaxAxes))
+    fail("for_range over a shape takes 1 to " + std::to_string(ir::kMaxAxes) + " axes, got " +
+         std::to_string(ax.size()));
+  if (arity >= 0 && arity != static_cast<int>(ax.size()))
+    fail("for_range over " + std::to_string(ax.size()) + " axes with a body taking " + std::to_string(arity) +
+         " indices; take one Expr per axis, or an Indices");
+  for (const RangeAxis& a : ax)
+    for (const Expr* e : {&a.begin, &a.end})
+      if (!is_integral(e->type()) || e->type() == DataType::u1)
+        fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
+             "; cast them with cast(i32, ...)");
+  Indices I(ax.size());
+  if (!at_kernel_top_level() || ax.size() == 1) {
+    nested_ranges(ax, 0, I, body);
+    return;
+  }
+  // One parallel loop over (points of the axes before the last) x (pieces
+  // of the last axis): an iteration finds its point with a division per
+  // axis, then runs through its piece of the row. A row of constant extent
+  // is cut into equal pieces of constant bounds (one piece: the whole row,
+  // a loop with the row's own bounds).
+  const size_t last = ax.size() - 1;
+  int64_t piece = current().program->backend->range_piece();
+  int64_t known_pieces = -1;  // the pieces of a row, when constant
+  if (const int64_t e = constant_extent(ax[last]); e >= 0 && piece > 1) {
+    known_pieces = std::max<int64_t>(1, (e + piece - 1) / piece);
+    piece = std::max<int64_t>(1, (e + known_pieces - 1) / known_pieces);
+  }
+  std::vector<Expr> extents;
+  for (const RangeAxis& a : ax) extents.push_back(max(a.end - a.begin, Expr(0)));
+  Expr pieces = known_pieces > 0 ? Expr(static_cast<int>(known_pieces))
+                : piece == 1     ? extents[last]
+                                 : (extents[last] + Expr(static_cast<int>(piece - 1))) / static_cast<int>(piece);
+  Expr total = pieces;
+  for (size_t d = 0; d < last; ++d) total = total * extents[d];
+  // Constant extents whose iterations pass i32 count in i64.
+  int64_t iterations = known_pieces > 0 ? known_pieces : constant_extent(ax[last]);
+  for (size_t d = 0; d < last && iterations >= 0; ++d) {
+    const int64_t e = constant_extent(ax[d]);
+    if (e < 0 || __builtin_mul_overflow(iterations, e, &iterations)) iterations = -1;
+  }
+  if (iterations > INT32_MAX && total.type() != DataType::i64) {
+    for (Expr& e : extents) e = cast(DataType::i64, e);
+    pieces = cast(DataType::i64, pieces);
+    total = Expr::constant(DataType::i64, iterations);
+  }
+  ir::Stmt* loop = b().range_for(use(cast(total.type(), Expr(0))), use(total));
+  in_block(loop->body(), [&] {
+    in_loop(ir::StmtKind::RangeFor, true, [&] {
+      const Expr t(b().loop_index(loop, 0));
+      const bool whole_rows = known_pieces == 1;
+      Expr rest = whole_rows ? t : t / pieces;
+      for (size_t d = last; d-- > 0;) {
+        I[d] = cast(ax[d].begin.type(), (d == 0 ? rest : rest % extents[d])) + ax[d].begin;
+        if (d > 0) rest = rest / extents[d];
+      }
+      if (piece == 1 && !whole_rows) {
+        I[last] = cast(ax[last].begin.type(), t % pieces) + ax[last].begin;
+        body(I);
+        return;
+      }
+      ir::Stmt* row = nullptr;
+      if (whole_rows) {
+        row = b().range_for(use(ax[last].begin), use(ax[last].end));
+      } else {
+        const Expr first = (t % pieces) * static_cast<int>(piece);
+        const Expr end = min(first + static_cast<int>(piece), extents[last]);
+        const Expr begin_last = cast(first.type(), ax[last].begin);
+        row = b().range_for(use(first + begin_last), use(end + begin_last));
+      }
+      in_block(row->body(), [&] {
+        // Still the parallel loop's point: break_() is refused here too.
+        in_loop(ir::StmtKind::RangeFor, true, [&] {
+          I[last] = cast(ax[last].begin.type(), Expr(b().loop_index(row, 0)));
+          body(I);
+        });
+      });
+    });
+  });
+}
+
 void for_each(const Field& field, const std::function<void(Indices)>& body) {
   for_each(field, body, -1);
 }

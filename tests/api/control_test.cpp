@@ -2,6 +2,8 @@
 #include "backend_fixture.h"
 
 using namespace grove;
+using grove::testing::error_of;
+using ::testing::HasSubstr;
 
 namespace {
 
@@ -101,6 +103,53 @@ TEST_P(Control, NestedSerialLoopsInsideAStructFor) {
   });
   k();
   EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 3, 6, 10}));
+}
+
+// for_range over a shape (Taichi's ndrange) visits every point once, the
+// last axis fastest, with begins, a last axis that is no multiple of the
+// CPU's row piece, bounds from arguments, an empty axis, and nested inside
+// another loop; a C++ loop over the same shape is the model.
+TEST_P(Control, RangeOverAShapeVisitsEveryPointOnce) {
+  Program prog(config());
+  Field hits = prog.field(i32, "hits", {6, 300});
+  Field cube = prog.field(i64, "cube", {3, 4, 5});
+  Field count = prog.field(i32, "count", {});
+  Kernel k = prog.kernel("k", {arg(i32, "lo"), arg(i32, "hi")}, [&](Args a) {
+    for_range({{1, 6}, {a[0], a[1]}}, [&](Expr i, Expr j) {
+      if_(j == 7, [&] { continue_(); });
+      atomic_add(hits(i, j), i * 1000 + j);
+    });
+    for_range({3, 4, 5}, [&](Indices I) { cube(I) = cast(i64, I[0] * 100 + I[1] * 10 + I[2]); });
+    for_range({{0, 3}, {5, 2}}, [&](Expr, Expr) { atomic_add(count(), 1); });  // no points
+    for_range(0, 2, [&](Expr r) {
+      for_range({2, 3}, [&](Expr i, Expr j) { atomic_add(count(), r * 100 + i * 10 + j + 1); });
+    });
+  });
+  k(3, 290);
+  std::vector<int32_t> want(6 * 300, 0);
+  for (int i = 1; i < 6; ++i)
+    for (int j = 3; j < 290; ++j)
+      if (j != 7) want[static_cast<size_t>(i * 300 + j)] += i * 1000 + j;
+  EXPECT_EQ(hits.to_vector<int32_t>(), want);
+  std::vector<int64_t> cubes;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 5; ++l) cubes.push_back(i * 100 + j * 10 + l);
+  EXPECT_EQ(cube.to_vector<int64_t>(), cubes);
+  int32_t total = 0;
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) total += r * 100 + i * 10 + j + 1;
+  EXPECT_EQ(count.read<int32_t>(), total);
+  // As in a top-level for_range, a point cannot stop the others.
+  EXPECT_THAT(error_of([&] {
+                prog.kernel("b", [&] { for_range({2, 2}, [&](Expr, Expr) { break_(); }); })();
+              }),
+              HasSubstr("break_() directly inside a parallel loop"));
+  EXPECT_THAT(error_of([&] {
+                prog.kernel("c", [&] { for_range({2, 2}, [&](Expr) {}); })();
+              }),
+              HasSubstr("for_range over 2 axes with a body taking 1 indices"));
 }
 
 TEST_P(Control, RangeBoundsFromArguments) {
