@@ -284,7 +284,10 @@ Expr append(const SNodeRef& snode, const Indices& index, const Vec& values);  //
 Expr length(const SNodeRef& snode, const Indices& index);
 
 // ---- control flow ----
-// for i in range(begin, end): parallel at the top level of a kernel.
+// for i in range(begin, end): parallel at the top level of a kernel. The
+// index is i32 whatever the bounds' type (a 64-bit literal does not widen
+// it); a constant bound outside i32 is refused, a larger bound computed at
+// run time is taken modulo 2^32.
 void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body);
 // for I in ti.grouped(field): once per active cell, indices grouped.
 void for_each(const Field& field, const std::function<void(Indices)>& body);
@@ -308,10 +311,10 @@ struct RangeAxis {
 // {1, m - 1}}). At the top level of a kernel it is one parallel loop with
 // no division per point: on a CPU each iteration takes a piece of a row
 // (the last axis), a loop the compiler vectorises; on a GPU each thread
-// takes one point, consecutive threads consecutive points of a row. Its
-// bounds' type is its indices' (i32 for int literals; a shape of constant
-// extents past 2^31 points counts in i64). As in a top-level for_range,
-// break_() is refused directly inside it and continue_() ends the point.
+// takes one point, consecutive threads consecutive points of a row. As
+// every loop it counts in i32 (a constant shape of more iterations is
+// refused). As in a top-level for_range, break_() is refused directly
+// inside it and continue_() ends the point.
 void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(Indices)>& body, int arity = -1);
 
 namespace detail {

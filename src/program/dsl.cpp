@@ -1,6 +1,9 @@
 // src/program/dsl.cpp — the kernel DSL: every call records IR through the
 // builder of the kernel being recorded (detail::current()).
 #include "grove/dsl.h"
+
+#include <tuple>
+
 #include "grove/matrix.h"
 
 #include "ir/type_rules.h"
@@ -539,11 +542,34 @@ Expr atomic_xor(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::
 
 // ---- control flow -----------------------------------------------------------
 
-void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body) {
-  for (const Expr* e : {&begin, &end})
+namespace {
+
+// Whether `c` is a constant whose value `type` holds.
+bool constant_fits(const Expr& c, DataType type) {
+  const ir::Stmt* s = c.stmt();
+  return s != nullptr && s->is_const() && rt::argument_problem(c.type(), s->bits(), type).empty();
+}
+
+// A range's bounds, checked. A loop counts in i32 (docs/ir.md,
+// `loop_index`), whatever its bounds' type; a constant bound it cannot
+// hold is refused rather than cut to 32 bits.
+std::pair<Expr, Expr> range_bounds(const Expr& begin, const Expr& end) {
+  for (const Expr* e : {&begin, &end}) {
     if (!is_integral(e->type()) || e->type() == DataType::u1)
       fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
            "; cast them with cast(i32, ...)");
+    if (e->stmt()->is_const() && !constant_fits(*e, DataType::i32))
+      fail("for_range bound " + rt::describe_value(e->type(), e->stmt()->bits()) +
+           " is out of the range of the loop's index, which is i32; split the range into loops of fewer "
+           "iterations");
+  }
+  return {begin, end};
+}
+
+}  // namespace
+
+void for_range(const Expr& begin_given, const Expr& end_given, const std::function<void(Expr)>& body) {
+  const auto [begin, end] = range_bounds(begin_given, end_given);
   bool parallel = at_kernel_top_level();
   ir::Stmt* loop = b().range_for(use(begin), use(end));
   in_block(loop->body(), [&] {
@@ -576,18 +602,20 @@ int64_t constant_extent(const RangeAxis& a) {
 }  // namespace
 
 void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(Indices)>& body, int arity) {
-  const std::vector<RangeAxis> ax(axes);
+  std::vector<RangeAxis> ax(axes);
   if (ax.empty() || ax.size() > static_cast<size_t>(ir::kMaxAxes))
     fail("for_range over a shape takes 1 to " + std::to_string(ir::kMaxAxes) + " axes, got " +
          std::to_string(ax.size()));
   if (arity >= 0 && arity != static_cast<int>(ax.size()))
     fail("for_range over " + std::to_string(ax.size()) + " axes with a body taking " + std::to_string(arity) +
          " indices; take one Expr per axis, or an Indices");
-  for (const RangeAxis& a : ax)
-    for (const Expr* e : {&a.begin, &a.end})
-      if (!is_integral(e->type()) || e->type() == DataType::u1)
-        fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
-             "; cast them with cast(i32, ...)");
+  for (RangeAxis& a : ax) {
+    std::tie(a.begin, a.end) = range_bounds(a.begin, a.end);
+    for (Expr* e : {&a.begin, &a.end}) {  // a loop counts in i32 (constants stay constants)
+      if (e->stmt()->is_const()) *e = Expr::constant(DataType::i32, e->stmt()->const_int());
+      else if (e->type() != DataType::i32) *e = cast(DataType::i32, *e);
+    }
+  }
   Indices I(ax.size());
   if (!at_kernel_top_level() || ax.size() == 1) {
     nested_ranges(ax, 0, I, body);
@@ -612,18 +640,17 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
                                  : (extents[last] + Expr(static_cast<int>(piece - 1))) / static_cast<int>(piece);
   Expr total = pieces;
   for (size_t d = 0; d < last; ++d) total = total * extents[d];
-  // Constant extents whose iterations pass i32 count in i64.
+  // The parallel loop counts in i32, as every loop.
   int64_t iterations = known_pieces > 0 ? known_pieces : constant_extent(ax[last]);
   for (size_t d = 0; d < last && iterations >= 0; ++d) {
     const int64_t e = constant_extent(ax[d]);
-    if (e < 0 || __builtin_mul_overflow(iterations, e, &iterations)) iterations = -1;
+    if (e < 0 || __builtin_mul_overflow(iterations, e, &iterations)) iterations = e < 0 ? -1 : INT64_MAX;
   }
-  if (iterations > INT32_MAX && total.type() != DataType::i64) {
-    for (Expr& e : extents) e = cast(DataType::i64, e);
-    pieces = cast(DataType::i64, pieces);
-    total = Expr::constant(DataType::i64, iterations);
-  }
-  ir::Stmt* loop = b().range_for(use(cast(total.type(), Expr(0))), use(total));
+  if (iterations > INT32_MAX)
+    fail("for_range over a shape of more than 2^31 - 1 iterations (" +
+         (iterations == INT64_MAX ? std::string("past 2^63") : std::to_string(iterations)) +
+         "), the most a loop's i32 index counts; split it into several ranges");
+  ir::Stmt* loop = b().range_for(use(Expr(0)), use(total));
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::RangeFor, true, [&] {
       const Expr t(b().loop_index(loop, 0));

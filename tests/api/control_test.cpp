@@ -152,6 +152,33 @@ TEST_P(Control, RangeOverAShapeVisitsEveryPointOnce) {
               HasSubstr("for_range over 2 axes with a body taking 1 indices"));
 }
 
+// A loop counts in i32 whatever its bounds' type: 64-bit literals and
+// arguments give an i32 index, and a constant bound past i32 is refused by
+// name rather than cut to 32 bits (it was: 2^40 ran as 0).
+TEST_P(Control, LoopIndicesAreI32AndConstantBoundsMustFit) {
+  Program prog(config());
+  Field out = prog.field(i64, "out", {8});
+  std::vector<DataType> types;
+  Kernel k = prog.kernel("k", {arg(i32, "n"), arg(i64, "m")}, [&](Args a) {
+    for_range(int64_t{0}, int64_t{2}, [&](Expr i) { types.push_back(i.type()); out(i) = cast(i64, i) + 1; });
+    for_range(int64_t{2}, a[0], [&](Expr i) { types.push_back(i.type()); out(i) = cast(i64, i) * 10; });
+    for_range(0, a[1], [&](Expr i) { types.push_back(i.type()); if_(i == 7, [&] { out(i) = i; }); });
+    for_range({{int64_t{0}, int64_t{1}}, {int64_t{0}, a[0]}}, [&](Expr i, Expr j) {
+      types.push_back(i.type());
+      types.push_back(j.type());
+    });
+  });
+  k(5, int64_t{8});
+  EXPECT_EQ(types, (std::vector<DataType>{i32, i32, i32, i32, i32}));
+  EXPECT_EQ(out.to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 20, 30, 40, 0, 0, 7}));
+  EXPECT_THAT(error_of([&] {
+                prog.kernel("big", [&] { for_range(int64_t{1} << 40, (int64_t{1} << 40) + 1, [&](Expr) {}); })();
+              }),
+              HasSubstr("for_range bound 1099511627776 (i64) is out of the range of the loop's index, which is i32"));
+  EXPECT_THAT(error_of([&] { prog.kernel("huge", [&] { for_range({65536, 65536, 65536}, [&](Expr, Expr, Expr) {}); })(); }),
+              HasSubstr("more than 2^31 - 1 iterations"));
+}
+
 TEST_P(Control, RangeBoundsFromArguments) {
   Program prog(config());
   Field x = prog.field(i32, "x", {10});
