@@ -316,6 +316,8 @@ WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
   };
 }
 
+std::span<uint32_t> Context::host_words(int inst) { return device_->host_words(slot(inst, "a read")); }
+
 int64_t Context::read_for(int inst, std::span<const FieldWalk> walks, std::vector<uint32_t>& out) {
   bool dense = true;
   int64_t lo = INT64_MAX, hi = 0;

@@ -124,6 +124,9 @@ class Context {
   // buffer (the slots and masks above them too). Returns the address of
   // out[0].
   int64_t read_for(int instance, std::span<const FieldWalk> walks, std::vector<uint32_t>& out);
+  // The instance's words in place where the device keeps them in host
+  // memory (Device::host_words; valid until the next launch), else empty.
+  std::span<uint32_t> host_words(int instance);
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 

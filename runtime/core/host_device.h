@@ -80,6 +80,10 @@ class HostDevice : public rt::Device {
     auto& b = buffer(id, offset, count, "write");
     std::copy(in, in + count, b.begin() + offset);
   }
+  std::span<uint32_t> host_words(int id) override {
+    Words& b = buffer(id, 0, 0, "view");
+    return {b.begin(), b.size()};
+  }
 
  protected:
   // The buffer `id`, once [offset, offset + count) is checked to lie inside it.

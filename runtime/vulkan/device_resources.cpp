@@ -357,8 +357,8 @@ PipelineId DeviceImpl::create_pipeline(std::span<const std::uint32_t> spirv, con
   create.stage.pName = entry_point.c_str();
   create.layout = p.layout;
   // No VkPipelineCache: every module names its kernel in its entry point, so
-  // none would ever hit, and on lavapipe one cost 44 KB and about 13 ms per
-  // pipeline (BENCHMARKS.md, "Many kernels").
+  // none would ever hit, and a cache costs memory and time for every
+  // pipeline (the many_kernels rows of bench/ measure it).
   check(api_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &create, nullptr, &p.pipeline),
         "vkCreateComputePipelines", "creating " + who + " (entry point '" + entry_point + "')");
   set_debug_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(p.pipeline), debug_name);

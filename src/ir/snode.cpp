@@ -201,12 +201,10 @@ constexpr int64_t kBigContainerWords = int64_t{1} << 14;
 constexpr int64_t kStaggerWords = 1024;
 // The root region starts on a 64-byte cache line (rt::kLineWords; host
 // buffers start on one: rt::Words), so a dense field's rows of whole lines
-// take no vector access split across two lines (the 5-point stencil on one
-// thread went from 19.6-19.9 ms to 17.0-18.3 ms). Pools stay where packing
-// puts them (two-word alignment): starting them on a line made the
-// struct-for over 8^3 f32 blocks 1.6x slower on the AMD Zen 5 these
-// benchmarks ran on (BENCHMARKS.md, session 7), though the loop's code was
-// the same.
+// take no vector access split across two lines. Pools stay where packing
+// puts them (two-word alignment): starting them on a line made struct-fors
+// over small blocks slower with the same loop code (the cpu_occupancy rows;
+// docs/benchmark-history.md).
 
 // Word counts are bounded by kMaxTreeWords; any product or sum past it (an
 // explicit capacity of 2^40, a dense level of 2^40 cells) raises an error

@@ -369,10 +369,8 @@ class Emitter {
     // A loop that sums into accumulators is vectorised with one vector
     // accumulator, not LLVM's default of four: such sums stream their data
     // from memory, where more accumulators buy nothing, and on two threads
-    // their extra loads in flight cost bandwidth. The 2^28 i32 sum on the
-    // Zen 5 VM of BENCHMARKS.md (session 7) went from 0.90-0.93 to
-    // 1.00-1.03 of hand-written C++ on two threads (GCC's loop is the same
-    // shape), and from 1.02-1.04 to 0.96-1.03 on one.
+    // their extra loads in flight cost bandwidth (GCC's loop has the same
+    // shape; the cpu_sum rows of bench/ measure it).
     if (parallel && !accumulators_.empty()) back->setMetadata(llvm::LLVMContext::MD_loop, interleave_once());
     b_.SetInsertPoint(exit);
     if (parallel) flush_accumulators();

@@ -179,8 +179,13 @@ void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, Data
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
-  std::vector<uint32_t>& words = lease.words();
-  const int64_t from = context->read_for(instance, walks, words);
+  // The device's words in place, or a host copy of those the walks need.
+  std::span<const uint32_t> words = context->host_words(instance);
+  int64_t from = 0;
+  if (words.empty()) {
+    from = context->read_for(instance, walks, lease.words());
+    words = lease.words();
+  }
   check_pools();
   for (size_t c = 0; c < ids.size(); ++c)
     rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words, from, as, out, ids.size(), c);
@@ -229,6 +234,11 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
   for (int id : ids) {
     walks.emplace_back(layout, id);
     written += walks.back().elements() * storage_words(field_decl(id).dtype);
+  }
+  if (const std::span<uint32_t> in_place = context->host_words(instance); !in_place.empty()) {
+    for (size_t c = 0; c < ids.size(); ++c)
+      rt::store_elements(walks[c], field_decl(ids[c]).dtype, in_place, 0, values, value_bytes, each, ids.size(), c);
+    return;
   }
   HostWords::Lease lease = host_words.lease();
   std::vector<uint32_t>& words = lease.words();
