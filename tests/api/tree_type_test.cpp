@@ -127,6 +127,26 @@ TEST_P(TreeTypes, AStructForVisitsTheActiveCellsOfTheInstanceItIsGiven) {
   EXPECT_EQ(b.stats().at(g.cells->name()).list_length, 2);  // blocks (3, 3) and (2, 0) of b
 }
 
+// Whole-field copies of an instance's sparse field (Grove's own kernel,
+// which takes the instance, activates every cell first) stay in that
+// instance: the other keeps its one written block.
+TEST_P(TreeTypes, WholeFieldCopiesActivateOnlyTheirInstance) {
+  Program prog(config());
+  Grid g = make_grid(prog);
+  Tree a = prog.instantiate(g.type, "a"), b = prog.instantiate(g.type, "b");
+  b.field("x").write({5, 6}, 2.0f);
+  std::vector<float> values(256);
+  for (size_t n = 0; n < values.size(); ++n) values[n] = static_cast<float>(n) - 100.0f;
+  a.field("x").from_vector(values);
+  EXPECT_EQ(a.field("x").to_vector<float>(), values);
+  EXPECT_EQ(b.field("x").to_vector<float>(), dense_image({{{5, 6}, 2.0f}}));
+  EXPECT_EQ(a.stats().at(g.blocks->name()).active_cells, 16);
+  EXPECT_EQ(b.stats().at(g.blocks->name()).active_cells, 1);
+  b.field("x").fill(0.5f);
+  EXPECT_EQ(b.field("x").to_vector<float>(), std::vector<float>(256, 0.5f));
+  EXPECT_EQ(a.field("x").read<float>({15, 15}), 155.0f);
+}
+
 TEST_P(TreeTypes, DeactivationAndGarbageCollectionStayInTheirInstance) {
   Program prog(config());
   Grid g = make_grid(prog, "grid", 4);  // at most 4 blocks at once per instance
