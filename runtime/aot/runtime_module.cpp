@@ -382,9 +382,9 @@ void Tree::copy_out(std::string_view field, DataType as, void* out) const {
   const std::lock_guard lock(m.mutex);
   const rt::FieldLayout& f = field_of(m, instance_, field);
   const std::vector<rt::FieldWalk> walk{rt::FieldWalk(m.type_of_instance(instance_).layout, f.id)};
-  std::vector<uint32_t> words;
-  const int64_t from = m.context->read_for(instance_, walk, words);
-  rt::copy_elements_out(walk[0], f.dtype, words, from, as, out);
+  std::vector<uint32_t> copy;
+  const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, false);
+  rt::copy_elements_out(walk[0], f.dtype, words.words, words.from, as, out);
 }
 
 void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {

@@ -316,29 +316,31 @@ WordReader Context::snapshot(int inst, std::vector<uint32_t>& copy) {
   };
 }
 
-std::span<uint32_t> Context::host_words(int inst) { return device_->host_words(slot(inst, "a read")); }
-
-int64_t Context::read_for(int inst, std::span<const FieldWalk> walks, std::vector<uint32_t>& out) {
+Context::HostSpan Context::host_span(int inst, std::span<const FieldWalk> walks, std::vector<uint32_t>& copy,
+                                    bool overwrite) {
+  if (std::span<uint32_t> own = device_->host_words(slot(inst, "a read")); !own.empty()) return {own, 0, true};
   bool dense = true;
-  int64_t lo = INT64_MAX, hi = 0;
+  int64_t lo = INT64_MAX, hi = 0, words = 0;
   for (const FieldWalk& w : walks) {
     dense = dense && w.dense();
+    words += w.words();
     if (w.elements() > 0) {
       lo = std::min(lo, w.first_word());
       hi = std::max(hi, w.end_word());
     }
   }
   if (!dense) {
-    snapshot(inst, out);
-    return 0;
+    snapshot(inst, copy);
+    return {copy, 0, false};
   }
   if (hi <= lo) {
-    out.clear();
-    return 0;
+    copy.clear();
+    return {copy, 0, false};
   }
-  out.resize(static_cast<size_t>(hi - lo));
-  read_words(inst, lo, hi - lo, out.data());
-  return lo;
+  copy.resize(static_cast<size_t>(hi - lo));
+  // Distinct words each: elements as many as the span's words fill it.
+  if (!overwrite || words != hi - lo) read_words(inst, lo, hi - lo, copy.data());
+  return {copy, lo, false};
 }
 
 WordReader Context::paged(int inst, PageCache& cache) {

@@ -119,14 +119,18 @@ class Context {
   WordReader snapshot(int instance, std::vector<uint32_t>& copy);
   using PageCache = std::unordered_map<int64_t, std::vector<uint32_t>>;
   WordReader paged(int instance, PageCache& cache);
-  // The words host copies of the fields of `walks` need, into `out`: the
-  // span their elements lie in when every one is dense, else the whole
-  // buffer (the slots and masks above them too). Returns the address of
-  // out[0].
-  int64_t read_for(int instance, std::span<const FieldWalk> walks, std::vector<uint32_t>& out);
-  // The instance's words in place where the device keeps them in host
-  // memory (Device::host_words; valid until the next launch), else empty.
-  std::span<uint32_t> host_words(int instance);
+  // The words a host copy of the fields of `walks` works on: the device's
+  // buffer itself where it is host memory (Device::host_words; valid until
+  // the next launch), else a copy in `copy` of the span their elements lie
+  // in when every one is dense, else of the whole buffer (the slots and
+  // masks above them too). `overwrite`: the copy stores every element, so
+  // a span its elements fill is not read. Copies go back with write_words.
+  struct HostSpan {
+    std::span<uint32_t> words;
+    int64_t from = 0;  // the address of words[0]
+    bool in_place = false;
+  };
+  HostSpan host_span(int instance, std::span<const FieldWalk> walks, std::vector<uint32_t>& copy, bool overwrite);
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 

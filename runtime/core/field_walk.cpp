@@ -172,9 +172,6 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
                                            size_t stride, size_t component) {
   int64_t lo = INT64_MAX, hi = 0;
   const int64_t size = storage_words(dtype);
-  // store_element, written out: values are in their compute type, one word
-  // (the low bits) or two; f16 keeps its own bits in the low half.
-  const bool f16 = dtype == DataType::f16;
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
     GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
@@ -187,27 +184,21 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
       else std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 8);
       return x;
     };
-    if (size == 1 && !f16 && !r.offsets) {
+    if (size == 1 && dtype != DataType::f16 && !r.offsets) {  // a word each, its low bits: store_element's
       uint32_t* to = w(r.address);
       for (int64_t k = 0; k < r.count; ++k) to[k * r.step] = static_cast<uint32_t>(value(k));
     } else {
-      for (int64_t k = 0; k < r.count; ++k) {
-        uint64_t x = value(k);
-        if (f16) x = cast_bits(DataType::f32, DataType::f16, x);
-        uint32_t* to = w(r.word(k));
-        to[0] = static_cast<uint32_t>(x);
-        if (size == 2) to[1] = static_cast<uint32_t>(x >> 32);
-      }
+      for (int64_t k = 0; k < r.count; ++k) store_element(words, r.word(k) - words_from, dtype, value(k));
     }
-    for (const int64_t k : {int64_t{0}, r.count - 1}) {  // a run's words rise or fall with k, or (offsets) not:
-      lo = std::min(lo, r.word(k));
-      hi = std::max(hi, r.word(k));
-    }
-    if (r.offsets)
+    if (r.offsets) {  // in any order
       for (int64_t k = 0; k < r.count; ++k) {
         lo = std::min(lo, r.word(k));
         hi = std::max(hi, r.word(k));
       }
+    } else {  // rising with k (step >= 0)
+      lo = std::min(lo, r.word(0));
+      hi = std::max(hi, r.word(r.count - 1));
+    }
   });
   hi += size;
   return hi > lo ? std::pair{lo, hi} : std::pair<int64_t, int64_t>{0, 0};  // (nothing stored: hi is `size`)

@@ -29,6 +29,7 @@ class FieldWalk {
   // nothing in the tree, and reading it needs no words of the tree.
   bool dense() const { return sparse_levels_ == 0; }
   int64_t elements() const { return elements_; }
+  int64_t words() const { return elements_ * storage_words_; }  // its elements' words
   // Elements per row: the extent of the last index (1 for a field of no index).
   int64_t row_length() const { return row_; }
   // Dense fields: the first word of any element and one past the last

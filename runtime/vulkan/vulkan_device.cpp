@@ -298,7 +298,7 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
                                                const std::vector<bool>& run, std::span<const int> slot_buffers) {
   auto& k = static_cast<VulkanKernel&>(compiled);
   const rt::KernelPlan& plan = k.plan;
-  std::vector<uint32_t> push(plan.arg_words + 1, 0u);
+  std::vector<uint32_t> push(rt::context::push_constant_bytes(plan.arg_words) / 4, 0u);
   for (size_t n = 0; n < plan.args.size() && n < args.size(); ++n) {
     const uint32_t at = plan.args[n].word;
     push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first

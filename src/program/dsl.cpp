@@ -2,8 +2,6 @@
 // builder of the kernel being recorded (detail::current()).
 #include "grove/dsl.h"
 
-#include <tuple>
-
 #include "grove/matrix.h"
 
 #include "ir/type_rules.h"
@@ -544,32 +542,25 @@ Expr atomic_xor(const FieldRef& d, const Expr& v) { return atomic(ir::AtomicOp::
 
 namespace {
 
-// Whether `c` is a constant whose value `type` holds.
-bool constant_fits(const Expr& c, DataType type) {
-  const ir::Stmt* s = c.stmt();
-  return s != nullptr && s->is_const() && rt::argument_problem(c.type(), s->bits(), type).empty();
-}
-
-// A range's bounds, checked. A loop counts in i32 (docs/ir.md,
-// `loop_index`), whatever its bounds' type; a constant bound it cannot
-// hold is refused rather than cut to 32 bits.
-std::pair<Expr, Expr> range_bounds(const Expr& begin, const Expr& end) {
+// Checks a range's bounds. A loop counts in i32 (docs/ir.md, `loop_index`),
+// whatever its bounds' type; a constant bound it cannot hold is refused
+// rather than cut to 32 bits.
+void check_range_bounds(const Expr& begin, const Expr& end) {
   for (const Expr* e : {&begin, &end}) {
     if (!is_integral(e->type()) || e->type() == DataType::u1)
       fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
            "; cast them with cast(i32, ...)");
-    if (e->stmt()->is_const() && !constant_fits(*e, DataType::i32))
+    if (e->stmt()->is_const() && !rt::argument_problem(e->type(), e->stmt()->bits(), DataType::i32).empty())
       fail("for_range bound " + rt::describe_value(e->type(), e->stmt()->bits()) +
            " is out of the range of the loop's index, which is i32; split the range into loops of fewer "
            "iterations");
   }
-  return {begin, end};
 }
 
 }  // namespace
 
-void for_range(const Expr& begin_given, const Expr& end_given, const std::function<void(Expr)>& body) {
-  const auto [begin, end] = range_bounds(begin_given, end_given);
+void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body) {
+  check_range_bounds(begin, end);
   bool parallel = at_kernel_top_level();
   ir::Stmt* loop = b().range_for(use(begin), use(end));
   in_block(loop->body(), [&] {
@@ -610,7 +601,7 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
     fail("for_range over " + std::to_string(ax.size()) + " axes with a body taking " + std::to_string(arity) +
          " indices; take one Expr per axis, or an Indices");
   for (RangeAxis& a : ax) {
-    std::tie(a.begin, a.end) = range_bounds(a.begin, a.end);
+    check_range_bounds(a.begin, a.end);
     for (Expr* e : {&a.begin, &a.end}) {  // a loop counts in i32 (constants stay constants)
       if (e->stmt()->is_const()) *e = Expr::constant(DataType::i32, e->stmt()->const_int());
       else if (e->type() != DataType::i32) *e = cast(DataType::i32, *e);

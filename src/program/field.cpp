@@ -179,16 +179,10 @@ void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, Data
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
-  // The device's words in place, or a host copy of those the walks need.
-  std::span<const uint32_t> words = context->host_words(instance);
-  int64_t from = 0;
-  if (words.empty()) {
-    from = context->read_for(instance, walks, lease.words());
-    words = lease.words();
-  }
+  const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), false);
   check_pools();
   for (size_t c = 0; c < ids.size(); ++c)
-    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words, from, as, out, ids.size(), c);
+    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c);
 }
 
 void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
@@ -230,43 +224,19 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
   }
   const rt::TreeLayout& layout = forest.layout(tree);
   std::vector<rt::FieldWalk> walks;
-  int64_t written = 0;  // words the copy writes
-  for (int id : ids) {
-    walks.emplace_back(layout, id);
-    written += walks.back().elements() * storage_words(field_decl(id).dtype);
-  }
-  if (const std::span<uint32_t> in_place = context->host_words(instance); !in_place.empty()) {
-    for (size_t c = 0; c < ids.size(); ++c)
-      rt::store_elements(walks[c], field_decl(ids[c]).dtype, in_place, 0, values, value_bytes, each, ids.size(), c);
-    return;
-  }
+  for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
-  std::vector<uint32_t>& words = lease.words();
-  int64_t from = 0;
-  const bool dense = std::all_of(walks.begin(), walks.end(), [](const rt::FieldWalk& w) { return w.dense(); });
-  int64_t span_first = INT64_MAX, span_end = 0;
-  for (const rt::FieldWalk& w : walks) {
-    span_first = std::min(span_first, w.first_word());
-    span_end = std::max(span_end, w.end_word());
-  }
-  if (dense && written > 0 && span_end - span_first == written) {
-    // Its elements are every word of their span (distinct words each):
-    // nothing there to keep.
-    from = span_first;
-    words.resize(static_cast<size_t>(written));
-  } else {
-    from = context->read_for(instance, walks, words);
-  }
+  const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), true);
   int64_t lo = INT64_MAX, hi = 0;
   for (size_t c = 0; c < ids.size(); ++c) {
-    const auto [first, end] =
-        rt::store_elements(walks[c], field_decl(ids[c]).dtype, words, from, values, value_bytes, each, ids.size(), c);
+    const auto [first, end] = rt::store_elements(walks[c], field_decl(ids[c]).dtype, words.words, words.from, values,
+                                                 value_bytes, each, ids.size(), c);
     if (end > first) {
       lo = std::min(lo, first);
       hi = std::max(hi, end);
     }
   }
-  if (hi > lo) context->write_words(instance, lo, hi - lo, words.data() + (lo - from));
+  if (!words.in_place && hi > lo) context->write_words(instance, lo, hi - lo, words.words.data() + (lo - words.from));
 }
 
 }  // namespace detail

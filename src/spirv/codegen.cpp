@@ -313,7 +313,8 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
 Id TaskEmitter::push_word(uint32_t k) {
   if (args_ == 0) {
     // The arguments' words, then the message base.
-    const Id words = m_.type_array(u32_type(), u32c(out_.arg_words + 1), 4);
+    const auto count = static_cast<uint32_t>(context::push_constant_bytes(out_.arg_words) / 4);
+    const Id words = m_.type_array(u32_type(), u32c(count), 4);
     args_ = m_.global_variable(m_.type_block({words}, {0}), spv::StorageClass::PushConstant);
     m_.name(args_, "args");
   }
