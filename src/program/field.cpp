@@ -211,12 +211,13 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
     // Writes activate, which only the runtime may do: Grove's own kernel
     // writes every element (the value itself for a fill; 0, to be
     // replaced below, for a copy), activating every cell.
+    const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
     for (size_t c = 0; c < ids.size(); ++c) {
       ArgValue v(uint64_t{0});
       v.type = compute_type(field_decl(ids[c]).dtype);
       v.bits = each ? 0 : value(0);
       std::vector<ArgValue> args{v};
-      if (is_tree_type(tree)) args.emplace_back(tree_handle(tree, instance));
+      if (is_tree_type(tree)) args.emplace_back(handle);
       launch(filler_kernel(ids[c]), args);
     }
     check_pools();
