@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -196,9 +197,44 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   return pd;
 }
 
+// glibc never gives back the static TLS of a library loaded after start-up
+// (it only grows), and some drivers use initial-exec TLS (NVIDIA's
+// libnvidia-tls): a process that creates and destroys Programs one after
+// another made the loader unload and reload such a driver each time, and
+// after about 25 of them (seen on an H200 with driver 580) the driver no
+// longer loaded ("cannot allocate memory in static TLS block") and every
+// later Program found no Vulkan device. One instance of no layers, made
+// with the process's first and never destroyed, keeps the loader and its
+// drivers loaded for the life of the process, as an application's own
+// instance would. Where it cannot be made, the real instance reports why.
+void keep_drivers_loaded() {
+  struct Anchor {
+    Library library;
+    VkInstance instance = VK_NULL_HANDLE;
+  };
+  static const Anchor* const anchor = []() -> Anchor* {
+    try {
+      auto kept = std::make_unique<Anchor>();
+      Api api;
+      api.load_global(kept->library.get_instance_proc_addr());
+      VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+      app.pApplicationName = "grove (keeps the Vulkan drivers loaded)";
+      app.apiVersion = VK_API_VERSION_1_0;
+      VkInstanceCreateInfo create{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+      create.pApplicationInfo = &app;
+      if (api.vkCreateInstance(&create, nullptr, &kept->instance) != VK_SUCCESS) return nullptr;
+      return kept.release();
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }();
+  (void)anchor;
+}
+
 }  // namespace
 
 Instance::Instance(const InstanceOptions& options) {
+  keep_drivers_loaded();
   api_.load_global(library_.get_instance_proc_addr());
   if (!api_.vkEnumerateInstanceVersion) {
     throw Error(
