@@ -289,7 +289,12 @@ Id TaskEmitter::binary(BinaryOp op, DataType t, Id a, Id b) {
     case BinaryOp::sub: return wrap(op2(Op::OpISub, a, b), t);
     case BinaryOp::mul: return wrap(op2(Op::OpIMul, a, b), t);
     case BinaryOp::div: return op2(s ? Op::OpSDiv : Op::OpUDiv, a, b);
-    case BinaryOp::mod: return op2(s ? Op::OpSRem : Op::OpUMod, a, b);
+    // C's remainder of signed values, a - trunc(a / b) * b, written out:
+    // NVIDIA's Vulkan driver (580, on an H200) gave OpSRem of -17 and 5 as
+    // 4, the remainder of the unsigned bits, where OpSDiv was right. |q * b|
+    // is at most |a|, so nothing wraps.
+    case BinaryOp::mod:
+      return s ? op2(Op::OpISub, a, op2(Op::OpIMul, op2(Op::OpSDiv, a, b), b)) : op2(Op::OpUMod, a, b);
     case BinaryOp::bit_and: return op2(Op::OpBitwiseAnd, a, b);
     case BinaryOp::bit_or: return op2(Op::OpBitwiseOr, a, b);
     case BinaryOp::bit_xor: return op2(Op::OpBitwiseXor, a, b);
