@@ -59,6 +59,13 @@ class TaskEmitter {
   Id soft_asin(Id x);
   Id soft_acos(Id x);
   Id soft_tanh(Id x);
+  struct Octant {
+    Id j;  // u32, the even octant of |x| modulo 8
+    Id z;  // |x| - j pi / 4
+  };
+  Octant reduce_octant(Id a);
+  Id soft_sin_cos(Id x, bool cosine);
+  Id soft_tan(Id x);
   Id f32c(float v);
   Id horner(Id x, std::initializer_list<float> coefficients);  // highest power first
   Id with_sign_of(Id magnitude, Id sign);
