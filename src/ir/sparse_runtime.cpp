@@ -551,13 +551,20 @@ void SparseRuntime::release_container(int node, Stmt* container) {
       });
       return;
     case SNodeType::dynamic:
-      atomic(AtomicOp::exchange, t, container, u32(0));
+      // The chunks go first and the length last: an append that reserves
+      // an index after the last reset writes into a chunk that no reset
+      // frees any more, so every element the length counts was written.
+      // (Length first, an append between the two steps had its chunk freed
+      // under it, and a later one counted the zeros of a fresh chunk: seen
+      // on an H200 through CUDA.) Chunks that appends make meanwhile stay
+      // the list's, for later appends.
       serial_loop(i32(0), i32(s.num_chunks), [&](Stmt* i) {
         Stmt* slot = bin(BinaryOp::add, bin(BinaryOp::add, container, u32(1)), b_.cast(U32, i));
         Stmt* v = atomic(AtomicOp::exchange, t, slot, u32(0));
         if_then(bin(BinaryOp::cmp_ne, v, u32(0)),
                 [&] { enqueue(node, bin(BinaryOp::sub, v, u32(1))); });
       });
+      atomic(AtomicOp::exchange, t, container, u32(0));
       return;
     case SNodeType::root:
       GROVE_ASSERT(false, "release of a root container");
