@@ -12,6 +12,9 @@
 # that API skip and say why, as on every machine. VULKAN=0 leaves Vulkan out.
 #
 #   scripts/gpu-run.sh [ARCHIVE]      (default out/gpu-bundle.tar.xz)
+# Each step is stopped after STEP_TIMEOUT seconds (default 240), so that a
+# hang in one leaves the others their time; its output so far is kept.
+# CUDA_FILTER and VULKAN_FILTER replace the suite's test filters;
 # BENCH_FILTER replaces the benchmarks' filter (default: every row that
 # runs on CUDA, and the baselines those share with other backends); extra
 # arguments for grove_bench come through BENCH_ARGS (e.g.
@@ -33,20 +36,21 @@ run() {  # run NAME COMMAND...: output to $OUT/NAME.txt and its last lines here
   name=$1
   shift
   echo "== $name: $*"
-  "$@" > "$OUT/$name.txt" 2>&1
+  timeout -k 5 "${STEP_TIMEOUT:-240}" "$@" > "$OUT/$name.txt" 2>&1
   rc=$?
+  [ "$rc" -eq 124 ] && echo "gpu-run: $name stopped after ${STEP_TIMEOUT:-240} s" >> "$OUT/$name.txt"
   tail -n 15 "$OUT/$name.txt"
   echo "== $name: exit $rc"
   [ "$rc" -eq 0 ] || status=1
 }
 
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-run suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/cuda:Modules/*/cuda' --gtest_brief=1
-run cuda_tests "$DIR/bin/grove_cuda_tests" --gtest_brief=1
+run suite "$DIR/bin/grove_api_tests" --gtest_filter="${CUDA_FILTER:-Backends/*/cuda:Modules/*/cuda}"
+run cuda_tests "$DIR/bin/grove_cuda_tests"
 # (The test finds the CUDA module next to where this names the Vulkan one.)
 export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
 # grove_runtime alone, from C++ and from C (whose 77 means skipped: no driver).
-run runtime_aot sh -c '"$1/grove_runtime_aot_tests" --gtest_filter="*/cuda" --gtest_brief=1 || exit 1
+run runtime_aot sh -c '"$1/grove_runtime_aot_tests" --gtest_filter="*/cuda" || exit 1
   "$1/grove_c_api_test" cuda; rc=$?; [ "$rc" -eq 77 ] && rc=0; exit "$rc"' sh "$DIR/bin"
 run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
   --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
@@ -58,7 +62,7 @@ if [ "${VULKAN:-1}" != 0 ]; then
     if [ -z "${VK_DRIVER_FILES:-}" ] && [ -e "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
   done
   export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$DIR/vk" VK_LAYER_PATH="$DIR/layers"
-  run vulkan_suite "$DIR/bin/grove_api_tests" --gtest_filter='Backends/*/vulkan' --gtest_brief=1
+  run vulkan_suite "$DIR/bin/grove_api_tests" --gtest_filter="${VULKAN_FILTER:-Backends/*/vulkan}"
   run vulkan_bench "$DIR/bin/grove_bench" --benchmark_filter="${VULKAN_BENCH_FILTER:-^vk_}" \
     --out_json="$OUT/bench-vulkan.json" ${BENCH_ARGS:-}
 fi
