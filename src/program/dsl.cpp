@@ -550,10 +550,18 @@ void check_range_bounds(const Expr& begin, const Expr& end) {
     if (!is_integral(e->type()) || e->type() == DataType::u1)
       fail("for_range bounds must be integers, got " + std::string(type_name(e->type())) +
            "; cast them with cast(i32, ...)");
-    if (e->stmt()->is_const() && !rt::argument_problem(e->type(), e->stmt()->bits(), DataType::i32).empty())
-      fail("for_range bound " + rt::describe_value(e->type(), e->stmt()->bits()) +
-           " is out of the range of the loop's index, which is i32; split the range into loops of fewer "
-           "iterations");
+    if (e->stmt()->is_const()) {
+      if (!rt::argument_problem(e->type(), e->stmt()->bits(), DataType::i32).empty())
+        fail("for_range bound " + rt::describe_value(e->type(), e->stmt()->bits()) +
+             " is out of the range of the loop's index, which is i32; split the range into loops of fewer "
+             "iterations");
+    } else if (e->type() == DataType::i64 || e->type() == DataType::u64 || e->type() == DataType::u32) {
+      // Converted to the i32 index, such a value would silently wrap (2^32 + 5
+      // iterations ran 5): the conversion is the user's to write.
+      fail("for_range bound of type " + std::string(type_name(e->type())) +
+           " may not fit the loop's index, which is i32, and would wrap; write cast(i32, bound) where its "
+           "values fit");
+    }
   }
 }
 

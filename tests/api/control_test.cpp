@@ -162,7 +162,7 @@ TEST_P(Control, LoopIndicesAreI32AndConstantBoundsMustFit) {
   Kernel k = prog.kernel("k", {arg(i32, "n"), arg(i64, "m")}, [&](Args a) {
     for_range(int64_t{0}, int64_t{2}, [&](Expr i) { types.push_back(i.type()); out(i) = cast(i64, i) + 1; });
     for_range(int64_t{2}, a[0], [&](Expr i) { types.push_back(i.type()); out(i) = cast(i64, i) * 10; });
-    for_range(0, a[1], [&](Expr i) { types.push_back(i.type()); if_(i == 7, [&] { out(i) = i; }); });
+    for_range(0, cast(i32, a[1]), [&](Expr i) { types.push_back(i.type()); if_(i == 7, [&] { out(i) = i; }); });
     for_range({{int64_t{0}, int64_t{1}}, {int64_t{0}, a[0]}}, [&](Expr i, Expr j) {
       types.push_back(i.type());
       types.push_back(j.type());
@@ -177,6 +177,16 @@ TEST_P(Control, LoopIndicesAreI32AndConstantBoundsMustFit) {
               HasSubstr("for_range bound 1099511627776 (i64) is out of the range of the loop's index, which is i32"));
   EXPECT_THAT(error_of([&] { prog.kernel("huge", [&] { for_range({65536, 65536, 65536}, [&](Expr, Expr, Expr) {}); })(); }),
               HasSubstr("more than 2^31 - 1 iterations"));
+  // A bound known only at run time whose type holds values past i32 would
+  // wrap (2^32 + 5 ran 5 iterations): the conversion is written by the user.
+  for (DataType t : {i64, u64, u32}) {
+    EXPECT_THAT(error_of([&] {
+                  prog.kernel("wide_" + std::string(type_name(t)), {arg(t, "n")},
+                              [&](Args a) { for_range(0, a[0], [&](Expr) {}); })(1);
+                }),
+                AllOf(HasSubstr("kernel 'wide_" + std::string(type_name(t)) + "'"), HasSubstr("for_range bound of type " + std::string(type_name(t))),
+                      HasSubstr("cast(i32, bound)")));
+  }
 }
 
 TEST_P(Control, RangeBoundsFromArguments) {
