@@ -324,8 +324,11 @@ Stmt* SparseRuntime::cell_field_address(int field, Stmt* cell) {
 }
 
 Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stmt*>& indices) {
+  return load_field_at(field, dtype, walk(forest_.snode(forest_.place_of(field)).parent, indices, false));
+}
+
+Stmt* SparseRuntime::load_field_at(int field, DataType dtype, const Cell& cell) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
-  Cell cell = walk(place.parent, indices, false);
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
   Stmt* v = b_.tree_load(place.tree, dtype, addr);
   if (cell.ok->is_const() && cell.ok->const_int() == 1) return v;
@@ -334,8 +337,11 @@ Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stm
 
 void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stmt*>& indices,
                                 Stmt* value) {
+  store_field_at(field, dtype, walk(forest_.snode(forest_.place_of(field)).parent, indices, true), value);
+}
+
+void SparseRuntime::store_field_at(int field, DataType dtype, const Cell& cell, Stmt* value) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
-  Cell cell = walk(place.parent, indices, true);
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
   if (cell.ok->is_const() && cell.ok->const_int() == 1) {
     b_.tree_store(place.tree, dtype, addr, value);
@@ -346,10 +352,13 @@ void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stm
 
 Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
                                   const std::vector<Stmt*>& indices, Stmt* value) {
+  return atomic_field_at(op, field, dtype, walk(forest_.snode(forest_.place_of(field)).parent, indices, true), value);
+}
+
+Stmt* SparseRuntime::atomic_field_at(AtomicOp op, int field, DataType dtype, const Cell& cell, Stmt* value) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   int t = place.tree;
   DataType ct = compute_type(dtype);
-  Cell cell = walk(place.parent, indices, true);
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
   Stmt* result = var(ct, zero_of(b_, ct));
   if_then(cell.ok, [&] {

@@ -45,6 +45,11 @@ class SparseRuntime {
   void store_field(int field, DataType dtype, const std::vector<Stmt*>& indices, Stmt* value);
   Stmt* atomic_field(AtomicOp op, int field, DataType dtype, const std::vector<Stmt*>& indices,
                      Stmt* value);
+  // The same at a cell of the field's place's parent that lookup() or
+  // activate() gave (an activated cell serves loads too).
+  Stmt* load_field_at(int field, DataType dtype, const Cell& cell);
+  void store_field_at(int field, DataType dtype, const Cell& cell, Stmt* value);
+  Stmt* atomic_field_at(AtomicOp op, int field, DataType dtype, const Cell& cell, Stmt* value);
 
   // SNode operations (docs/ir.md). For a dynamic node, deactivate/append/
   // length name the list: the value on the dynamic node's own axis is

@@ -1,7 +1,9 @@
 // src/ir/passes/lower_access.cpp — fields and SNode operations become tree memory.
 #include "ir/passes/lower_access.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "ir/passes/offload.h"
 
@@ -138,8 +140,72 @@ class Lowerer {
 
   int parent_of_place(int field) const { return forest_.snode(forest_.place_of(field)).parent; }
 
+  // A cell that an access earlier in the same block activated: writes,
+  // atomics and reads at the same indices of a field under the same parent
+  // use it instead of walking the tree again (a vector's components, a
+  // read-modify-write), as long as nothing between may deactivate it.
+  struct Activated {
+    int node;
+    int tree_param;
+    std::vector<const Stmt*> indices;  // as the user wrote them
+    std::vector<int64_t> offsets;      // the field's offset per axis
+    SparseRuntime::Cell cell;
+  };
+  using Activations = std::vector<Activated>;
+
+  static bool may_deactivate(const Stmt* s) {
+    bool found = false;
+    auto check = [&](const Stmt* t) {
+      found = found || (t->kind() == StmtKind::SNodeOp && t->snode_op() == SNodeOpKind::deactivate);
+    };
+    check(s);
+    for (const auto& inner : s->blocks()) walk(inner.get(), [&](Stmt* t) { check(t); });
+    return found;
+  }
+
+  // Whether the path to `node` has a level whose cells come and go (else
+  // a walk is index arithmetic, which later passes share anyway).
+  bool sparse_path(int node) const {
+    for (int n : forest_.path(node)) {
+      const SNodeType t = forest_.snode(n).type;
+      if (t == SNodeType::pointer || t == SNodeType::bitmasked || t == SNodeType::dynamic) return true;
+    }
+    return false;
+  }
+
+  static std::vector<int64_t> offsets_of(const FieldDecl& f) {
+    std::vector<int64_t> out;
+    for (size_t a = 0; a < f.shape.size(); ++a) out.push_back(f.offset_of(static_cast<int>(a)));
+    return out;
+  }
+
+  const SparseRuntime::Cell* activated(const Activations& known, const Stmt* s, const FieldDecl& f) const {
+    const int node = parent_of_place(f.id);
+    const std::vector<int64_t> offsets = offsets_of(f);
+    for (const Activated& a : known) {
+      if (a.node != node || a.tree_param != s->tree_param() || a.offsets != offsets ||
+          a.indices.size() != s->indices().size())
+        continue;
+      if (std::equal(a.indices.begin(), a.indices.end(), s->indices().begin())) return &a.cell;
+    }
+    return nullptr;
+  }
+
+  // The cell a write or atomic at `s` activates: one an earlier access of
+  // the block activated, or a new walk, remembered for later ones.
+  SparseRuntime::Cell activate_for(SparseRuntime& rt, Builder& b, Activations& known, const Stmt* s,
+                                   const FieldDecl& f) {
+    if (const SparseRuntime::Cell* cell = activated(known, s, f)) return *cell;
+    const int node = parent_of_place(f.id);
+    SparseRuntime::Cell cell = rt.activate(node, physical(b, node, s->indices(), &f, false));
+    if (sparse_path(node))
+      known.push_back({node, s->tree_param(), std::vector<const Stmt*>(s->indices().begin(), s->indices().end()),
+                       offsets_of(f), cell});
+    return cell;
+  }
+
   // Lowers one statement in place; returns the position after its replacement.
-  size_t lower(Block* block, size_t pos) {
+  size_t lower(Block* block, size_t pos, Activations& known) {
     Stmt* s = block->at(pos);
     std::unique_ptr<Stmt> owned = block->take(pos);
     Builder b(block, pos);
@@ -156,6 +222,8 @@ class Lowerer {
       check_bounds(b, f, s->indices());
       if (Stmt* cell = own_cell(s)) {
         replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
+      } else if (const SparseRuntime::Cell* cell = activated(known, s, f)) {
+        replacement = rt.load_field_at(f.id, f.dtype, *cell);
       } else {
         replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }
@@ -165,7 +233,7 @@ class Lowerer {
       if (Stmt* cell = own_cell(s)) {
         b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
       } else {
-        rt.store_field(f.id, f.dtype, field_indices(f), s->value());
+        rt.store_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f), s->value());
       }
     } else if (s->kind() == StmtKind::FieldAtomic) {
       const FieldDecl& f = kernel_.fields().get(s->field());
@@ -173,7 +241,7 @@ class Lowerer {
         fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
              "' is not supported; use an f32 field");
       check_bounds(b, f, s->indices());
-      replacement = rt.atomic_field(s->atomic_op(), f.id, f.dtype, field_indices(f), s->value());
+      replacement = rt.atomic_field_at(s->atomic_op(), f.id, f.dtype, activate_for(rt, b, known, s, f), s->value());
     } else {
       int node = s->snode();
       const bool list = s->snode_op() == SNodeOpKind::deactivate || s->snode_op() == SNodeOpKind::append ||
@@ -217,11 +285,13 @@ class Lowerer {
   }
 
   void lower_block(Block* block) {
+    Activations known;  // this block's, in order; a nested block starts with none
     for (size_t pos = 0; pos < block->size();) {
       Stmt* s = block->at(pos);
       remap_operands(s);
+      if (may_deactivate(s)) known.clear();
       if (is_field_access(s->kind()) || s->kind() == StmtKind::SNodeOp) {
-        pos = lower(block, pos);
+        pos = lower(block, pos, known);
       } else {
         for (const auto& child : s->blocks()) lower_block(child.get());
         ++pos;
