@@ -5,7 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
-#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -212,23 +212,32 @@ void keep_drivers_loaded() {
     Library library;
     VkInstance instance = VK_NULL_HANDLE;
   };
-  static const Anchor* const anchor = []() -> Anchor* {
+  // In static storage, where leak checkers see what it holds, and never
+  // destroyed: at exit a later static destructor may still use Vulkan.
+  union Kept {
+    Kept() {}
+    ~Kept() {}
+    Anchor anchor;
+  };
+  static Kept kept;
+  static const bool made = [] {
     try {
-      auto kept = std::make_unique<Anchor>();
+      Anchor* a = new (&kept.anchor) Anchor();
       Api api;
-      api.load_global(kept->library.get_instance_proc_addr());
+      api.load_global(a->library.get_instance_proc_addr());
       VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
       app.pApplicationName = "grove (keeps the Vulkan drivers loaded)";
       app.apiVersion = VK_API_VERSION_1_0;
       VkInstanceCreateInfo create{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
       create.pApplicationInfo = &app;
-      if (api.vkCreateInstance(&create, nullptr, &kept->instance) != VK_SUCCESS) return nullptr;
-      return kept.release();
+      if (api.vkCreateInstance(&create, nullptr, &a->instance) == VK_SUCCESS) return true;
+      a->~Anchor();
+      return false;
     } catch (const Error&) {
-      return nullptr;
+      return false;
     }
   }();
-  (void)anchor;
+  (void)made;
 }
 
 }  // namespace
