@@ -105,6 +105,34 @@ TEST_P(Control, NestedSerialLoopsInsideAStructFor) {
   EXPECT_EQ(x.to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 3, 6, 10}));
 }
 
+// Updates at a shape's own point (rows longer than the CPU's 4096-point
+// piece, and a 3-axis shape) need no atomics, and demote_atomics makes them
+// plain loads and stores (tests/ir/demote_atomics_test.cpp): the values
+// are those of a C++ loop, however the iterations are spread.
+TEST_P(Control, UpdatesAtAShapesOwnPointAddUp) {
+  Program prog(config());
+  Field x = prog.field(i32, "x", {6, 5000});
+  Field v = prog.field(f32, "v", {3, 4, 5});
+  Kernel k = prog.kernel("k", [&] {
+    for_range({6, 5000}, [&](Expr i, Expr j) {
+      x(i, j) += i * 7 + j;
+      x(i, j) += 1;
+    });
+    for_range({{1, 3}, 4, 5}, [&](Expr i, Expr j, Expr l) { v(i, j, l) += cast(f32, i * 100 + j * 10 + l); });
+  });
+  k();
+  k();
+  std::vector<int32_t> want(6 * 5000);
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 5000; ++j) want[static_cast<size_t>(i * 5000 + j)] = 2 * (i * 7 + j + 1);
+  EXPECT_EQ(x.to_vector<int32_t>(), want);
+  std::vector<float> vw(3 * 4 * 5, 0.0f);
+  for (int i = 1; i < 3; ++i)
+    for (int j = 0; j < 4; ++j)
+      for (int l = 0; l < 5; ++l) vw[static_cast<size_t>((i * 4 + j) * 5 + l)] = 2.0f * static_cast<float>(i * 100 + j * 10 + l);
+  EXPECT_EQ(v.to_vector<float>(), vw);
+}
+
 // for_range over a shape (Taichi's ndrange) visits every point once, the
 // last axis fastest, with begins, a last axis that is no multiple of the
 // CPU's row piece, bounds from arguments, an empty axis, and nested inside

@@ -80,8 +80,112 @@ kernel @k() stage frontend {
   }
 }
 )");
-  // x: also read at i + 1 by this loop; y: at i + 1 only; z: an exchange;
-  // g: its axes swapped. All stay atomic.
+  // x: also read at i + 1 by this loop; z: an exchange; g: its axes
+  // swapped. These stay atomic; y, at i + 1 only, is an element no other
+  // iteration reaches (as at i), and is not.
+  EXPECT_EQ(count(out, "field_atomic"), 3u) << out;
+  EXPECT_EQ(count(out, "field_atomic add f32 @y"), 0u) << out;
+}
+
+// for_range over a shape on a GPU: a point per iteration t, its indices
+// t / m and t % m (3 axes: t / p / m, t / p % m, t % p). Each iteration
+// has a point of its own, so its update needs no atomic.
+TEST(DemoteAtomics, AShapesPointFromQuotientAndRemainderIsTheLoopsOwn) {
+  const std::string out = demoted(R"(
+field @x : f32[64, 8192]
+field @v : f32[4, 8, 16]
+kernel @k() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 8192
+  %2 = const i32 524288
+  %3 = range_for %0 %2 {
+    %4 = loop_index i32 %3 0
+    %5 = binary div i32 %4 %1
+    %6 = binary mod i32 %4 %1
+    %7 = const f32 1
+    %8 = field_atomic add f32 @x[%5, %6] %7
+  }
+  %9 = const i32 512
+  %10 = const i32 16
+  %11 = const i32 8
+  %12 = range_for %0 %9 {
+    %13 = loop_index i32 %12 0
+    %14 = binary div i32 %13 %10
+    %15 = binary div i32 %14 %11
+    %16 = binary mod i32 %14 %11
+    %17 = binary mod i32 %13 %10
+    %18 = const i32 1
+    %19 = binary add i32 %15 %18
+    %20 = const f32 2
+    %21 = field_atomic add f32 @v[%19, %16, %17] %20
+  }
+}
+)");
+  EXPECT_EQ(count(out, "field_atomic"), 0u) << out;
+}
+
+// The CPU's form: rows cut into pieces, a parallel iteration t taking row
+// t / 2 and the columns [(t % 2) * 4096, min((t % 2) * 4096 + 4096, 8192))
+// in a serial loop.
+TEST(DemoteAtomics, ARowPieceOfAShapeIsTheLoopsOwn) {
+  const std::string piece = R"(
+field @x : f32[64, 8192]
+kernel @k() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 8192
+  %2 = const i32 2
+  %3 = const i32 128
+  %4 = range_for %0 %3 {
+    %5 = loop_index i32 %4 0
+    %6 = binary div i32 %5 %2
+    %7 = const i32 4096
+    %8 = binary mod i32 %5 %2
+    %9 = binary mul i32 %8 %7
+    %10 = binary add i32 %9 %7
+    %11 = binary min i32 %10 %1
+    %12 = range_for %9 %11 {
+      %13 = loop_index i32 %12 0
+      %14 = const f32 1
+      %15 = field_atomic add f32 @x[%6, %13] %14
+    }
+  }
+}
+)";
+  EXPECT_EQ(count(demoted(piece), "field_atomic"), 0u) << demoted(piece);
+  // A piece that may run past the next one's first column (its end is
+  // begin + 8192) shares columns with it: atomic.
+  std::string longer = piece;
+  longer.replace(longer.find("%10 = binary add i32 %9 %7"), 26, "%10 = binary add i32 %9 %1");
+  EXPECT_EQ(count(demoted(longer), "field_atomic"), 1u) << demoted(longer);
+}
+
+// Where iterations can share an element, updates stay atomic: a quotient
+// alone (t / 8 is every 8th iteration's), a quotient and a remainder by
+// different divisors, and one field reached through two different tuples
+// (t / 8, t % 8 and t, 0 meet at t = 8 k: (k, 0)).
+TEST(DemoteAtomics, PointsThatIterationsMayShareStayAtomic) {
+  const std::string out = demoted(R"(
+field @a : f32[64]
+field @b : f32[64, 8]
+field @c : f32[64, 8]
+kernel @k() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 64
+  %2 = const i32 8
+  %3 = const i32 4
+  %4 = range_for %0 %1 {
+    %5 = loop_index i32 %4 0
+    %6 = binary div i32 %5 %2
+    %7 = binary mod i32 %5 %2
+    %8 = binary mod i32 %5 %3
+    %9 = const f32 1
+    %10 = field_atomic add f32 @a[%6] %9
+    %11 = field_atomic add f32 @b[%6, %8] %9
+    %12 = field_atomic add f32 @c[%6, %7] %9
+    %13 = field_atomic add f32 @c[%5, %0] %9
+  }
+}
+)");
   EXPECT_EQ(count(out, "field_atomic"), 4u) << out;
 }
 

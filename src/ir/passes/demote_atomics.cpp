@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/builder.h"
@@ -32,6 +34,110 @@ std::optional<BinaryOp> operation_of(AtomicOp op) {
   }
 }
 
+// Whether a range-for's iteration can be told from `indices` alone, so
+// that no two iterations reach the same element through them (docs/ir.md,
+// demote_atomics). An index is a term of the iteration T (its loop_index):
+// T itself, a term plus or minus a value the loop does not compute, or the
+// quotient and remainder of one term by the same positive constant, a pair
+// that gives the term back. A serial loop inside whose index runs through
+// [(X % M) * C, (X % M) * C + C), plus a value the loop does not compute,
+// stands for X % M: the rows of for_range over a shape, cut into pieces on
+// the CPU (dsl.cpp). T must come out of the indices' pairs.
+class OwnPoint {
+ public:
+  explicit OwnPoint(Stmt* loop) : loop_(loop) {
+    walk(loop->body(), [&](Stmt* s) { inside_.insert(s); });
+  }
+
+  bool recoverable(std::span<Stmt* const> indices) const {
+    std::vector<Term> terms;
+    for (Stmt* i : indices) terms.push_back(term(i));
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t a = 0; a < terms.size() && !merged; ++a) {
+        for (size_t b = 0; b < terms.size() && !merged; ++b) {
+          if (terms[a].kind != Term::quotient || terms[b].kind != Term::remainder) continue;
+          if (terms[a].of != terms[b].of || terms[a].by != terms[b].by) continue;
+          terms[a] = term(terms[a].of);
+          terms.erase(terms.begin() + static_cast<std::ptrdiff_t>(b));
+          merged = true;
+        }
+      }
+    }
+    for (const Term& t : terms)
+      if (t.kind == Term::leaf && t.of->kind() == StmtKind::LoopIndex && t.of->loop() == loop_) return true;
+    return false;
+  }
+
+ private:
+  struct Term {
+    enum Kind { leaf, quotient, remainder } kind = leaf;
+    Stmt* of = nullptr;  // leaf: the statement; else the dividend
+    int64_t by = 0;      // the divisor
+  };
+
+  bool outside(const Stmt* s) const { return s->is_const() || !inside_.count(s); }
+
+  static int64_t positive_constant(const Stmt* s) {
+    return s->is_const() && is_integral(s->type()) && s->const_int() > 0 ? s->const_int() : 0;
+  }
+
+  // `s` less a value the loop does not compute, added or subtracted.
+  Stmt* strip(Stmt* s) const {
+    while (s->kind() == StmtKind::Binary) {
+      const BinaryOp op = s->binary_op();
+      if (op == BinaryOp::add && outside(s->rhs())) s = s->lhs();
+      else if (op == BinaryOp::add && outside(s->lhs())) s = s->rhs();
+      else if (op == BinaryOp::sub && outside(s->rhs())) s = s->lhs();
+      else break;
+    }
+    return s;
+  }
+
+  Term term(Stmt* s) const {
+    s = strip(s);
+    if (s->kind() == StmtKind::Binary && (s->binary_op() == BinaryOp::div || s->binary_op() == BinaryOp::mod)) {
+      if (const int64_t m = positive_constant(s->rhs()))
+        return {s->binary_op() == BinaryOp::div ? Term::quotient : Term::remainder, s->lhs(), m};
+    }
+    if (s->kind() == StmtKind::LoopIndex && s->loop() != loop_ && s->loop()->kind() == StmtKind::RangeFor)
+      if (std::optional<Term> piece = piece_of(s->loop())) return *piece;
+    return {Term::leaf, s, 0};
+  }
+
+  // A serial loop over [(X % M) * C, min((X % M) * C + C, E)) (either end
+  // plus the same value the loop does not compute) stands for X % M.
+  std::optional<Term> piece_of(const Stmt* row) const {
+    Stmt* begin = row->begin();
+    Stmt* end = row->end();
+    if (begin->kind() == StmtKind::Binary && begin->binary_op() == BinaryOp::add && outside(begin->rhs()) &&
+        end->kind() == StmtKind::Binary && end->binary_op() == BinaryOp::add && end->rhs() == begin->rhs()) {
+      begin = begin->lhs();
+      end = end->lhs();
+    }
+    if (begin->kind() != StmtKind::Binary || begin->binary_op() != BinaryOp::mul) return std::nullopt;
+    const int64_t c = positive_constant(begin->rhs());
+    Stmt* rem = begin->lhs();
+    if (c == 0 || rem->kind() != StmtKind::Binary || rem->binary_op() != BinaryOp::mod) return std::nullopt;
+    const int64_t m = positive_constant(rem->rhs());
+    if (m == 0) return std::nullopt;
+    // The end: at most begin + C.
+    Stmt* upper = end;
+    if (upper->kind() == StmtKind::Binary && upper->binary_op() == BinaryOp::min) {
+      Stmt* l = upper->lhs();
+      Stmt* r = upper->rhs();
+      upper = l->kind() == StmtKind::Binary && l->binary_op() == BinaryOp::add ? l : r;
+    }
+    if (upper->kind() != StmtKind::Binary || upper->binary_op() != BinaryOp::add || upper->lhs() != begin ||
+        positive_constant(upper->rhs()) != c)
+      return std::nullopt;
+    return Term{Term::remainder, rem->lhs(), m};
+  }
+
+  Stmt* loop_;
+  std::unordered_set<const Stmt*> inside_;
+};
+
 bool demote_loop(Kernel& kernel, Stmt* loop) {
   // The loop's own indices: loop_index statements of this loop, by axis.
   std::vector<const Stmt*> own;
@@ -43,12 +149,23 @@ bool demote_loop(Kernel& kernel, Stmt* loop) {
   });
   for (const Stmt* s : own)
     if (s == nullptr) return false;  // an axis read twice or never: keep every atomic
-  // Fields every access of which is at the loop's own index.
+  // Fields every access of which is at the loop's own index: for a
+  // struct-for exactly its indices, in order; for a range-for one tuple of
+  // indices shared by every access, from which the iteration can be told.
   std::map<int, bool> own_only;
+  std::map<int, std::vector<Stmt*>> tuple;
+  const std::optional<OwnPoint> point =
+      loop->kind() == StmtKind::RangeFor ? std::optional<OwnPoint>(std::in_place, loop) : std::nullopt;
   walk(loop->body(), [&](Stmt* s) {
     if (!is_field_access(s->kind())) return;
     auto [it, fresh] = own_only.emplace(s->field(), true);
-    it->second = it->second && at_own_index(s, own);
+    if (!point) {
+      it->second = it->second && at_own_index(s, own);
+      return;
+    }
+    const std::vector<Stmt*> idx(s->indices().begin(), s->indices().end());
+    auto [first, made] = tuple.emplace(s->field(), idx);
+    it->second = it->second && first->second == idx && (!made || point->recoverable(s->indices()));
   });
   bool changed = false;
   std::map<Stmt*, Stmt*> replaced;
