@@ -5,6 +5,7 @@
 //   cpu_copy      b = a                   2^28 f32 (2 GiB per side)   STREAM copy
 //   cpu_triad     a = b + s c             2^28 f32 (3 GiB per side)   STREAM triad
 //   cpu_saxpy     y = a x + y             2^28 f32 (2 GiB per side)
+//   cpu_saxpy_nd  y += a x over a 2^14 x 2^14 shape (Taichi's ndrange form)
 //   cpu_stencil5  one Jacobi step, 8192^2 f32 (512 MiB per side)
 //   cpu_stencil5_nd  the same written as for_range over the shape (Taichi's ndrange)
 //   cpu_sum       the sum of 2^28 i32    (1 GiB per side)
@@ -191,6 +192,53 @@ Pair saxpy_pair(int threads) {
           .bytes_per_run = 3.0 * 4 * kN};
 }
 
+// y += a x written as Taichi writes it over a 2-D shape,
+// `for i, j in ti.ndrange(n, n): y[i, j] += a * x[i, j]`: for_range over
+// the shape with +=, which is each point's own element, so no atomic
+// (demote_atomics); 2^14 x 2^14 f32, the same bytes as cpu_saxpy, against
+// the same flat C++ loop.
+constexpr std::int64_t kSide = std::int64_t{1} << 14;
+static_assert(kSide * kSide == kN);
+
+Pair saxpy_nd_pair(int threads) {
+  constexpr std::int64_t side = kSide;
+  struct Grove {
+    grove::Program prog;
+    grove::Field x, y;
+    grove::Kernel init, saxpy;
+    explicit Grove(int threads) : prog(cpu_config(threads)) {
+      x = prog.field(grove::f32, "x", {kSide, kSide});
+      y = prog.field(grove::f32, "y", {kSide, kSide});
+      init = prog.kernel("init", [this] {
+        grove::for_range({kSide, kSide}, [&](Expr i, Expr j) {
+          x(i, j) = grove::cast(grove::f32, (i * static_cast<int>(kSide) + j) % 7);
+          y(i, j) = 1.0f;
+        });
+      });
+      saxpy = prog.kernel("saxpy_nd", {grove::arg(grove::f32, "a")}, [this](grove::Args a) {
+        grove::for_range({kSide, kSide}, [&](Expr i, Expr j) { y(i, j) += a[0] * x(i, j).load(); });
+      });
+    }
+  };
+  auto g = std::make_shared<Grove>(threads);
+  auto t = std::make_shared<cpp::Threads>(threads);
+  auto x = std::make_shared<cpp::LineVector<float>>(kN);
+  auto y = std::make_shared<cpp::LineVector<float>>(kN, 1.0f);
+  fill_mod7(x->data(), kN);
+  g->init();
+  g->saxpy(kA);
+  cpp::saxpy(*t, kA, x->data(), y->data(), kN);
+  const auto want = [](std::int64_t i) { return kA * static_cast<float>(i % 7) + 1.0f; };
+  for (const std::int64_t s : samples(kN))
+    check(g->y.read<float>({s / side, s % side}) == want(s), "Grove saxpy_nd at " + std::to_string(s));
+  for (std::int64_t i = 0; i < kN; ++i)
+    if ((*y)[static_cast<size_t>(i)] != want(i)) check(false, "C++ saxpy");
+  return {.grove = {[g] { g->saxpy(kA); }, {}},
+          .baseline = {[t, x, y] { cpp::saxpy(*t, kA, x->data(), y->data(), kN); }, {}},
+          .items_per_run = kN,
+          .bytes_per_run = 3.0 * 4 * kN};
+}
+
 // ---- 5-point stencil -------------------------------------------------------------
 
 // Small integers: every sum is exact in any order.
@@ -305,6 +353,8 @@ void register_cpu_dense() {
                   [threads] { return triad_pair(threads); });
     register_pair(workload("cpu_saxpy", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return saxpy_pair(threads); });
+    register_pair(workload("cpu_saxpy_nd", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
+                  [threads] { return saxpy_nd_pair(threads); });
     register_pair(workload("cpu_stencil5", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return stencil_pair(threads, false); });
     register_pair(workload("cpu_stencil5_nd", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
