@@ -139,6 +139,8 @@ void register_host_copy();
 // hand-written C++ over oneTBB (cpu_baselines.h).
 void register_cpu_compile();
 void register_cpu_dense();
+// examples/mpm88 against the same substep in plain C++ (one thread).
+void register_cpu_mpm();
 // With OpenVDB (GROVE_BENCH_OPENVDB): sparse rows against OpenVDB and a
 // hand-written block grid, and the occupancy sweep.
 void register_cpu_sparse();

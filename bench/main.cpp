@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
 #ifdef GROVE_BENCH_CPU
   grove_bench::register_cpu_compile();
   grove_bench::register_cpu_dense();
+  grove_bench::register_cpu_mpm();
 #ifdef GROVE_BENCH_OPENVDB
   grove_bench::register_cpu_sparse();
 #else
