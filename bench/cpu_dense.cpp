@@ -40,18 +40,6 @@ constexpr int kIterations = 6;    // runs of each side per repetition
 constexpr int kRepetitions = 2;
 constexpr std::string_view kBaseline = "cpp_tbb";
 
-grove::Config cpu_config(int threads) {
-  grove::Config c;
-  c.arch = grove::Arch::Cpu;
-  c.cpu_threads = threads;
-  c.cache_dir = "off";
-  return c;
-}
-
-void check(bool ok, const std::string& what) {
-  if (!ok) throw grove::Error("wrong result: " + what);
-}
-
 // i % 7 as floats (exact sums), without a second copy.
 void fill_mod7(float* x, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 7);
@@ -75,10 +63,6 @@ void check_samples(const grove::Field& f, std::int64_t n, const std::function<fl
       throw grove::Error("wrong result: " + what + " at " + std::to_string(i) + ": " + std::to_string(got) +
                          ", want " + std::to_string(want(i)));
   }
-}
-
-std::string workload(std::string_view name, int threads) {
-  return std::string(name) + "_" + std::to_string(threads) + "t";
 }
 
 // ---- STREAM copy and triad -------------------------------------------------------
@@ -154,12 +138,34 @@ Pair triad_pair(int threads) {
 
 // ---- saxpy -----------------------------------------------------------------------
 
-Pair saxpy_pair(int threads) {
+// The ndrange form: y += a x as Taichi writes it over a 2-D shape,
+// `for i, j in ti.ndrange(n, n): y[i, j] += a * x[i, j]`, for_range over
+// the shape with +=, which is each point's own element, so no atomic
+// (demote_atomics); 2^14 x 2^14 f32, the same bytes, against the same flat
+// C++ loop.
+constexpr std::int64_t kSide = std::int64_t{1} << 14;
+static_assert(kSide * kSide == kN);
+
+Pair saxpy_pair(int threads, bool ndrange) {
   struct Grove {
     grove::Program prog;
     grove::Field x, y;
     grove::Kernel init, saxpy;
-    explicit Grove(int threads) : prog(cpu_config(threads)) {
+    Grove(int threads, bool ndrange) : prog(cpu_config(threads)) {
+      if (ndrange) {
+        x = prog.field(grove::f32, "x", {kSide, kSide});
+        y = prog.field(grove::f32, "y", {kSide, kSide});
+        init = prog.kernel("init", [this] {
+          grove::for_range({kSide, kSide}, [&](Expr i, Expr j) {
+            x(i, j) = grove::cast(grove::f32, (i * static_cast<int>(kSide) + j) % 7);
+            y(i, j) = 1.0f;
+          });
+        });
+        saxpy = prog.kernel("saxpy_nd", {grove::arg(grove::f32, "a")}, [this](grove::Args a) {
+          grove::for_range({kSide, kSide}, [&](Expr i, Expr j) { y(i, j) += a[0] * x(i, j).load(); });
+        });
+        return;
+      }
       x = prog.field(grove::f32, "x", {kN});
       y = prog.field(grove::f32, "y", {kN});
       init = prog.kernel("init", [this] {
@@ -173,7 +179,7 @@ Pair saxpy_pair(int threads) {
       });
     }
   };
-  auto g = std::make_shared<Grove>(threads);
+  auto g = std::make_shared<Grove>(threads, ndrange);
   auto t = std::make_shared<cpp::Threads>(threads);
   auto x = std::make_shared<cpp::LineVector<float>>(kN);
   auto y = std::make_shared<cpp::LineVector<float>>(kN, 1.0f);
@@ -183,54 +189,12 @@ Pair saxpy_pair(int threads) {
   cpp::saxpy(*t, kA, x->data(), y->data(), kN);
   // Exact: halves of small integers.
   const auto want = [](std::int64_t i) { return kA * static_cast<float>(i % 7) + 1.0f; };
-  check_samples(g->y, kN, want, "Grove saxpy");
-  for (std::int64_t i = 0; i < kN; ++i)
-    if ((*y)[static_cast<size_t>(i)] != want(i)) check(false, "C++ saxpy");
-  return {.grove = {[g] { g->saxpy(kA); }, {}},
-          .baseline = {[t, x, y] { cpp::saxpy(*t, kA, x->data(), y->data(), kN); }, {}},
-          .items_per_run = kN,
-          .bytes_per_run = 3.0 * 4 * kN};
-}
-
-// y += a x written as Taichi writes it over a 2-D shape,
-// `for i, j in ti.ndrange(n, n): y[i, j] += a * x[i, j]`: for_range over
-// the shape with +=, which is each point's own element, so no atomic
-// (demote_atomics); 2^14 x 2^14 f32, the same bytes as cpu_saxpy, against
-// the same flat C++ loop.
-constexpr std::int64_t kSide = std::int64_t{1} << 14;
-static_assert(kSide * kSide == kN);
-
-Pair saxpy_nd_pair(int threads) {
-  constexpr std::int64_t side = kSide;
-  struct Grove {
-    grove::Program prog;
-    grove::Field x, y;
-    grove::Kernel init, saxpy;
-    explicit Grove(int threads) : prog(cpu_config(threads)) {
-      x = prog.field(grove::f32, "x", {kSide, kSide});
-      y = prog.field(grove::f32, "y", {kSide, kSide});
-      init = prog.kernel("init", [this] {
-        grove::for_range({kSide, kSide}, [&](Expr i, Expr j) {
-          x(i, j) = grove::cast(grove::f32, (i * static_cast<int>(kSide) + j) % 7);
-          y(i, j) = 1.0f;
-        });
-      });
-      saxpy = prog.kernel("saxpy_nd", {grove::arg(grove::f32, "a")}, [this](grove::Args a) {
-        grove::for_range({kSide, kSide}, [&](Expr i, Expr j) { y(i, j) += a[0] * x(i, j).load(); });
-      });
-    }
-  };
-  auto g = std::make_shared<Grove>(threads);
-  auto t = std::make_shared<cpp::Threads>(threads);
-  auto x = std::make_shared<cpp::LineVector<float>>(kN);
-  auto y = std::make_shared<cpp::LineVector<float>>(kN, 1.0f);
-  fill_mod7(x->data(), kN);
-  g->init();
-  g->saxpy(kA);
-  cpp::saxpy(*t, kA, x->data(), y->data(), kN);
-  const auto want = [](std::int64_t i) { return kA * static_cast<float>(i % 7) + 1.0f; };
-  for (const std::int64_t s : samples(kN))
-    check(g->y.read<float>({s / side, s % side}) == want(s), "Grove saxpy_nd at " + std::to_string(s));
+  if (ndrange) {
+    for (const std::int64_t s : samples(kN))
+      check(g->y.read<float>({s / kSide, s % kSide}) == want(s), "Grove saxpy_nd at " + std::to_string(s));
+  } else {
+    check_samples(g->y, kN, want, "Grove saxpy");
+  }
   for (std::int64_t i = 0; i < kN; ++i)
     if ((*y)[static_cast<size_t>(i)] != want(i)) check(false, "C++ saxpy");
   return {.grove = {[g] { g->saxpy(kA); }, {}},
@@ -352,9 +316,9 @@ void register_cpu_dense() {
     register_pair(workload("cpu_triad", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return triad_pair(threads); });
     register_pair(workload("cpu_saxpy", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
-                  [threads] { return saxpy_pair(threads); });
+                  [threads] { return saxpy_pair(threads, false); });
     register_pair(workload("cpu_saxpy_nd", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
-                  [threads] { return saxpy_nd_pair(threads); });
+                  [threads] { return saxpy_pair(threads, true); });
     register_pair(workload("cpu_stencil5", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,
                   [threads] { return stencil_pair(threads, false); });
     register_pair(workload("cpu_stencil5_nd", threads), grove::Arch::Cpu, kBaseline, kIterations, kRepetitions,

@@ -8,7 +8,6 @@
 //   cpu_mpm88_1t  one substep (clear, P2G, grid update, G2P)
 #include <cmath>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,21 +20,11 @@
 namespace grove_bench {
 namespace {
 
-void check(bool ok, const std::string& what) {
-  if (!ok) throw std::runtime_error(what + " differs from the C++ model");
-}
-
 Pair mpm88_pair() {
   struct Grove {
     grove::Program prog;
     mpm88::Simulation sim;
-    explicit Grove(const mpm88::Params& p) : prog(config()), sim(prog, p) {}
-    static grove::Config config() {
-      grove::Config c;
-      c.arch = grove::Arch::Cpu;
-      c.cpu_threads = 1;
-      return c;
-    }
+    explicit Grove(const mpm88::Params& p) : prog(cpu_config(1)), sim(prog, p) {}
   };
   const mpm88::Params params;
   const std::vector<float> start = mpm88::initial_positions(params.particles);
@@ -49,7 +38,7 @@ Pair mpm88_pair() {
   // The same first substep on both sides (up to the order of the grid's sums).
   const std::vector<float> x = g->sim.x.to_vector<float>();
   for (size_t k = 0; k < x.size(); ++k)
-    check(std::abs(x[k] - m->x[k]) <= 1e-6f, "Grove mpm88 position " + std::to_string(k));
+    check(std::abs(x[k] - m->x[k]) <= 1e-6f, "Grove mpm88 position " + std::to_string(k) + " (against the C++ model)");
   return {.grove = {[g] {
                       g->sim.substep();
                       g->prog.sync();
@@ -62,7 +51,7 @@ Pair mpm88_pair() {
 }  // namespace
 
 void register_cpu_mpm() {
-  register_pair("cpu_mpm88_1t", grove::Arch::Cpu, "cpp", 20, 3, [] { return mpm88_pair(); });
+  register_pair(workload("cpu_mpm88", 1), grove::Arch::Cpu, "cpp", 20, 3, [] { return mpm88_pair(); });
 }
 
 }  // namespace grove_bench

@@ -60,14 +60,6 @@ constexpr int kRepetitions = 2;
 // take the median of many more samples.
 constexpr int kShortIterations = 201;
 
-std::string workload(std::string_view name, int threads) {
-  return std::string(name) + "_" + std::to_string(threads) + "t";
-}
-
-void check(bool ok, const std::string& what) {
-  if (!ok) throw grove::Error("wrong result: " + what);
-}
-
 // What the shell holds, worked out on the host.
 struct ShellFacts {
   std::int64_t voxels = 0;
@@ -121,10 +113,7 @@ struct GroveShell {
   grove::Kernel activate, sum, laplacian;
 
   static grove::Config config(int threads) {
-    grove::Config c;
-    c.arch = grove::Arch::Cpu;
-    c.cpu_threads = threads;
-    c.cache_dir = "off";
+    grove::Config c = cpu_config(threads);
     c.device_memory = std::int64_t{2} << 30;
     return c;
   }

@@ -92,6 +92,22 @@ const std::vector<grove::Arch>& runnable_backends() {
   return runnable;
 }
 
+void check(bool ok, const std::string& what) {
+  if (!ok) throw grove::Error("wrong result: " + what);
+}
+
+std::string workload(std::string_view name, int threads) {
+  return std::string(name) + "_" + std::to_string(threads) + "t";
+}
+
+grove::Config cpu_config(int threads) {
+  grove::Config c;
+  c.arch = grove::Arch::Cpu;
+  c.cpu_threads = threads;
+  c.cache_dir = "off";
+  return c;
+}
+
 std::vector<float> mod7_values(int n) {
   std::vector<float> x(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i % 7);

@@ -58,6 +58,15 @@ struct Pair {
 // exact in any order. The input of the saxpy and reduction workloads.
 std::vector<float> mod7_values(int n);
 
+// A pair's setup check: throws grove::Error ("wrong result: " + what)
+// unless `ok`, which skips the benchmark with that message.
+void check(bool ok, const std::string& what);
+// A CPU row's workload name for `threads` threads: "<name>_<threads>t".
+std::string workload(std::string_view name, int threads);
+// The CPU backend on `threads` threads, with no disk cache: every row
+// compiles its kernels.
+grove::Config cpu_config(int threads);
+
 // The backends compiled in that can start here (a Program of each is
 // created once); each one that cannot is reported on stderr with its
 // reason ("no CUDA driver was found") and left out, so its rows are not

@@ -29,10 +29,6 @@ constexpr std::int64_t kElements = 1 << 16;
 constexpr int kIterations = 20;
 constexpr int kRepetitions = 3;
 
-void check(bool ok, const std::string& what) {
-  if (!ok) throw grove::Error("wrong result: " + what);
-}
-
 std::vector<float> ramp(std::size_t n) {
   std::vector<float> v(n);
   for (std::size_t k = 0; k < n; ++k) v[k] = static_cast<float>(k % 1000) * 0.25f;

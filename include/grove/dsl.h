@@ -286,8 +286,8 @@ Expr length(const SNodeRef& snode, const Indices& index);
 // ---- control flow ----
 // for i in range(begin, end): parallel at the top level of a kernel. The
 // index is i32 whatever the bounds' type (a 64-bit literal does not widen
-// it); a constant bound outside i32 is refused, a larger bound computed at
-// run time is taken modulo 2^32.
+// it); a constant bound outside i32 is refused, and so is a bound computed
+// at run time of a type that may not fit (i64, u32, u64: cast it to i32).
 void for_range(const Expr& begin, const Expr& end, const std::function<void(Expr)>& body);
 // for I in ti.grouped(field): once per active cell, indices grouped.
 void for_each(const Field& field, const std::function<void(Indices)>& body);

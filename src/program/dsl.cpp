@@ -610,7 +610,8 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
          " indices; take one Expr per axis, or an Indices");
   for (RangeAxis& a : ax) {
     check_range_bounds(a.begin, a.end);
-    for (Expr* e : {&a.begin, &a.end}) {  // a loop counts in i32 (constants stay constants)
+    // Every bound i32 from here on, as the loop's count (constants stay constants).
+    for (Expr* e : {&a.begin, &a.end}) {
       if (e->stmt()->is_const()) *e = Expr::constant(DataType::i32, e->stmt()->const_int());
       else if (e->type() != DataType::i32) *e = cast(DataType::i32, *e);
     }
@@ -656,11 +657,11 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
       const bool whole_rows = known_pieces == 1;
       Expr rest = whole_rows ? t : t / pieces;
       for (size_t d = last; d-- > 0;) {
-        I[d] = cast(ax[d].begin.type(), (d == 0 ? rest : rest % extents[d])) + ax[d].begin;
+        I[d] = (d == 0 ? rest : rest % extents[d]) + ax[d].begin;
         if (d > 0) rest = rest / extents[d];
       }
       if (piece == 1 && !whole_rows) {
-        I[last] = cast(ax[last].begin.type(), t % pieces) + ax[last].begin;
+        I[last] = t % pieces + ax[last].begin;
         body(I);
         return;
       }
@@ -670,13 +671,12 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
       } else {
         const Expr first = (t % pieces) * static_cast<int>(piece);
         const Expr end = min(first + static_cast<int>(piece), extents[last]);
-        const Expr begin_last = cast(first.type(), ax[last].begin);
-        row = b().range_for(use(first + begin_last), use(end + begin_last));
+        row = b().range_for(use(first + ax[last].begin), use(end + ax[last].begin));
       }
       in_block(row->body(), [&] {
         // Still the parallel loop's point: break_() is refused here too.
         in_loop(ir::StmtKind::RangeFor, true, [&] {
-          I[last] = cast(ax[last].begin.type(), Expr(b().loop_index(row, 0)));
+          I[last] = Expr(b().loop_index(row, 0));
           body(I);
         });
       });

@@ -68,6 +68,7 @@ class TaskEmitter {
   Id soft_tan(Id x);
   Id f32c(float v);
   Id horner(Id x, std::initializer_list<float> coefficients);  // highest power first
+  Id sign_bit(Id x);  // u1: the sign bit of f32 x
   Id with_sign_of(Id magnitude, Id sign);
   Id with_sign_of_any(Id magnitude, Id sign, DataType t);  // f32 or f64
   Id float_mod(Id x, Id y, DataType t);  // std::fmod, exact

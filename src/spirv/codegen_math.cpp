@@ -30,6 +30,12 @@ Id TaskEmitter::horner(Id x, std::initializer_list<float> coefficients) {
   return r;
 }
 
+// Whether the sign bit of f32 `x` is set (of -0 and negative NaNs too).
+Id TaskEmitter::sign_bit(Id x) {
+  return m_.compare(Op::OpINotEqual, op2(Op::OpShiftRightLogical, m_.convert(Op::OpBitcast, u32_type(), x), u32c(31)),
+                    u32c(0));
+}
+
 // |magnitude| with the sign bit of `sign`.
 Id TaskEmitter::with_sign_of(Id magnitude, Id sign) {
   Id u = u32_type();
@@ -154,9 +160,8 @@ Id TaskEmitter::soft_sin_cos(Id x, bool cosine) {
   if (cosine) {
     negative = m_.compare(Op::OpIEqual, op2(Op::OpBitwiseAnd, op2(Op::OpIAdd, o.j, u32c(2)), u32c(4)), u32c(4));
   } else {
-    Id octant_sign = op2(Op::OpShiftLeftLogical, op2(Op::OpBitwiseAnd, o.j, u32c(4)), u32c(29));
-    Id x_sign = op2(Op::OpBitwiseAnd, m_.convert(Op::OpBitcast, u32_type(), x), u32c(0x80000000u));
-    negative = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseXor, octant_sign, x_sign), u32c(0));
+    Id octant_negative = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseAnd, o.j, u32c(4)), u32c(0));
+    negative = m_.compare(Op::OpLogicalNotEqual, octant_negative, sign_bit(x));
   }
   r = m_.select(negative, m_.unary(Op::OpFNegate, r), r);
   Id near = m_.compare(Op::OpFOrdLessThanEqual, a, f32c(8192.0f));  // false for NaN
@@ -176,9 +181,7 @@ Id TaskEmitter::soft_tan(Id x) {
   Id t = m_.select(m_.compare(Op::OpFOrdGreaterThan, a, f32c(1.0e-4f)), float_op(Op::OpFAdd, mul(mul(p, zz), o.z), o.z), o.z);
   Id flip = m_.compare(Op::OpINotEqual, op2(Op::OpBitwiseAnd, o.j, u32c(2)), u32c(0));
   t = m_.select(flip, float_op(Op::OpFDiv, f32c(-1.0f), t), t);
-  Id x_negative = m_.compare(Op::OpINotEqual, op2(Op::OpShiftRightLogical, m_.convert(Op::OpBitcast, u32_type(), x), u32c(31)),
-                             u32c(0));  // of -0 too: tan(-0) is -0
-  t = m_.select(x_negative, m_.unary(Op::OpFNegate, t), t);
+  t = m_.select(sign_bit(x), m_.unary(Op::OpFNegate, t), t);  // tan(-0) is -0
   Id near = m_.compare(Op::OpFOrdLessThanEqual, a, f32c(8192.0f));
   return m_.select(near, t, m_.ext_inst(f, GLSLstd450Tan, {x}));
 }
@@ -214,7 +217,7 @@ Id TaskEmitter::soft_atan2(Id y, Id x) {
                      m_.compare(Op::OpFOrdEqual, y, f32c(0.0f)));
   ratio = m_.select(both_zero, m_.convert(Op::OpBitcast, f, sign_xor), ratio);
   Id z = soft_atan(ratio);
-  Id x_negative = m_.compare(Op::OpINotEqual, op2(Op::OpShiftRightLogical, xb, u32c(31)), u32c(0));
+  Id x_negative = sign_bit(x);
   Id shifted = float_op(Op::OpFAdd, with_sign_of(f32c(kPi), y), z);
   return m_.select(x_negative, shifted, z);
 }

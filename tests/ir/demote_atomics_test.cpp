@@ -4,28 +4,18 @@
 
 #include <string>
 
-#include "ir/parser.h"
 #include "ir/passes/demote_atomics.h"
-#include "ir/printer.h"
-#include "ir/verifier.h"
+#include "pass_test_util.h"
 
 namespace grove::ir {
 namespace {
 
-// The kernel's text after the pass (verified as a frontend kernel).
+// The kernel's text after the pass (the verifier checks it before and after).
 std::string demoted(const std::string& text) {
-  ParsedModule m = parse_module(text, "demote_atomics_test.ir");
-  Kernel& k = *m.kernels.at(0);
-  demote_atomics(k);
-  verify(k, "demote_atomics");
-  return print_kernel(k);
+  return test::run_pass(text, [](Kernel& k) { demote_atomics(k); });
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using test::count;
 
 TEST(DemoteAtomics, AnUpdateAtTheLoopsOwnIndexIsALoadAndAStore) {
   const std::string out = demoted(R"(

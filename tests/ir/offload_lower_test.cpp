@@ -11,6 +11,7 @@
 #include "ir/passes/lower_access.h"
 #include "ir/passes/offload.h"
 #include "ir/passes/simplify.h"
+#include "pass_test_util.h"
 #include "ir/printer.h"
 #include "ir/snode.h"
 #include "ir/verifier.h"
@@ -263,55 +264,31 @@ kernel @k() stage typed {
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\""}));
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // Accesses at the same indices of a block (a vector's components, a
 // read-modify-write) share the first one's activation: one walk of the
 // tree, not one per access, unless a deactivation comes between.
 TEST(LowerAccess, AccessesAtOneCellOfABlockActivateItOnce) {
-  const std::string one = run(R"(field @d : i32[4]
-field @s : f32[16]
-
-kernel @k() stage typed {
-  %0 = const i32 5
-  %1 = const f32 2
-  field_store @s[%0] %1
-}
-)", true);
-  const std::string three = run(R"(field @d : i32[4]
-field @s : f32[16]
-
-kernel @k() stage typed {
-  %0 = const i32 5
-  %1 = const f32 2
-  field_store @s[%0] %1
-  %2 = field_atomic add f32 @s[%0] %1
+  // A kernel that stores 2 at s[5], then `rest`, lowered.
+  auto lowered = [](const std::string& rest) {
+    return run("field @d : i32[4]\nfield @s : f32[16]\n\nkernel @k() stage typed {\n"
+               "  %0 = const i32 5\n  %1 = const f32 2\n  field_store @s[%0] %1\n" + rest + "}\n",
+               true);
+  };
+  const std::string one = lowered("");
+  const std::string three = lowered(R"(  %2 = field_atomic add f32 @s[%0] %1
   %3 = field_load f32 @s[%0]
   %4 = binary add f32 %2 %3
   field_store @s[%0] %4
-}
-)", true);
-  const size_t walks = count(one, "tree_cas u32 @t1[");
+)");
+  const size_t walks = test::count(one, "tree_cas u32 @t1[");
   ASSERT_GT(walks, 0u) << one;
-  EXPECT_EQ(count(three, "tree_cas u32 @t1["), walks) << three;
-  EXPECT_EQ(count(three, "tree_atomic add f32 @t1["), 1u) << three;
+  EXPECT_EQ(test::count(three, "tree_cas u32 @t1["), walks) << three;
+  EXPECT_EQ(test::count(three, "tree_atomic add f32 @t1["), 1u) << three;
   // A deactivation between: the access after it walks again.
-  const std::string apart = run(R"(field @d : i32[4]
-field @s : f32[16]
-
-kernel @k() stage typed {
-  %0 = const i32 5
-  %1 = const f32 2
+  const std::string apart = lowered(R"(  snode_op deactivate $S4[%0]
   field_store @s[%0] %1
-  snode_op deactivate $S4[%0]
-  field_store @s[%0] %1
-}
-)", true);
-  EXPECT_EQ(count(apart, "tree_cas u32 @t1["), 2 * walks) << apart;
+)");
+  EXPECT_EQ(test::count(apart, "tree_cas u32 @t1["), 2 * walks) << apart;
 }
 
 TEST(LowerAccess, ADeactivationIsFollowedByGcOfItsTree) {

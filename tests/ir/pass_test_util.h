@@ -20,6 +20,13 @@ inline std::string text(std::string_view s) {
   return std::string(s);
 }
 
+// How often `what` occurs in `text`.
+inline size_t count(std::string_view text, std::string_view what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Parses `module` (field declarations and exactly one kernel), runs `pass` on
 // the kernel and returns the kernel as print_kernel prints it. The verifier
 // checks the input and the pass's output, as it does between passes.

@@ -153,16 +153,6 @@ class Lowerer {
   };
   using Activations = std::vector<Activated>;
 
-  static bool may_deactivate(const Stmt* s) {
-    bool found = false;
-    auto check = [&](const Stmt* t) {
-      found = found || (t->kind() == StmtKind::SNodeOp && t->snode_op() == SNodeOpKind::deactivate);
-    };
-    check(s);
-    for (const auto& inner : s->blocks()) walk(inner.get(), [&](Stmt* t) { check(t); });
-    return found;
-  }
-
   // Whether the path to `node` has a level whose cells come and go (else
   // a walk is index arithmetic, which later passes share anyway).
   bool sparse_path(int node) const {
@@ -284,19 +274,25 @@ class Lowerer {
     }
   }
 
-  void lower_block(Block* block) {
+  // Returns whether the block deactivates anything (in a block inside too).
+  bool lower_block(Block* block) {
     Activations known;  // this block's, in order; a nested block starts with none
+    bool deactivates = false;
     for (size_t pos = 0; pos < block->size();) {
       Stmt* s = block->at(pos);
       remap_operands(s);
-      if (may_deactivate(s)) known.clear();
+      bool forgets = s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate;
       if (is_field_access(s->kind()) || s->kind() == StmtKind::SNodeOp) {
         pos = lower(block, pos, known);
       } else {
-        for (const auto& child : s->blocks()) lower_block(child.get());
+        for (const auto& child : s->blocks()) forgets = lower_block(child.get()) || forgets;
         ++pos;
       }
+      // The cells activated before it may be gone after it.
+      if (forgets) known.clear();
+      deactivates = deactivates || forgets;
     }
+    return deactivates;
   }
 
   // The cell address a struct-for already knows for an access to its own cell.
