@@ -10,7 +10,7 @@ namespace {
 
 void print_usage(std::FILE* to, const ExampleInfo& info) {
   std::fprintf(to,
-               "usage: %.*s [--arch auto|interp|cpu|vulkan|cuda] [--out DIR] [--size N]\n"
+               "usage: %.*s [--arch auto|interp|cpu|vulkan|cuda] [--out DIR] [--size N] [--profile]\n"
                "\n"
                "%.*s\n"
                "\n"
@@ -23,6 +23,7 @@ void print_usage(std::FILE* to, const ExampleInfo& info) {
                info.max_size);
   if (info.default_steps > 0)
     std::fprintf(to, "  --steps N  steps to simulate (default %d)\n", info.default_steps);
+  std::fprintf(to, "  --profile  print the device time of every kernel's tasks at the end (GROVE_PROFILE=1)\n");
   std::fprintf(to, "  --help     this message\n");
 }
 
@@ -44,6 +45,10 @@ std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info,
     if (opt == "--help" || opt == "-h") {
       print_usage(stdout, info);
       return 0;
+    }
+    if (opt == "--profile") {
+      out->profile = true;
+      continue;
     }
     // Both "--name value" and "--name=value".
     std::string_view value;

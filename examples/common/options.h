@@ -1,5 +1,6 @@
 // options.h — the command-line options every example takes:
-// --arch auto|interp|cpu|vulkan|cuda, --out DIR, --size N, --steps N (some), --help.
+// --arch auto|interp|cpu|vulkan|cuda, --out DIR, --size N, --steps N (some),
+// --profile, --help.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +26,8 @@ struct Options {
   std::filesystem::path out_dir = "out";
   int size = 0;
   int steps = 0;
+  bool profile = false;  // print the device time of each kernel's tasks at the end
+  grove::Config config() const { return {.arch = arch, .profile = profile}; }
 };
 
 // Parses argv into `out` (size starts at info.default_size). Returns the exit

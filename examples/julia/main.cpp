@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   if (const auto code = grove_examples::parse_options(argc, argv, info, &options)) return *code;
 
   try {
-    Program prog({.arch = options.arch});
+    Program prog(options.config());
     std::printf("julia: running on %s\n", std::string(arch_name(prog.arch())).c_str());
 
     const int n = options.size;

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   if (const auto code = grove_examples::parse_options(argc, argv, info, &options)) return *code;
 
   try {
-    grove::Program prog({.arch = options.arch});
+    grove::Program prog(options.config());
     std::printf("mpm88: running on %s\n", std::string(grove::arch_name(prog.arch())).c_str());
     const mpm88::Params params;
     mpm88::Simulation sim(prog, params);

@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    Program prog({.arch = options.arch});
+    Program prog(options.config());
     std::printf("sparse_life: running on %s (%s), %d x %d cells in %d x %d blocks\n",
                 std::string(arch_name(prog.arch())).c_str(), prog.device_name().c_str(), options.size, options.size,
                 options.size / kBlock, options.size / kBlock);

@@ -108,6 +108,23 @@ struct Config {
   // compiled for it too, with no GPU needed; 0 there means sm_75, which
   // every GPU Grove runs on loads. A target newer than the device is refused.
   int cuda_sm = 0;
+  // The profiler: time every task of every launch on the device's own clock
+  // (Vulkan timestamp queries, CUDA events; the host's steady clock on the
+  // CPU backend and the interpreter), tallied per kernel and task for
+  // Program::profile() and profile_report(). A Program whose tally was never
+  // reported prints its table to stdout when it is destroyed.
+  // GROVE_PROFILE=1 in the environment turns it on too.
+  bool profile = false;
+};
+
+// One task of a kernel as the profiler tallied it (Config::profile).
+struct TaskProfile {
+  std::string kernel;
+  int task = 0;        // its index among the kernel's tasks
+  std::string label;   // what it does: "range_for", "listgen S1pointer->S2dense", "struct_for S2dense", ...
+  int64_t count = 0;   // launches that ran it (the list scheduler skips some list generations)
+  double total = 0, min = 0, max = 0;  // device time in seconds
+  double mean() const { return count > 0 ? total / static_cast<double>(count) : 0.0; }
 };
 
 // Physical axes an SNode splits, as in Taichi's ti.i, ti.ij, ...
@@ -549,6 +566,15 @@ class Program {
   const Config& config() const;
   // Where `print` inside kernels goes (stdout by default).
   void set_print_sink(std::function<void(std::string_view)> sink);
+
+  // The profiler (Config::profile; raises grove::Error when it is off).
+  // Each waits for every launch first. profile(): a row per kernel and
+  // task, by kernel name; profile_report(): the same as a table (count,
+  // total, mean, min, max in ms, kernels by time); clear_profile() starts
+  // the tally afresh.
+  std::vector<TaskProfile> profile();
+  std::string profile_report();
+  void clear_profile();
 
   detail::ProgramImpl* impl() const { return impl_.get(); }
 

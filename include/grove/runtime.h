@@ -76,6 +76,10 @@ struct Options {
   bool without_int64 = false;
   bool without_float64 = false;
   bool without_float_atomics = false;
+  // Time every task of every launch on the device's clock (timestamp
+  // queries, CUDA events; recorded kernels are not timed), for
+  // Module::profile_report(). GROVE_PROFILE=1 turns it on too.
+  bool profile = false;
 };
 
 class Tree;
@@ -215,6 +219,10 @@ class Module {
   // Waits for every launch; raises what they reported (a full pool, a
   // failed assertion).
   void sync();
+  // With Options::profile: waits for every launch, then the device time of
+  // each kernel's tasks as a table (count, total, mean, min, max in ms);
+  // raises grove::Error when the module is not profiled.
+  std::string profile_report();
 
   // ---- embedding in the application's renderer (Vulkan modules) ----
   // The Vulkan objects the module runs on (Grove's own, or those of

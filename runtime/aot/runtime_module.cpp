@@ -2,6 +2,7 @@
 // modules on a device of the module's backend (its format, formats.h,
 // opens it) through rt::Context, with nothing of the compiler.
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <map>
 #include <mutex>
@@ -160,6 +161,9 @@ Module Module::load(std::span<const uint8_t> bytes, std::string_view source, con
   impl->data = rt::aot::read_module(bytes, source);
   // read_module knows the format: it refuses a backend it has none for.
   impl->context = std::make_unique<rt::Context>(rt::aot::module_format(impl->data.backend)->open(options, impl->source));
+  const char* profile_env = std::getenv("GROVE_PROFILE");
+  if (options.profile || (profile_env && *profile_env && std::string_view(profile_env) != "0"))
+    impl->context->set_profiling(true);
   for (const rt::aot::ModuleTreeType& t : impl->data.tree_types) {
     impl->context->add_type(t.id, t.layout);
     if (!t.own) continue;
@@ -248,6 +252,15 @@ void Module::launch(std::string_view kernel, const std::vector<Arg>& args) {
 void Module::sync() {
   const std::lock_guard lock(impl_->mutex);
   impl_->context->sync();
+}
+
+std::string Module::profile_report() {
+  const std::lock_guard lock(impl_->mutex);
+  if (!impl_->context->profiling())
+    throw Error("Module::profile_report: module '" + impl_->source +
+                "' is not profiled; load it with Options::profile (or GROVE_PROFILE=1)");
+  impl_->context->sync();
+  return impl_->context->profile().report(impl_->context->device().name());
 }
 
 void Module::record(void* command_buffer, std::string_view kernel, std::initializer_list<Arg> args) {

@@ -183,6 +183,7 @@ void Context::launch(LoadedKernel& kernel, std::span<const uint64_t> args, std::
   if (plan.may_allocate)
     for (int s : slots) mark_pools_dirty(s);
   device_->launch(kernel, args, run, slots);
+  if (device_->profiling()) take_times();
   if (device_->synchronous()) check_pools();
 }
 
@@ -205,7 +206,26 @@ void Context::record(LoadedKernel& kernel, std::span<const uint64_t> args, std::
 
 void Context::sync() {
   device_->sync();
+  if (device_->profiling()) take_times();
   check_pools();
+}
+
+void Context::set_profiling(bool on) { device_->set_profiling(on); }
+
+void Context::take_times() {
+  times_.clear();
+  device_->take_task_times(times_);
+  for (const TaskTime& t : times_) profile_.add(t);
+}
+
+const Profile& Context::profile() {
+  take_times();
+  return profile_;
+}
+
+void Context::clear_profile() {
+  take_times();
+  profile_.clear();
 }
 
 void Context::check_pools() {

@@ -16,6 +16,7 @@
 #include "runtime/core/device.h"
 #include "runtime/core/field_walk.h"
 #include "runtime/core/plan.h"
+#include "runtime/core/profile.h"
 #include "runtime/core/tree_layout.h"
 
 namespace grove::rt {
@@ -134,6 +135,15 @@ class Context {
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 
+  // ---- profiling ----
+  // Times every task of every later launch on the device's clock (raises
+  // grove::Error when the device has none); off: stops, keeping the tally.
+  void set_profiling(bool on);
+  bool profiling() const { return device_->profiling(); }
+  // The tally of the tasks of finished launches (sync() first for all).
+  const Profile& profile();
+  void clear_profile();
+
  private:
   bool schedule(const TaskPlan& task, std::span<const int> slot_instances);
   // The buffer slots of a launch's instances, once every slot is bound to a
@@ -156,6 +166,9 @@ class Context {
   std::vector<int> dirty_;              // the slots whose pools_dirty is set
   std::map<int, int> made_by_type_;     // instances_made
   int64_t allocation_failures_ = 0;
+  Profile profile_;
+  std::vector<TaskTime> times_;  // take_times()'s buffer
+  void take_times();
 };
 
 }  // namespace grove::rt

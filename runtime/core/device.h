@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/core/plan.h"
+#include "runtime/core/profile.h"
 
 namespace grove::rt {
 
@@ -65,6 +66,28 @@ class Device {
   // Waits for everything launched; raises the first kernel error (a failed
   // assertion) a queued launch reported.
   virtual void sync() = 0;
+
+  // Profiling (Config::profile): while on, each task of each launch is
+  // timed on the device's own clock (Vulkan timestamp queries, CUDA events,
+  // the host's steady clock where tasks run on the host); record() is not
+  // timed. Raises grove::Error when the device has no clock to time with.
+  virtual void set_profiling(bool on) { profiling_ = on; }
+  bool profiling() const { return profiling_; }
+  // Moves the times of the tasks of finished launches to `out`, oldest
+  // first.
+  virtual void take_task_times(std::vector<TaskTime>& out) {
+    for (TaskTime& t : task_times_) out.push_back(std::move(t));
+    task_times_.clear();
+  }
+
+ protected:
+  // For devices whose tasks finish on the host.
+  void add_task_time(const KernelPlan& plan, size_t task, double seconds) {
+    task_times_.push_back(
+        {plan.name, static_cast<int>(task), task < plan.tasks.size() ? plan.tasks[task].label : "", seconds});
+  }
+  bool profiling_ = false;
+  std::vector<TaskTime> task_times_;
 };
 
 // Where `print` output goes (one call per line, newline included).

@@ -2,6 +2,7 @@
 #include "runtime/cpu/device.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <span>
 #include <vector>
@@ -80,11 +81,14 @@ class CpuDevice : public HostDevice {
         pointers.push_back(buffers_.at(static_cast<size_t>(slot_buffers[static_cast<size_t>(slot)])).data());
       uint32_t* const* p = pointers.data();
       const TaskFn fn = k.functions[i];
+      const auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       if (!task.parallel) {
         fn(p, a, 0, 1);
       } else if (const int32_t count = k.counts[i](p, a); count > 0) {
         run_parallel(fn, p, a, count, min_grain(task.kind));
       }
+      if (profiling_)
+        add_task_time(k.plan, i, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       if (failed()) return;  // an assertion failed: later tasks do not run
     }
   }

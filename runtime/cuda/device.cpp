@@ -2,6 +2,7 @@
 #include "runtime/cuda/device.h"
 
 #include <algorithm>
+#include <deque>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -78,6 +79,11 @@ class CudaDevice : public Device {
     d_.cuCtxSetCurrent(context_);
     d_.cuStreamSynchronize(stream_);
     for (auto& [id, b] : buffers_) d_.cuMemFree_v2(b.ptr);
+    for (const Timed& t : timed_) {
+      d_.cuEventDestroy_v2(t.start);
+      d_.cuEventDestroy_v2(t.end);
+    }
+    for (CUevent e : spare_events_) d_.cuEventDestroy_v2(e);
     if (context_buffer_) d_.cuMemFree_v2(context_buffer_);
     d_.cuStreamDestroy_v2(stream_);
     d_.cuDevicePrimaryCtxRelease_v2(device_);
@@ -187,10 +193,22 @@ class CudaDevice : public Device {
       for (CUdeviceptr& p : pointers) params.push_back(&p);
       for (uint64_t& v : values) params.push_back(&v);
       const unsigned threads = task.parallel ? kBlockThreads : 1;
+      CUevent start = nullptr;
+      if (profiling_) {
+        start = event();
+        d_.check(d_.cuEventRecord(start, stream_), "cuEventRecord");
+      }
       const CUresult r = d_.cuLaunchKernel(k.functions[i], blocks, 1, 1, threads, 1, 1, 0, stream_, params.data(), nullptr);
-      if (r != CUDA_SUCCESS)
+      if (r != CUDA_SUCCESS) {
+        if (start != nullptr) spare_events_.push_back(start);
         throw Error("kernel '" + plan.name + "': launching task " + std::to_string(i) + " ('" + task.label +
                     "') failed: " + d_.describe(r));
+      }
+      if (profiling_) {
+        CUevent end = event();
+        d_.check(d_.cuEventRecord(end, stream_), "cuEventRecord");
+        timed_.push_back({{plan.name, static_cast<int>(i), task.label, 0.0}, start, end});
+      }
     }
     if (records_.launched(plan)) context_pending_ = true;
     // Debug mode: an error names the launch that caused it. A kernel that
@@ -209,6 +227,25 @@ class CudaDevice : public Device {
   void sync() override {
     current();
     wait();
+  }
+
+  // The tasks timed by events whose end has passed, oldest first; each
+  // pair of events is kept for later launches.
+  void take_task_times(std::vector<TaskTime>& out) override {
+    if (timed_.empty()) return;
+    current();
+    while (!timed_.empty()) {
+      Timed& t = timed_.front();
+      if (d_.cuEventQuery(t.end) == CUDA_ERROR_NOT_READY) return;
+      float ms = 0;
+      if (d_.cuEventElapsedTime(&ms, t.start, t.end) == CUDA_SUCCESS) {
+        t.time.seconds = double{ms} * 1e-3;
+        out.push_back(std::move(t.time));
+      }
+      spare_events_.push_back(t.start);
+      spare_events_.push_back(t.end);
+      timed_.pop_front();
+    }
   }
 
  private:
@@ -360,6 +397,23 @@ class CudaDevice : public Device {
   uint32_t message_base_ = 0;       // what the context's kMessageBase word holds
   int64_t ptx_compiles_ = 0;        // loads that compiled PTX (no binary for this GPU)
   bool context_pending_ = false;
+  // Profiling: a task between two events, and events ready for reuse.
+  struct Timed {
+    TaskTime time;
+    CUevent start, end;
+  };
+  std::deque<Timed> timed_;
+  std::vector<CUevent> spare_events_;
+  CUevent event() {
+    if (!spare_events_.empty()) {
+      CUevent e = spare_events_.back();
+      spare_events_.pop_back();
+      return e;
+    }
+    CUevent e = nullptr;
+    d_.check(d_.cuEventCreate(&e, 0), "cuEventCreate");
+    return e;
+  }
   ContextRecords records_;
 };
 

@@ -21,10 +21,12 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUlinkState = struct CUlinkState_st*;
+using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_STUB_LIBRARY = 34;
 inline constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE = 36;  // kHz
@@ -64,6 +66,11 @@ inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
   X(cuLinkComplete, CUresult(CUlinkState, void**, size_t*))                                          \
   X(cuLinkDestroy, CUresult(CUlinkState))                                                            \
   X(cuModuleGetFunction, CUresult(CUfunction*, CUmodule, const char*))                               \
+  X(cuEventCreate, CUresult(CUevent*, unsigned))                                                     \
+  X(cuEventDestroy_v2, CUresult(CUevent))                                                            \
+  X(cuEventRecord, CUresult(CUevent, CUstream))                                                      \
+  X(cuEventQuery, CUresult(CUevent))                                                                 \
+  X(cuEventElapsedTime, CUresult(float*, CUevent, CUevent))                                          \
   X(cuLaunchKernel, CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, \
                                  unsigned, CUstream, void**, void**))
 

@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "grove/error.h"
 #include "runtime/vulkan/device_impl.h"
@@ -110,6 +111,7 @@ DeviceImpl::Recording::~Recording() { give_back(); }
 
 void DeviceImpl::Recording::give_back() noexcept {
   if (!s_) return;  // submitted
+  s_->timed.clear();
   if (recording_) d_.api_.vkResetCommandBuffer(s_->cmd, 0);
   if (s_->pool != VK_NULL_HANDLE) d_.api_.vkResetDescriptorPool(d_.device_, s_->pool, 0);
   d_.free_submissions_.push_back(std::move(s_));
@@ -124,6 +126,25 @@ VkDescriptorSet DeviceImpl::Recording::allocate_set(VkDescriptorSetLayout layout
   d_.check(d_.api_.vkAllocateDescriptorSets(d_.device_, &info, &set), "vkAllocateDescriptorSets",
            "allocating a descriptor set for a launch");
   return set;
+}
+
+VkQueryPool DeviceImpl::Recording::start_timing(const std::vector<std::uint32_t>& tags) {
+  const auto count = static_cast<std::uint32_t>(tags.size() + 1);
+  if (s_->query_capacity < count) {
+    if (s_->queries != VK_NULL_HANDLE) d_.api_.vkDestroyQueryPool(d_.device_, s_->queries, nullptr);
+    s_->queries = VK_NULL_HANDLE;
+    s_->query_capacity = 0;
+    VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    info.queryCount = std::max<std::uint32_t>(std::bit_ceil(count), 8);
+    d_.check(d_.api_.vkCreateQueryPool(d_.device_, &info, nullptr, &s_->queries), "vkCreateQueryPool",
+             "creating timestamp queries for the profiler");
+    s_->query_capacity = info.queryCount;
+  }
+  d_.api_.vkCmdResetQueryPool(s_->cmd, s_->queries, 0, count);
+  d_.api_.vkCmdWriteTimestamp(s_->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, s_->queries, 0);
+  s_->timed = tags;
+  return s_->queries;
 }
 
 std::uint64_t DeviceImpl::Recording::submit() {
@@ -437,6 +458,7 @@ std::unique_ptr<DeviceImpl::Submission> DeviceImpl::acquire_submission() {
 }
 
 void DeviceImpl::destroy_submission(Submission& s) noexcept {
+  if (s.queries != VK_NULL_HANDLE) api_.vkDestroyQueryPool(device_, s.queries, nullptr);
   if (s.pool != VK_NULL_HANDLE) api_.vkDestroyDescriptorPool(device_, s.pool, nullptr);
   if (s.fence != VK_NULL_HANDLE) api_.vkDestroyFence(device_, s.fence, nullptr);
   if (s.cmd != VK_NULL_HANDLE) api_.vkFreeCommandBuffers(device_, command_pool_, 1, &s.cmd);
@@ -465,6 +487,7 @@ void DeviceImpl::finish_oldest() {
   std::unique_ptr<Submission> s = std::move(in_flight_.front());
   in_flight_.pop_front();
   completed_serial_ = s->serial;
+  if (!s->timed.empty()) read_timings(*s);
   const VkResult r = api_.vkResetFences(device_, 1, &s->fence);
   if (r != VK_SUCCESS) {
     destroy_submission(*s);  // cannot reuse it; a fresh one will be made
@@ -495,6 +518,49 @@ void DeviceImpl::destroy_garbage(const Garbage& g) noexcept {
 void DeviceImpl::sync() {
   ensure_usable();
   wait_for(next_serial_ - 1);
+}
+
+// ---------------------------------------------------------------------------
+// Timing.
+
+void DeviceImpl::set_timing(bool on) {
+  ensure_usable();
+  if (on && timestamp_mask_ == 0) {
+    std::uint32_t family_count = 0;
+    api_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, nullptr);
+    std::vector<VkQueueFamilyProperties> families(family_count);
+    api_.vkGetPhysicalDeviceQueueFamilyProperties(physical_, &family_count, families.data());
+    VkPhysicalDeviceProperties props{};
+    api_.vkGetPhysicalDeviceProperties(physical_, &props);
+    const std::uint32_t bits = queue_family_ < family_count ? families[queue_family_].timestampValidBits : 0;
+    if (bits == 0 || props.limits.timestampPeriod <= 0)
+      throw Error("Vulkan device " + info_.name + " has no timestamps on its compute queue (queue family " +
+                  std::to_string(queue_family_) + "), so the profiler cannot time its kernels; profile on "
+                  "another device or backend");
+    timestamp_mask_ = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+    timestamp_ns_ = props.limits.timestampPeriod;
+  }
+  timing_ = on;
+}
+
+void DeviceImpl::read_timings(Submission& s) noexcept {
+  const std::size_t n = s.timed.size();
+  std::vector<std::uint64_t> ticks(n + 1);
+  const VkResult r = api_.vkGetQueryPoolResults(device_, s.queries, 0, static_cast<std::uint32_t>(n + 1),
+                                                ticks.size() * sizeof(std::uint64_t), ticks.data(),
+                                                sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT);
+  if (r == VK_SUCCESS) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t delta = (ticks[i + 1] - ticks[i]) & timestamp_mask_;
+      timings_.push_back({s.timed[i], static_cast<double>(delta) * timestamp_ns_ * 1e-9});
+    }
+  }
+  s.timed.clear();
+}
+
+std::vector<DispatchTime> DeviceImpl::take_timings() {
+  if (!lost_) poll_finished();
+  return std::exchange(timings_, {});
 }
 
 }  // namespace detail
@@ -544,6 +610,8 @@ void Device::record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, 
 void* Device::buffer_handle(BufferId buffer) const { return impl_->buffer_handle(buffer); }
 ExternalDevice Device::handles() const { return impl_->handles(); }
 void Device::sync() { impl_->sync(); }
+void Device::set_timing(bool on) { impl_->set_timing(on); }
+std::vector<DispatchTime> Device::take_timings() { return impl_->take_timings(); }
 std::vector<std::string> Device::validation_messages() const { return impl_->validation_messages(); }
 void Device::clear_validation_messages() { impl_->clear_validation_messages(); }
 

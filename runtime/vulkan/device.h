@@ -148,6 +148,14 @@ struct Dispatch {
   std::uint32_t group_count_x = 1;
   std::optional<BufferId> indirect_buffer;
   std::uint64_t indirect_offset = 0;
+  // Names the dispatch in Device::take_timings().
+  std::uint32_t tag = 0;
+};
+
+// The device time of one timed dispatch (Device::take_timings).
+struct DispatchTime {
+  std::uint32_t tag = 0;  // its Dispatch::tag
+  double seconds = 0;
 };
 
 // A logical Vulkan device with one compute queue. Owns every Vulkan object
@@ -213,6 +221,16 @@ class Device {
   void launch(const std::vector<Dispatch>& dispatches);
   // Waits until all queued work has finished.
   void sync();
+
+  // ---- timing (the profiler) ----
+  // While on, launch() measures the device time of each dispatch with
+  // timestamp queries: from the end of the work before it on the queue to
+  // its own end (record() is not timed). Throws grove::Error when the
+  // compute queue has no timestamps.
+  void set_timing(bool on);
+  // The times of the timed dispatches of launches that have finished since
+  // the last call, in submission order.
+  std::vector<DispatchTime> take_timings();
 
   // ---- embedding in an application's renderer ----
   // Records the dispatches into the application's command buffer (a

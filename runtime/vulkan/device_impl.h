@@ -57,6 +57,8 @@ class DeviceImpl {
   void record(void* command_buffer, const std::vector<Dispatch>& dispatches);
   void record_barrier(void* command_buffer, std::uint32_t dst_stage_mask, std::uint32_t dst_access_mask);
   void sync();
+  void set_timing(bool on);
+  std::vector<DispatchTime> take_timings();
   void* buffer_handle(BufferId id) const;
   ExternalDevice handles() const;
 
@@ -100,6 +102,11 @@ class DeviceImpl {
     std::uint32_t pool_sets = 0;
     std::uint32_t pool_descriptors = 0;
     std::uint64_t serial = 0;
+    // Timing: timestamps 0..n of its n timed dispatches (tags), read when
+    // it finishes; the pool is kept for the next use.
+    VkQueryPool queries = VK_NULL_HANDLE;
+    std::uint32_t query_capacity = 0;
+    std::vector<std::uint32_t> timed;
   };
   // Objects to destroy once `serial` has completed.
   struct Garbage {
@@ -144,9 +151,14 @@ class DeviceImpl {
   std::vector<Pipeline*> check_dispatches(const std::vector<Dispatch>& dispatches, const char* operation,
                                           std::uint32_t& sets, std::uint32_t& descriptors);
   void write_set(VkDescriptorSet set, const Pipeline& p, const Dispatch& d);
+  // With `timestamps`, query i + 1 is written when dispatch i has finished
+  // (query 0 is the recording's start).
   void record_dispatches(VkCommandBuffer cmd, const std::vector<Dispatch>& dispatches,
                          const std::vector<Pipeline*>& pipelines,
-                         const std::function<VkDescriptorSet(std::size_t)>& set_of);
+                         const std::function<VkDescriptorSet(std::size_t)>& set_of,
+                         VkQueryPool timestamps = VK_NULL_HANDLE);
+  // A finished submission's dispatch times, added to timings_.
+  void read_timings(Submission& s) noexcept;
   // The descriptor set of a recorded dispatch: made once per pipeline and
   // buffers, and kept (the application's command buffers may be replayed
   // any number of times).
@@ -184,6 +196,12 @@ class DeviceImpl {
   std::vector<VkDescriptorPool> recorded_pools_;
   std::uint32_t recorded_pool_sets_left_ = 0;
   std::uint32_t recorded_pool_descriptors_left_ = 0;
+  // Timing: on or off, nanoseconds per tick of the queue's timestamps, the
+  // bits they carry, and the times of finished dispatches not yet taken.
+  bool timing_ = false;
+  double timestamp_ns_ = 0;
+  std::uint64_t timestamp_mask_ = 0;
+  std::vector<DispatchTime> timings_;
 };
 
 // A Submission from acquire to vkQueueSubmit: begins the command buffer and
@@ -201,6 +219,10 @@ class DeviceImpl::Recording {
 
   VkCommandBuffer cmd() const { return s_->cmd; }
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  // A query pool for `dispatches` + 1 timestamps, reset in the command
+  // buffer and its first timestamp written; the submission's dispatches
+  // are timed under `tags` when it finishes.
+  VkQueryPool start_timing(const std::vector<std::uint32_t>& tags);
   // Ends and submits the command buffer; returns its serial.
   std::uint64_t submit();
 

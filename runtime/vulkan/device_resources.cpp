@@ -453,7 +453,8 @@ void DeviceImpl::write_set(VkDescriptorSet set, const Pipeline& p, const Dispatc
 
 void DeviceImpl::record_dispatches(VkCommandBuffer cmd, const std::vector<Dispatch>& dispatches,
                                    const std::vector<Pipeline*>& pipelines,
-                                   const std::function<VkDescriptorSet(std::size_t)>& set_of) {
+                                   const std::function<VkDescriptorSet(std::size_t)>& set_of,
+                                   VkQueryPool timestamps) {
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     const Dispatch& d = dispatches[i];
     const Pipeline& p = *pipelines[i];
@@ -483,6 +484,8 @@ void DeviceImpl::record_dispatches(VkCommandBuffer cmd, const std::vector<Dispat
     } else {
       api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
     }
+    if (timestamps != VK_NULL_HANDLE)
+      api_.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, static_cast<std::uint32_t>(i + 1));
   }
 }
 
@@ -493,11 +496,20 @@ void DeviceImpl::launch(const std::vector<Dispatch>& dispatches) {
   std::uint32_t sets = 0, descriptors = 0;
   const std::vector<Pipeline*> pipelines = check_dispatches(dispatches, "launch", sets, descriptors);
   Recording rec(*this, sets, descriptors);
-  record_dispatches(rec.cmd(), dispatches, pipelines, [&](std::size_t i) {
-    const VkDescriptorSet set = rec.allocate_set(pipelines[i]->set_layout);
-    write_set(set, *pipelines[i], dispatches[i]);
-    return set;
-  });
+  VkQueryPool timestamps = VK_NULL_HANDLE;
+  if (timing_) {
+    std::vector<std::uint32_t> tags;
+    for (const Dispatch& d : dispatches) tags.push_back(d.tag);
+    timestamps = rec.start_timing(tags);
+  }
+  record_dispatches(
+      rec.cmd(), dispatches, pipelines,
+      [&](std::size_t i) {
+        const VkDescriptorSet set = rec.allocate_set(pipelines[i]->set_layout);
+        write_set(set, *pipelines[i], dispatches[i]);
+        return set;
+      },
+      timestamps);
   const std::uint64_t serial = rec.submit();
   for (std::size_t i = 0; i < dispatches.size(); ++i) {
     pipelines[i]->last_use = serial;

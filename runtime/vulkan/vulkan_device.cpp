@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "grove/error.h"
@@ -61,6 +62,11 @@ class VulkanDevice : public rt::Device {
   void record(rt::LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers, void* command_buffer) override;
   void sync() override;
+  void set_profiling(bool on) override {
+    device_->set_timing(on);
+    profiling_ = on;
+  }
+  void take_task_times(std::vector<rt::TaskTime>& out) override;
   vk::Device& device() { return *device_; }
   void* buffer_handle(int id) { return device_->buffer_handle(tree(id, "buffer_handle").buffer); }
 
@@ -91,6 +97,10 @@ class VulkanDevice : public rt::Device {
   void report_context();
   // (Re)creates the context buffer with a print ring of `ring_words`.
   void create_context(uint32_t ring_words);
+  // The tag that names task `task` of `plan` in the device's timings; with
+  // kCountTag, the task's count dispatch (added to the task's time).
+  uint32_t timing_tag(const rt::KernelPlan& plan, size_t task);
+  static constexpr uint32_t kCountTag = 0x80000000u;
 
   RuntimeOptions options_;
   std::unique_ptr<vk::Device> device_;
@@ -100,7 +110,35 @@ class VulkanDevice : public rt::Device {
   rt::ContextRecords records_;
   bool context_pending_ = false;
   bool recorded_reports_ = false;  // a recorded kernel may print or assert
+  // Profiling: what each timing tag names (kernel, task, label; seconds
+  // unused), found by kernel name and task.
+  std::vector<rt::TaskTime> tagged_;
+  std::unordered_map<std::string, uint32_t> tags_;
 };
+
+uint32_t VulkanDevice::timing_tag(const rt::KernelPlan& plan, size_t task) {
+  std::string key = plan.name;
+  key += '\n';
+  key += std::to_string(task);
+  auto [it, added] = tags_.try_emplace(std::move(key), static_cast<uint32_t>(tagged_.size()));
+  if (added) tagged_.push_back({plan.name, static_cast<int>(task), plan.tasks[task].label, 0.0});
+  return it->second;
+}
+
+void VulkanDevice::take_task_times(std::vector<rt::TaskTime>& out) {
+  // A count dispatch comes right before its task's own, in one launch.
+  double counted = 0;
+  for (const DispatchTime& t : device_->take_timings()) {
+    if (t.tag & kCountTag) {
+      counted += t.seconds;
+      continue;
+    }
+    rt::TaskTime time = tagged_.at(t.tag);
+    time.seconds = t.seconds + counted;
+    counted = 0;
+    out.push_back(std::move(time));
+  }
+}
 
 VulkanDevice::VulkanDevice(const RuntimeOptions& options)
     : options_(options), records_("Vulkan backend", options.print) {
@@ -313,12 +351,14 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
     d.buffers.push_back(context_);
     for (int slot : task.slots) d.buffers.push_back(tree(slot_buffers[static_cast<size_t>(slot)], "launch").buffer);
     d.push_constants = push;
+    if (profiling_) d.tag = timing_tag(plan, i);
     const uint32_t groups = group_count(task, args);
     if (groups == kCountOnDevice) {
       // The count entry point writes the group counts this dispatch reads.
       Dispatch count = d;
       count.pipeline = *k.count_pipelines[i];
       count.group_count_x = 1;
+      count.tag |= kCountTag;
       out.push_back(std::move(count));
       d.indirect_buffer = context_;
       d.indirect_offset = uint64_t{ctx::kGroupCounts} * 4;

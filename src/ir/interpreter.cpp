@@ -1,6 +1,7 @@
 // src/ir/interpreter.cpp — executes IR statement by statement.
 #include "ir/interpreter.h"
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
 #include <unordered_map>
@@ -405,7 +406,13 @@ struct Frame {
       case K::Task: {
         size_t index = task_counter++;
         if (env->run_task && !env->run_task(index)) break;
+        if (!env->task_time) {
+          exec_block(in.blocks[0]);
+          break;
+        }
+        const auto start = std::chrono::steady_clock::now();
         exec_block(in.blocks[0]);
+        env->task_time(index, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         break;
       }
       case K::SNodeOp:

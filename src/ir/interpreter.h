@@ -27,6 +27,9 @@ struct InterpreterEnv {
   // Offloaded kernels: asked before each task with its index; a task is
   // skipped when it answers false (the list scheduler). Null: run all.
   std::function<bool(size_t task)> run_task;
+  // Told each task that ran and how long it took on the host's clock
+  // (profiling); null: tasks are not timed.
+  std::function<void(size_t task, double seconds)> task_time;
 };
 
 // A kernel prepared for repeated execution. Parallel loops run serially in

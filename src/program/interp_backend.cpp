@@ -54,6 +54,7 @@ class InterpDevice : public rt::HostDevice {
     env.debug = options_.debug;
     env.print = options_.print ? options_.print : [](std::string_view s) { std::cout << s << std::flush; };
     env.run_task = [&](size_t i) { return i < run.size() ? bool(run[i]) : true; };
+    if (profiling_) env.task_time = [&](size_t i, double seconds) { add_task_time(k.plan, i, seconds); };
     k.interpreter.run(args, env);
   }
   void sync() override {}

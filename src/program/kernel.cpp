@@ -248,6 +248,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     op->trees = trees;
   }
   context->launch(*rec.compiled, bits, slots);
+  if (config.profile) ++unreported_launches;
 }
 
 KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> args,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <limits>
@@ -129,6 +130,9 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   arch = backend->arch();
   scratch_tree = forest.add_scratch_tree(kInitialScratchWords);
   scratch_instance = context->create_buffer(kInitialScratchWords, "scratch");
+  if (const char* env = std::getenv("GROVE_PROFILE"); env && *env && std::string_view(env) != "0")
+    config.profile = true;
+  if (config.profile) context->set_profiling(true);
 }
 
 void ProgramImpl::host_access(std::string_view what, std::string_view name) const {
@@ -646,6 +650,13 @@ Shape SNode::shape() const {
 Program::Program(Config config) : impl_(std::make_shared<detail::ProgramImpl>(config)) {}
 Program::~Program() {
   if (impl_ && impl_->trace) detail::end_traced_program(*this);
+  if (impl_ && impl_->config.profile && impl_->unreported_launches > 0) {
+    try {
+      std::cout << profile_report() << std::flush;
+    } catch (const std::exception& e) {
+      std::cerr << "grove: the profile of " << impl_->label() << " could not be reported: " << e.what() << "\n";
+    }
+  }
 }
 
 Field Program::field(DataType type, std::string_view name) {
@@ -717,6 +728,42 @@ const Config& Program::config() const { return impl_->config; }
 void Program::set_print_sink(std::function<void(std::string_view)> sink) {
   const auto lock = impl_->lock();
   impl_->print_sink = std::move(sink);
+}
+
+namespace {
+
+// The profiler's tally, every launch finished (Program::profile...).
+const rt::Profile& finished_profile(detail::ProgramImpl& p, const char* what) {
+  p.host_access(what, p.label());
+  if (!p.config.profile)
+    throw Error(std::string(what) + ": " + p.label() + " is not profiled; set Config::profile (or GROVE_PROFILE=1)");
+  p.context->sync();
+  p.unreported_launches = 0;
+  return p.context->profile();
+}
+
+}  // namespace
+
+std::vector<TaskProfile> Program::profile() {
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;
+  const auto lock = held->lock();
+  std::vector<TaskProfile> out;
+  for (const rt::TaskTally& t : finished_profile(*held, "Program::profile").tallies())
+    out.push_back({t.kernel, t.task, t.label, t.count, t.total, t.min, t.max});
+  return out;
+}
+
+std::string Program::profile_report() {
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;
+  const auto lock = held->lock();
+  return finished_profile(*held, "Program::profile_report").report(held->context->device().name());
+}
+
+void Program::clear_profile() {
+  const std::shared_ptr<detail::ProgramImpl> held = impl_;
+  const auto lock = held->lock();
+  finished_profile(*held, "Program::clear_profile");
+  held->context->clear_profile();
 }
 
 Stats Program::stats() const {

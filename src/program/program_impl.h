@@ -161,6 +161,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
   int scratch_instance = -1;       // its buffer
   int64_t launches = 0;
+  // Profiling: launches timed since the tally was last reported (a Program
+  // destroyed with some prints the table).
+  int64_t unreported_launches = 0;
   int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
   std::vector<int> writer_kernels;  // by field id: the internal kernel writing one element, or -1
   std::vector<int> clear_kernels;   // by SNode id: the internal deactivate_all kernel, or -1

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,7 +59,7 @@ class AotLife : public ::testing::TestWithParam<std::string> {
   }
   // The module, or why it cannot be loaded here (`skip`): its file was not
   // made by this build, or a CUDA module has no CUDA driver or GPU.
-  std::optional<grove::runtime::Module> load(std::string& skip) const {
+  std::optional<grove::runtime::Module> load(std::string& skip, const grove::runtime::Options& options = {}) const {
     if (module_path().empty()) {
       skip = "GROVE_TEST_LIFE_MODULE is not set (ctest sets it)";
       return std::nullopt;
@@ -68,7 +69,7 @@ class AotLife : public ::testing::TestWithParam<std::string> {
       return std::nullopt;
     }
     try {
-      return grove::runtime::Module::load(module_path());
+      return grove::runtime::Module::load(module_path(), options);
     } catch (const grove::Error& e) {
       const std::string what = e.what();
       if (GetParam() != "cuda" ||
@@ -144,6 +145,43 @@ TEST_P(AotLife, TheSeedKernelRunsWithItsArguments) {
   EXPECT_GT(inside, 40 * 40 / 4);
   EXPECT_LT(inside, 40 * 40 / 2);
   EXPECT_EQ(b.to_vector<int32_t>("alive"), std::vector<int32_t>(kN * kN, 0));  // another instance
+}
+
+TEST_P(AotLife, AProfiledModuleReportsItsKernelsTasks) {
+  std::string skip_reason;
+  grove::runtime::Options options;
+  options.profile = true;
+  std::optional<grove::runtime::Module> loaded = load(skip_reason, options);
+  if (!loaded) GTEST_SKIP() << skip_reason;
+  grove::runtime::Module& m = *loaded;
+  grove::runtime::Tree world = m.instantiate("life", "world");
+  m.launch("seed", {world, 10, 12, 7u});
+  for (int step = 0; step < 3; ++step) {
+    m.launch("count", {world});
+    m.launch("update", {world});
+  }
+  const std::string report = m.profile_report();
+  EXPECT_NE(report.find("Grove profile"), std::string::npos) << report;
+  EXPECT_NE(report.find(m.device_name()), std::string::npos) << report;
+  // count's struct-for over the active cells ran in each of the 3 launches.
+  const size_t count = report.find("\n  count ");
+  ASSERT_NE(count, std::string::npos) << report;
+  const size_t loop = report.find("struct_for", count);
+  ASSERT_NE(loop, std::string::npos) << report;
+  std::istringstream line(report.substr(loop, report.find('\n', loop) - loop));
+  std::string kind, node;
+  int64_t launches = 0;
+  line >> kind >> node >> launches;
+  EXPECT_EQ(launches, 3) << report;
+
+  std::optional<grove::runtime::Module> plain = load(skip_reason);
+  ASSERT_TRUE(plain);
+  try {
+    plain->profile_report();
+    ADD_FAILURE() << "an unprofiled module gave a report";
+  } catch (const grove::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Options::profile"), std::string::npos) << e.what();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modules, AotLife, ::testing::Values("vulkan", "cuda"),
