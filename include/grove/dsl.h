@@ -408,3 +408,94 @@ void print(const T&... items) {
 }
 
 }  // namespace grove
+
+// The kernel language alone, for `using namespace grove::dsl;`: the
+// expression types, the functions kernel bodies call, and the words that
+// declare fields and kernels (the types f32..., the axes i, ij..., arg),
+// and none of the host's classes, whose names (Args, Config, Field, Kernel,
+// Program, Shape, Stats, Tree...) a program is likely to have too: those stay
+// grove::Program and so on. `using namespace grove;` still takes everything.
+namespace grove::dsl {
+// Types of values and their names.
+using grove::u1;
+using grove::i8;
+using grove::i16;
+using grove::i32;
+using grove::i64;
+using grove::u8;
+using grove::u16;
+using grove::u32;
+using grove::u64;
+using grove::f16;
+using grove::f32;
+using grove::f64;
+using grove::real;
+using grove::DataType;
+// Axes of SNodes, and kernel arguments.
+using grove::i;
+using grove::j;
+using grove::k;
+using grove::l;
+using grove::ij;
+using grove::ijk;
+using grove::ijkl;
+using grove::axes;
+using grove::arg;
+// Values.
+using grove::Expr;
+using grove::Var;
+using grove::Vec;
+using grove::FieldRef;
+using grove::Indices;
+using grove::RangeAxis;
+// Operations (the operators are found through their operands' namespace).
+using grove::sqrt;
+using grove::rsqrt;
+using grove::sin;
+using grove::cos;
+using grove::tan;
+using grove::asin;
+using grove::acos;
+using grove::atan;
+using grove::atan2;
+using grove::tanh;
+using grove::exp;
+using grove::log;
+using grove::pow;
+using grove::abs;
+using grove::floor;
+using grove::ceil;
+using grove::round;
+using grove::popcnt;
+using grove::clz;
+using grove::ctz;
+using grove::min;
+using grove::max;
+using grove::select;
+using grove::cast;
+using grove::dot;
+using grove::norm;
+using grove::norm_sqr;
+using grove::atomic_add;
+using grove::atomic_sub;
+using grove::atomic_min;
+using grove::atomic_max;
+using grove::atomic_and;
+using grove::atomic_or;
+using grove::atomic_xor;
+// Sparse structure.
+using grove::activate;
+using grove::deactivate;
+using grove::is_active;
+using grove::append;
+using grove::length;
+// Control flow and output.
+using grove::for_range;
+using grove::for_each;
+using grove::if_;
+using grove::while_;
+using grove::loop_;
+using grove::break_;
+using grove::continue_;
+using grove::print;
+}  // namespace grove::dsl

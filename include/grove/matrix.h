@@ -85,3 +85,21 @@ struct Svd {
 Svd svd(const Mat& F);
 
 }  // namespace grove
+
+// The matrix part of the kernel language (grove/dsl.h, grove::dsl).
+namespace grove::dsl {
+using grove::Mat;
+using grove::Polar;
+using grove::Svd;
+using grove::transpose;
+using grove::trace;
+using grove::determinant;
+using grove::inverse;
+using grove::outer;
+using grove::norm;
+using grove::norm_sqr;
+using grove::cross;
+using grove::normalized;
+using grove::polar_decompose;
+using grove::svd;
+}  // namespace grove::dsl
