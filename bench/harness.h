@@ -144,6 +144,7 @@ void register_many_kernels();
 // Whole-field host copies (from_vector, to_vector, fill) against memcpy,
 // on every backend.
 void register_host_copy();
+void register_vdb_exchange();
 // GROVE_WITH_LLVM builds only: compile latency; dense rows against
 // hand-written C++ over oneTBB (cpu_baselines.h).
 void register_cpu_compile();

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   grove_bench::register_sparse_struct_for();
   grove_bench::register_many_kernels();
   grove_bench::register_host_copy();
+#ifdef GROVE_BENCH_VDB
+  grove_bench::register_vdb_exchange();
+#endif
 #ifdef GROVE_BENCH_CPU
   grove_bench::register_cpu_compile();
   grove_bench::register_cpu_dense();

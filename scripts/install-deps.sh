@@ -25,9 +25,9 @@ packages=(
   # Debian packages, as a shared library; lld links each kernel into a
   # shared object; oneTBB runs parallel tasks.
   llvm-19-dev liblld-19-dev libtbb-dev
-  # make bench: OpenVDB, the baseline of the CPU backend's sparse rows
-  # (its headers need Boost's).
-  libopenvdb-dev libboost-dev
+  # OpenVDB and NanoVDB exchange (Grove::vdb, `grove vdb`), and OpenVDB as
+  # the baseline of the CPU backend's sparse rows (its headers need Boost's).
+  libopenvdb-dev libnanovdb-dev libboost-dev
 )
 
 is_installed() {

@@ -23,6 +23,10 @@
 #include "program/backend.h"
 #endif
 
+#ifdef GROVE_WITH_VDB
+#include "grove/vdb.h"
+#endif
+
 #ifdef GROVE_WITH_VULKAN
 #include "runtime/vulkan/device.h"
 #include "runtime/vulkan/target.h"
@@ -45,9 +49,85 @@ void print_usage(std::FILE* to) {
                "            device, lavapipe will do, or with no device for a target such as desktop or\n"
                "            lavapipe, as `grove info` prints them; CUDA: PTX, made without a GPU)\n"
                "  inspect   what an AOT module file holds: grove inspect <file.grove>\n"
+               "  vdb       OpenVDB files: grove vdb info <file.vdb>; grove vdb import <file.vdb> [--grid G]\n"
+               "            [--arch A] [--block B] (into a Program: what Grove holds of it); grove vdb export\n"
+               "            <file.vdb> <out.vdb | out.nvdb> [--grid G] [--arch A] (imported, then written\n"
+               "            back from Grove: OpenVDB, or NanoVDB for .nvdb)\n"
                "  version   the version only\n"
                "  help      this message (also: grove --help)\n");
 }
+
+#ifdef GROVE_WITH_VDB
+std::string bounds(const grove::vdb::GridInfo& g) {
+  if (g.active_voxels == 0) return "empty";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "[%lld, %lld, %lld] .. [%lld, %lld, %lld]", static_cast<long long>(g.min[0]),
+                static_cast<long long>(g.min[1]), static_cast<long long>(g.min[2]), static_cast<long long>(g.max[0]),
+                static_cast<long long>(g.max[1]), static_cast<long long>(g.max[2]));
+  return buf;
+}
+
+// grove vdb info|import|export: OpenVDB files, and the round trip through Grove.
+int cmd_vdb(int argc, char** argv) {
+  const std::string usage =
+      "grove vdb info <file.vdb> | import <file.vdb> [--grid G] [--arch A] [--block B] | "
+      "export <file.vdb> <out.vdb|out.nvdb> [--grid G] [--arch A]";
+  if (argc < 4) throw grove::Error("grove vdb needs a subcommand and a file: " + usage);
+  const std::string sub = argv[2], in = argv[3];
+  if (sub == "info") {
+    if (argc != 4) throw grove::Error("grove vdb info takes one file: " + usage);
+    for (const grove::vdb::GridInfo& g : grove::vdb::info(in))
+      std::printf("grid '%s': %s, %s, %lld active voxels, voxel size %g, bounds %s\n", g.name.c_str(),
+                  g.value_type.c_str(), g.grid_class.c_str(), static_cast<long long>(g.active_voxels), g.voxel_size,
+                  bounds(g).c_str());
+    return 0;
+  }
+  if (sub != "import" && sub != "export") throw grove::Error("grove vdb: unknown subcommand '" + sub + "': " + usage);
+  int a = 4;
+  std::string out;
+  if (sub == "export") {
+    if (argc < 5) throw grove::Error("grove vdb export needs the file to write: " + usage);
+    out = argv[a++];
+  }
+  grove::vdb::ImportOptions options;
+  grove::Config config;
+  for (; a < argc; ++a) {
+    const std::string opt = argv[a];
+    if (a + 1 >= argc) throw grove::Error("grove vdb: " + opt + " needs a value");
+    const std::string value = argv[++a];
+    if (opt == "--grid") {
+      options.grid = value;
+    } else if (opt == "--arch") {
+      if (!grove::parse_arch(value, &config.arch)) throw grove::Error("grove vdb: unknown backend '" + value + "'");
+    } else if (opt == "--block" && sub == "import") {
+      options.block = std::atoi(value.c_str());
+    } else {
+      throw grove::Error("grove vdb " + sub + ": unknown option '" + opt + "': " + usage);
+    }
+  }
+  grove::Program prog(config);
+  const grove::vdb::Imported grid = grove::vdb::import_grid(prog, in, options);
+  const grove::Stats stats = prog.stats();
+  const grove::SNodeStats& blocks = stats.at(grid.blocks->name());
+  const grove::SNodeStats& voxels = stats.at(grid.voxels->name());
+  std::printf("grid '%s' (%s, %s) on %s: %lld active voxels in %lld blocks of %lld^3 (pointer %s, bitmasked %s), "
+              "bounds %s\n",
+              grid.info.name.c_str(), grid.info.value_type.c_str(), grid.info.grid_class.c_str(),
+              prog.device_name().c_str(), static_cast<long long>(voxels.active_cells),
+              static_cast<long long>(blocks.active_cells), static_cast<long long>(options.block),
+              grid.blocks->name().c_str(), grid.voxels->name().c_str(), bounds(grid.info).c_str());
+  if (sub == "export") {
+    grove::vdb::ExportOptions eo;
+    eo.name = grid.info.name;
+    eo.voxel_size = grid.info.voxel_size;
+    eo.grid_class = grid.info.grid_class == "unknown" ? "" : grid.info.grid_class;
+    eo.background = grid.info.background;
+    grove::vdb::export_grid(prog, grid.field, out, eo);
+    std::printf("wrote %s\n", out.c_str());
+  }
+  return 0;
+}
+#endif
 
 bool compiled_in(grove::Arch arch) {
   for (grove::Arch a : grove::compiled_backends()) {
@@ -310,6 +390,14 @@ int main(int argc, char** argv) {
           grove::rt::aot::read_module(grove::rt::aot::read_file(path), "module '" + path + "'");
       std::printf("%s", grove::rt::aot::describe(m).c_str());
       return 0;
+    }
+    if (command == "vdb") {
+#ifdef GROVE_WITH_VDB
+      return cmd_vdb(argc, argv);
+#else
+      throw grove::Error("grove vdb: this Grove was built without OpenVDB (install Debian's libopenvdb-dev and "
+                         "libnanovdb-dev, or run scripts/install-deps.sh, and configure again)");
+#endif
     }
     if (command == "ptx") {
 #ifdef GROVE_WITH_CUDA

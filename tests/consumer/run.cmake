@@ -29,3 +29,6 @@ step("configure the consumer" ${CMAKE_COMMAND} -S ${GROVE_SOURCE_DIR}/tests/cons
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step("use_grove" ${WORK_DIR}/build/use_grove)
 step("use_runtime" ${WORK_DIR}/build/use_runtime)
+if(EXISTS ${WORK_DIR}/build/has_vdb)
+  step("use_vdb" ${WORK_DIR}/build/use_vdb)
+endif()
