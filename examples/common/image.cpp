@@ -1,6 +1,7 @@
 // image.cpp — PNG output through stb_image_write.
 #include "image.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,21 @@ uint8_t to_byte(float v) {
   if (!(v > 0.0f)) return 0;  // also catches NaN
   if (v >= 1.0f) return 255;
   return static_cast<uint8_t>(v * 255.0f + 0.5f);
+}
+
+std::vector<uint8_t> plot_particles(const std::vector<float>& positions, int dims, int size,
+                                    const uint8_t (&color)[3]) {
+  std::vector<uint8_t> rgb(static_cast<size_t>(size) * static_cast<size_t>(size) * 3, 17);
+  for (size_t q = 0; q + static_cast<size_t>(dims) <= positions.size(); q += static_cast<size_t>(dims)) {
+    const int i = static_cast<int>(positions[q] * static_cast<float>(size));
+    const int j = static_cast<int>((1.0f - positions[q + 1]) * static_cast<float>(size));
+    if (i < 0 || j < 0 || i >= size || j >= size) continue;
+    const float shade = dims < 3 ? 1.0f : std::clamp(1.2f - positions[q + 2], 0.2f, 1.0f);
+    const size_t p = (static_cast<size_t>(j) * static_cast<size_t>(size) + static_cast<size_t>(i)) * 3;
+    for (int c = 0; c < 3; ++c)
+      rgb[p + c] = std::max(rgb[p + c], static_cast<uint8_t>(static_cast<float>(color[c]) * shade));
+  }
+  return rgb;
 }
 
 }  // namespace grove_examples

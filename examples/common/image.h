@@ -15,4 +15,11 @@ void write_png(const std::filesystem::path& path, int width, int height, int cha
 // A value in [0, 1] (clamped) as a byte.
 uint8_t to_byte(float v);
 
+// Particles as dots on a dark size x size RGB image: `positions` holds
+// `dims` floats per particle (2 or 3), x to the right and y up over [0, 1];
+// a third coordinate z shades a dot (nearer z = 0 brighter), the brightest
+// dot of a pixel kept.
+std::vector<uint8_t> plot_particles(const std::vector<float>& positions, int dims, int size,
+                                    const uint8_t (&color)[3]);
+
 }  // namespace grove_examples

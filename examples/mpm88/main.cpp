@@ -20,21 +20,6 @@ namespace {
 
 constexpr int kSubsteps = 50;  // per frame, as Taichi's mpm88
 
-// The particles as light dots on a dark box, y up.
-std::vector<uint8_t> draw(const std::vector<float>& x, int size) {
-  std::vector<uint8_t> rgb(static_cast<size_t>(size) * static_cast<size_t>(size) * 3, 17);
-  for (size_t q = 0; q + 1 < x.size(); q += 2) {
-    const int i = static_cast<int>(x[q] * static_cast<float>(size));
-    const int j = static_cast<int>((1.0f - x[q + 1]) * static_cast<float>(size));
-    if (i < 0 || j < 0 || i >= size || j >= size) continue;
-    const size_t p = (static_cast<size_t>(j) * static_cast<size_t>(size) + static_cast<size_t>(i)) * 3;
-    rgb[p + 0] = 6;
-    rgb[p + 1] = 133;
-    rgb[p + 2] = 135;
-  }
-  return rgb;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,7 +50,7 @@ int main(int argc, char** argv) {
                 height / params.particles);
     grove_examples::make_out_dir(options.out_dir);
     const std::filesystem::path file = options.out_dir / "mpm88.png";
-    grove_examples::write_png(file, options.size, options.size, 3, draw(x, options.size));
+    grove_examples::write_png(file, options.size, options.size, 3, grove_examples::plot_particles(x, 2, options.size, {6, 133, 135}));
     std::printf("mpm88: wrote %s\n", file.string().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

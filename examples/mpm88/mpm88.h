@@ -12,6 +12,8 @@
 #include <grove/grove.h>
 #include <grove/matrix.h>
 
+#include "../common/random.h"
+
 namespace mpm88 {
 
 struct Params {
@@ -26,12 +28,7 @@ struct Params {
 // The initial state: particles in [0.2, 0.6]^2 from a fixed LCG, falling
 // at 1; J = 1, C = 0. Positions interleaved (x0, y0, x1, y1, ...).
 inline std::vector<float> initial_positions(int particles, std::uint32_t seed = 1) {
-  std::vector<float> x(2 * static_cast<size_t>(particles));
-  for (float& v : x) {
-    seed = seed * 1664525u + 1013904223u;
-    v = 0.2f + 0.4f * static_cast<float>(seed >> 8) / 16777216.0f;
-  }
-  return x;
+  return grove_examples::uniform_floats(2 * static_cast<size_t>(particles), 0.2f, 0.4f, seed);
 }
 
 class Simulation {

@@ -9,6 +9,8 @@
 #include "backend_fixture.h"
 #include "mpm88/model.h"
 #include "mpm88/mpm88.h"
+#include "mpm3d_sparse/model.h"
+#include "mpm3d_sparse/mpm3d.h"
 
 using namespace grove;
 
@@ -73,6 +75,49 @@ TEST_P(Mpm, Mpm88FollowsAPlainModelAndConservesMass) {
       EXPECT_GE(gv[2 * node + 1], 0.0f) << "node " << i << ", " << j;
     }
   EXPECT_GT(floor_nodes, 0);
+}
+
+TEST_P(Mpm, Mpm3dSparseFollowsAPlainModelOnTheBlocksItTouches) {
+  mpm3d::Params params;
+  params.particles = 192;  // small: the interpreter runs it too
+  params.grid = 32;
+  Program prog(config());
+  mpm3d::Simulation sim(prog, params);
+  // A cube low in the box, spinning about z and y and falling, so that F
+  // rotates and strains (the stress needs its SVD) and the floor stops it.
+  std::vector<float> start = mpm3d::initial_positions(params.particles), velocity(start.size());
+  for (size_t q = 0; q < start.size(); q += 3) {
+    start[q + 1] -= 0.2f;
+    const float rx = start[q] - 0.45f, ry = start[q + 1] - 0.25f, rz = start[q + 2] - 0.45f;
+    velocity[q] = -6.0f * ry + 3.0f * rz;
+    velocity[q + 1] = 6.0f * rx - 2.0f;
+    velocity[q + 2] = -3.0f * rx + 1.5f * rz;
+  }
+  sim.reset(start, velocity);
+  mpm3d::Model model(params, start, velocity);
+  constexpr int kSubsteps = 12;
+  for (int s = 0; s < kSubsteps; ++s) {
+    sim.substep();
+    model.substep();
+    // The sparse grid holds exactly the blocks the scatter touched.
+    ASSERT_EQ(sim.active_blocks(prog), static_cast<int64_t>(model.blocks)) << "substep " << s;
+  }
+  EXPECT_GT(model.blocks, 8u);
+  EXPECT_LT(model.blocks, 512u);  // of (32 / 4)^3
+  expect_near_all(sim.x.to_vector<float>(), model.x, 1e-6, "x");
+  expect_near_all(sim.v.to_vector<float>(), model.v, 2e-4, "v");
+  expect_near_all(sim.C.to_vector<float>(), model.C, 2e-2, "C");
+  expect_near_all(sim.F.to_vector<float>(), model.F, 2e-5, "F");
+  // Something happened: F strained away from a rotation (det F != 1).
+  const std::vector<float> F = sim.F.to_vector<float>();
+  double worst = 0;
+  for (size_t q = 0; q < F.size(); q += 9) {
+    const double det = F[q] * (F[q + 4] * F[q + 8] - F[q + 5] * F[q + 7]) -
+                       F[q + 1] * (F[q + 3] * F[q + 8] - F[q + 5] * F[q + 6]) +
+                       F[q + 2] * (F[q + 3] * F[q + 7] - F[q + 4] * F[q + 6]);
+    worst = std::max(worst, std::fabs(det - 1.0));
+  }
+  EXPECT_GT(worst, 1e-4);
 }
 
 }  // namespace
