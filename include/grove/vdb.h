@@ -68,7 +68,10 @@ Imported import_grid(Program& prog, const std::string& path, const ImportOptions
 struct ExportOptions {
   std::string name = "grove";  // the grid's name
   double voxel_size = 1.0;     // its transform: a uniform scale
-  std::string grid_class;      // "level set", "fog volume" or "" (unknown)
+  // "level set", "fog volume" or "" (unknown). A level set's inactive
+  // voxels inside its surface become -background (OpenVDB's signed flood
+  // fill), as a level set's are.
+  std::string grid_class;
   double background = 0.0;     // scalar grids: the value of inactive voxels
 };
 
@@ -78,5 +81,12 @@ struct ExportOptions {
 // when it ends in .nvdb. Raises grove::Error naming the field or file when
 // either cannot be.
 void export_grid(Program& prog, const Field& field, const std::string& path, const ExportOptions& options = {});
+
+// The same grid in NanoVDB's layout, in memory (what a .nvdb file holds,
+// uncompressed): upload the bytes into a storage buffer and a shader reads
+// the grid with PNanoVDB (nanovdb/PNanoVDB.h, PNANOVDB_GLSL or _HLSL) as it
+// reads any NanoVDB grid, with no Grove code in the shader
+// (tests/vdb/pnanovdb_probe.comp does on Vulkan).
+std::vector<uint8_t> to_nanovdb(Program& prog, const Field& field, const ExportOptions& options = {});
 
 }  // namespace grove::vdb

@@ -12,6 +12,7 @@
 
 #include <openvdb/openvdb.h>
 #include <openvdb/io/File.h>
+#include <openvdb/tools/SignedFloodFill.h>
 #include <nanovdb/util/IO.h>
 #include <nanovdb/util/OpenToNanoVDB.h>
 
@@ -321,12 +322,13 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 }  // namespace
 
-void export_grid(Program& prog, const Field& field, const std::string& path, const ExportOptions& options) {
+namespace {
+
+// The field's active elements as an OpenVDB grid, checked and described as
+// `options` say; `what` names the operation in errors.
+openvdb::GridBase::Ptr make_grid(Program& prog, const Field& field, const ExportOptions& options,
+                                 const std::string& what) {
   initialize();
-  const std::string what = "exporting field '" + field.name() + "' to '" + path + "'";
-  const bool nano = ends_with(path, ".nvdb");
-  if (!nano && !ends_with(path, ".vdb"))
-    throw Error(what + ": give a file name ending in .vdb (OpenVDB) or .nvdb (NanoVDB)");
   if (field.ndim() != 3)
     throw Error(what + ": the field has " + std::to_string(field.ndim()) + " indices; a grid's voxels have 3 (i, j, k)");
   const DataType t = field.dtype();
@@ -360,9 +362,26 @@ void export_grid(Program& prog, const Field& field, const std::string& path, con
     if (vec3) grid = build<openvdb::Vec3SGrid>(ijk, values, 3, options);
     else grid = build<openvdb::FloatGrid>(ijk, values, 1, options);
   }
+  // A level set's inactive voxels inside the surface are -background, as
+  // OpenVDB's own level sets have them (Grove's inactive cells hold none).
+  if (cls == openvdb::GRID_LEVEL_SET) {
+    if (auto f = openvdb::gridPtrCast<openvdb::FloatGrid>(grid)) openvdb::tools::signedFloodFill(f->tree());
+    if (auto d = openvdb::gridPtrCast<openvdb::DoubleGrid>(grid)) openvdb::tools::signedFloodFill(d->tree());
+  }
   grid->setName(options.name);
   grid->setGridClass(cls);
   grid->setTransform(openvdb::math::Transform::createLinearTransform(options.voxel_size));
+  return grid;
+}
+
+}  // namespace
+
+void export_grid(Program& prog, const Field& field, const std::string& path, const ExportOptions& options) {
+  const std::string what = "exporting field '" + field.name() + "' to '" + path + "'";
+  const bool nano = ends_with(path, ".nvdb");
+  if (!nano && !ends_with(path, ".vdb"))
+    throw Error(what + ": give a file name ending in .vdb (OpenVDB) or .nvdb (NanoVDB)");
+  const openvdb::GridBase::Ptr grid = make_grid(prog, field, options, what);
   guarded(what, [&] {
     if (nano) {
       nanovdb::GridHandle<nanovdb::HostBuffer> handle = nanovdb::openToNanoVDB(grid);
@@ -373,6 +392,16 @@ void export_grid(Program& prog, const Field& field, const std::string& path, con
       file.close();
     }
     return 0;
+  });
+}
+
+std::vector<uint8_t> to_nanovdb(Program& prog, const Field& field, const ExportOptions& options) {
+  const std::string what = "converting field '" + field.name() + "' to a NanoVDB grid";
+  const openvdb::GridBase::Ptr grid = make_grid(prog, field, options, what);
+  return guarded(what, [&] {
+    nanovdb::GridHandle<nanovdb::HostBuffer> handle = nanovdb::openToNanoVDB(grid);
+    const auto* bytes = handle.data();
+    return std::vector<uint8_t>(bytes, bytes + handle.size());
   });
 }
 
