@@ -92,8 +92,13 @@ sanitize: deps
 # half minutes under ThreadSanitizer. GROVE_CPU_THREADS=4 splits every
 # parallel task over four threads whatever the machine's core count, so a
 # race between two iterations of a test's kernel shows on any machine.
+# Also left out: the VDB exchange tests (Backends/Vdb.*/cpu), whose OpenVDB
+# trees copy, voxelize and free themselves with oneTBB's parallel_for inside
+# OpenVDB's headers; libtbb is not instrumented, so ThreadSanitizer sees its
+# partitioner's hand-offs as races. Grove's part of them is CPU kernels like
+# those of every other /cpu test here.
 TSAN_TESTS := /cpu|^Cpu|^DiskCache|^LlvmCodegen
-TSAN_EXCLUDE := Misuse\.07_AppendsRacingADeactivation|Misuse\.11_OneKernelKeepingMoreThan8192Values
+TSAN_EXCLUDE := Misuse\.07_AppendsRacingADeactivation|Misuse\.11_OneKernelKeepingMoreThan8192Values|^Backends/Vdb\.
 tsan: deps
 	@if [ ! -f $(TSAN_DIR)/build.ninja ]; then \
 	  cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGROVE_SANITIZE=thread \
