@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -545,15 +546,26 @@ void DeviceImpl::set_timing(bool on) {
 
 void DeviceImpl::read_timings(Submission& s) noexcept {
   const std::size_t n = s.timed.size();
-  std::vector<std::uint64_t> ticks(n + 1);
+  std::vector<std::uint64_t> ticks;
+  try {
+    ticks.resize(n + 1);
+  } catch (const std::bad_alloc&) {
+    s.timed.clear();
+    return;
+  }
   const VkResult r = api_.vkGetQueryPoolResults(device_, s.queries, 0, static_cast<std::uint32_t>(n + 1),
                                                 ticks.size() * sizeof(std::uint64_t), ticks.data(),
                                                 sizeof(std::uint64_t), VK_QUERY_RESULT_64_BIT);
-  if (r == VK_SUCCESS) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint64_t delta = (ticks[i + 1] - ticks[i]) & timestamp_mask_;
-      timings_.push_back({s.timed[i], static_cast<double>(delta) * timestamp_ns_ * 1e-9});
+  // Called while a finished submission is recycled, which must not throw:
+  // times that cannot be kept (no memory) are dropped.
+  try {
+    if (r == VK_SUCCESS) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t delta = (ticks[i + 1] - ticks[i]) & timestamp_mask_;
+        timings_.push_back({s.timed[i], static_cast<double>(delta) * timestamp_ns_ * 1e-9});
+      }
     }
+  } catch (const std::bad_alloc&) {
   }
   s.timed.clear();
 }
