@@ -81,6 +81,7 @@ typedef struct grove_options {
   uint32_t api_version;
   int shader_int64, shader_float64, shader_int16, storage_buffer_16bit, atomic_int64;
   const char* cuda_device; /* CUDA modules: NULL or "": GROVE_CUDA_DEVICE, else 0; an index or part of a name */
+  int profile;             /* nonzero: time every task (GROVE_PROFILE=1 too); see grove_module_profile_report */
 } grove_options;
 
 /* Opens a module file (or `size` bytes of one, `source` naming them in errors). */
@@ -130,6 +131,12 @@ grove_arg grove_arg_tree(const grove_tree* tree);
 grove_result grove_module_launch(grove_module* module, const char* kernel, const grove_arg* args, size_t count);
 /* Waits for every launch; GROVE_ERROR_KERNEL if one failed. */
 grove_result grove_module_sync(grove_module* module);
+/* Of a module loaded with grove_options::profile: waits for every launch,
+ * then sets *report to a table of each kernel's tasks' device time (count,
+ * total, mean, min, max in ms), valid until the next call of this function
+ * on the module or its release. GROVE_ERROR_INVALID_ARGUMENT when the module
+ * is not profiled. */
+grove_result grove_module_profile_report(grove_module* module, const char** report);
 
 /* Element `index` (count indices, as declared, offsets included) of `field`,
  * converted to `as` and stored at `out` (0 where a sparse cell is inactive). */

@@ -19,6 +19,7 @@
 struct grove_module {
   grove::runtime::Module module;
   std::vector<std::string> kernels, tree_types;
+  std::string profile_report;  // grove_module_profile_report's last answer
 };
 
 struct grove_tree {
@@ -136,6 +137,7 @@ grove::runtime::Options options_of(const grove_options* o) {
   if (o->cuda_device != nullptr) r.cuda_device = o->cuda_device;
   r.validation = o->validation != 0;
   r.debug = o->debug != 0;
+  r.profile = o->profile != 0;
   if (o->instance != nullptr || o->physical_device != nullptr || o->device != nullptr || o->queue != nullptr) {
     grove::runtime::VulkanHandles h;
     h.instance = o->instance;
@@ -375,6 +377,17 @@ grove_result grove_module_sync(grove_module* module) {
   grove_result r = GROVE_OK;
   if (bad(module, "the module", "grove_module_sync", r)) return r;
   return guard(GROVE_ERROR_DEVICE, [&] { module->module.sync(); });
+}
+
+grove_result grove_module_profile_report(grove_module* module, const char** report) {
+  grove_result r = GROVE_OK;
+  if (bad(module, "the module", "grove_module_profile_report", r) ||
+      null(report, "report", "grove_module_profile_report", r))
+    return r;
+  return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] {
+    module->profile_report = module->module.profile_report();
+    *report = module->profile_report.c_str();
+  });
 }
 
 grove_result grove_tree_read(const grove_tree* tree, const char* field, const int64_t* index, size_t count,

@@ -145,6 +145,28 @@ int main(int argc, char** argv) {
   }
   CHECK(grove_module_sync(m) == GROVE_OK);
   CHECK(same_cells(world, model));
+  const char* report = NULL;
+  CHECK_FAILS(grove_module_profile_report(m, &report), GROVE_ERROR_INVALID_ARGUMENT, "Options::profile");
+
+  /* A profiled module: each kernel's tasks, launched as often as they were. */
+  {
+    grove_options profiled = options;
+    profiled.profile = 1;
+    grove_module* p = NULL;
+    grove_tree* w = NULL;
+    CHECK(grove_module_load(path, &profiled, &p) == GROVE_OK);
+    CHECK(p != NULL && grove_module_instantiate(p, "life", "w", &w) == GROVE_OK);
+    grove_arg w_seed[4] = {grove_arg_tree(w), grove_arg_i32(30), grove_arg_i32(44), grove_arg_u32(7)};
+    grove_arg w_only[1] = {grove_arg_tree(w)};
+    CHECK(grove_module_launch(p, "seed", w_seed, 4) == GROVE_OK);
+    for (int step = 0; step < 2; ++step) CHECK(grove_module_launch(p, "count", w_only, 1) == GROVE_OK);
+    CHECK(grove_module_profile_report(p, &report) == GROVE_OK);
+    CHECK(report != NULL && strstr(report, "Grove profile") != NULL && strstr(report, "\n  count") != NULL &&
+          strstr(report, "\n  seed") != NULL && strstr(report, "struct_for") != NULL);
+    CHECK_FAILS(grove_module_profile_report(p, NULL), GROVE_ERROR_INVALID_ARGUMENT, "report is NULL");
+    grove_tree_release(w);
+    grove_module_release(p);
+  }
 
   /* Reads and writes by name; a write activates its block. */
   int64_t corner[2] = {120, 3};
