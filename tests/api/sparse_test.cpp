@@ -796,4 +796,27 @@ TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
   EXPECT_EQ(p[0].read<float>({6, 9}), -0.5f);
 }
 
+TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
+  // A map of the active blocks, in a dense field declared after the sparse
+  // tree froze (a tree of its own) with the blocks' shape: the struct-for's
+  // writes land in the other tree (this once raised std::out_of_range while
+  // the list analysis looked for the loop's node above the field).
+  Program prog(config());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(ij, 4);
+  blocks.dense(ij, 8).place(x);
+  Kernel seed = prog.kernel("seed", [&] {
+    x(3, 3) = 1.0f;
+    x(30, 9) = 1.0f;
+  });
+  seed();
+  Field marks = prog.field(i32, "marks", {4, 4});
+  Kernel mark = prog.kernel("mark", [&] { for_each(blocks, [&](Expr bi, Expr bj) { marks(bi, bj) = bi * 4 + bj + 1; }); });
+  mark();
+  std::vector<int32_t> want(16, 0);
+  want[0] = 1;       // block (0, 0)
+  want[3 * 4 + 1] = 14;  // block (3, 1)
+  EXPECT_EQ(marks.to_vector<int32_t>(), want);
+}
+
 }  // namespace

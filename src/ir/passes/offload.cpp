@@ -62,11 +62,13 @@ bool is_within_own_cells(const SNodeForest& f, const FieldTable& fields, const S
   // Up from the accessed cell to the nearest node above the loop's cell:
   // that node's cell is active (the loop visits an active cell below it),
   // and nothing sparse may lie between.
+  // A field of another tree (another root) never meets the loop's path.
   std::set<int> above_loop;
   for (int n = loop.id; n >= 0; n = f.snode(n).parent) above_loop.insert(n);
-  for (int n = place_parent; above_loop.count(n) == 0; n = f.snode(n).parent)
+  int n = place_parent;
+  for (; n >= 0 && above_loop.count(n) == 0; n = f.snode(n).parent)
     if (f.snode(n).is_sparse()) return false;
-  return true;
+  return n >= 0;
 }
 
 namespace {
