@@ -186,8 +186,9 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
         auto it = run.counters.find(std::string(counter));
         return it == run.counters.end() ? -1.0 : static_cast<double>(it->second);
       };
-      add(workload, true, variant.substr(0, slash), run, value(kGroveCounter));
-      Measurement& m = add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter));
+      const std::string backend = variant.substr(0, slash);
+      add(workload, true, backend, run, value(kGroveCounter));
+      Measurement& m = add(workload, false, variant.substr(slash + 1), run, value(kBaselineCounter), backend);
       // Extra columns (the last repetition's), written with the record of
       // this pair: kept with its baseline, since several pairs of one
       // workload share its Grove side.
@@ -207,16 +208,19 @@ void CollectingReporter::ReportRuns(const std::vector<Run>& runs) {
 }
 
 Measurement& CollectingReporter::add(const std::string& workload, bool is_grove, const std::string& variant,
-                                     const Run& run, double seconds) {
+                                     const Run& run, double seconds, const std::string& pair_backend) {
   Measurement* m = nullptr;
   for (Measurement& existing : measurements_) {
-    if (existing.workload == workload && existing.is_grove == is_grove && existing.variant == variant) m = &existing;
+    if (existing.workload == workload && existing.is_grove == is_grove && existing.variant == variant &&
+        existing.pair_backend == pair_backend)
+      m = &existing;
   }
   if (m == nullptr) {
     m = &measurements_.emplace_back();
     m->workload = workload;
     m->is_grove = is_grove;
     m->variant = variant;
+    m->pair_backend = pair_backend;
   }
   if (run.error_occurred) {
     m->error = run.error_message.empty() ? "failed" : run.error_message;
@@ -237,6 +241,8 @@ std::vector<Record> pair_up(const std::vector<Measurement>& measurements) {
       if (b.is_grove || b.workload != g.workload || !b.error.empty() || b.repetitions == 0) {
         continue;
       }
+      // A pair's baseline belongs to its own backend's pair.
+      if (!b.pair_backend.empty() && b.pair_backend != g.variant) continue;
       records.push_back({.name = g.workload,
                          .backend = g.variant,
                          .baseline = b.variant,

@@ -85,6 +85,9 @@ struct Measurement {
   std::string workload;  // includes benchmark arguments, e.g. "dense_saxpy/1024"
   bool is_grove = false;
   std::string variant;   // backend for Grove, baseline name otherwise
+  // A pair's baseline side: the backend of the Grove side it ran beside
+  // (each backend's pair times its own baseline); empty otherwise.
+  std::string pair_backend;
   double seconds = 0;    // real time per iteration
   int repetitions = 0;
   std::string error;     // non-empty when the benchmark failed or skipped
@@ -115,7 +118,7 @@ class CollectingReporter : public benchmark::ConsoleReporter {
   // Folds one repetition's time per iteration (negative: none) into the
   // measurement of (workload, side, variant).
   Measurement& add(const std::string& workload, bool is_grove, const std::string& variant, const Run& run,
-                   double seconds);
+                   double seconds, const std::string& pair_backend = "");
 
   std::vector<Measurement> measurements_;
 };
@@ -145,6 +148,7 @@ void register_many_kernels();
 // on every backend.
 void register_host_copy();
 void register_vdb_exchange();
+void register_example_steps();
 // GROVE_WITH_LLVM builds only: compile latency; dense rows against
 // hand-written C++ over oneTBB (cpu_baselines.h).
 void register_cpu_compile();

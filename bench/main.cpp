@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   grove_bench::register_sparse_struct_for();
   grove_bench::register_many_kernels();
   grove_bench::register_host_copy();
+  grove_bench::register_example_steps();
 #ifdef GROVE_BENCH_VDB
   grove_bench::register_vdb_exchange();
 #endif
