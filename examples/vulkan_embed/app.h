@@ -193,6 +193,58 @@ inline void submit(const App& app, VkCommandBuffer cmd, VkFence fence) {
   check(vkQueueSubmit(app.queue, 1, &si, fence), "vkQueueSubmit");
 }
 
+// A compute pipeline of the SPIR-V `words` (entry point "main") with
+// `layout`, and its shader module (`module`), to destroy with it.
+inline VkPipeline compute_pipeline(const App& app, const uint32_t* words, size_t bytes, VkPipelineLayout layout,
+                                   VkShaderModule& module) {
+  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  smi.codeSize = bytes;
+  smi.pCode = words;
+  check(vkCreateShaderModule(app.device, &smi, nullptr, &module), "vkCreateShaderModule");
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
+               "main", nullptr};
+  cpi.layout = layout;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  check(vkCreateComputePipelines(app.device, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline), "vkCreateComputePipelines");
+  return pipeline;
+}
+
+// A descriptor pool for `sets` sets of `buffers` storage buffers each, and
+// a set of `layout` from it.
+inline VkDescriptorPool storage_pool(const App& app, uint32_t sets, uint32_t buffers) {
+  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, sets * buffers};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = sets;
+  dpi.poolSizeCount = 1;
+  dpi.pPoolSizes = &size;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  check(vkCreateDescriptorPool(app.device, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
+  return pool;
+}
+inline VkDescriptorSet allocate_set(const App& app, VkDescriptorPool pool, VkDescriptorSetLayout layout) {
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dai.descriptorPool = pool;
+  dai.descriptorSetCount = 1;
+  dai.pSetLayouts = &layout;
+  check(vkAllocateDescriptorSets(app.device, &dai, &set), "vkAllocateDescriptorSets");
+  return set;
+}
+
+// Ends `cmd` with the barrier that makes compute shaders' writes visible
+// to the host, submits it and waits for the queue.
+inline void finish_to_host(const App& app, VkCommandBuffer cmd) {
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
+                       nullptr, 0, nullptr);
+  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+  submit(app, cmd, VK_NULL_HANDLE);
+  check(vkQueueWaitIdle(app.queue), "vkQueueWaitIdle");
+}
+
 // Binds `buffers` (whole) to bindings 0.. of `set`.
 inline void bind_storage(const App& app, VkDescriptorSet set, const std::vector<VkBuffer>& buffers) {
   std::vector<VkDescriptorBufferInfo> infos;

@@ -41,21 +41,8 @@ struct Probe {
 
   explicit Probe(const App& app) {
     vulkan_embed::storage_layouts(app, 3, VK_SHADER_STAGE_COMPUTE_BIT, 20, set_layout, layout);
-    VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    smi.codeSize = sizeof kProbeSpirv;
-    smi.pCode = kProbeSpirv;
-    check(vkCreateShaderModule(app.device, &smi, nullptr, &module), "vkCreateShaderModule");
-    VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
-                 "main", nullptr};
-    cpi.layout = layout;
-    check(vkCreateComputePipelines(app.device, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline), "vkCreateComputePipelines");
-    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3 * 8};
-    VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpi.maxSets = 8;
-    dpi.poolSizeCount = 1;
-    dpi.pPoolSizes = &size;
-    check(vkCreateDescriptorPool(app.device, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
+    pipeline = vulkan_embed::compute_pipeline(app, kProbeSpirv, sizeof kProbeSpirv, layout, module);
+    pool = vulkan_embed::storage_pool(app, 8, 3);
     commands = vulkan_embed::command_pool(app);
   }
 
@@ -68,12 +55,7 @@ struct Probe {
     paths.create(app, f.path.size() * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memcpy(paths.mapped, f.path.data(), f.path.size() * 4);
     out.create(app, static_cast<VkDeviceSize>(n0) * n1 * 4, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    VkDescriptorSet set = VK_NULL_HANDLE;
-    VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    dai.descriptorPool = pool;
-    dai.descriptorSetCount = 1;
-    dai.pSetLayouts = &set_layout;
-    check(vkAllocateDescriptorSets(app.device, &dai, &set), "vkAllocateDescriptorSets");
+    VkDescriptorSet set = vulkan_embed::allocate_set(app, pool, set_layout);
     vulkan_embed::bind_storage(app, set, {static_cast<VkBuffer>(tree.vulkan_buffer()), paths.buffer, out.buffer});
     VkCommandBuffer cmd = vulkan_embed::begin_commands(app, commands);
     m.record_barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
@@ -82,14 +64,7 @@ struct Probe {
     const int32_t push[5] = {0, 0, 0, n0, n1};
     vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof push, push);
     vkCmdDispatch(cmd, static_cast<uint32_t>((n0 * n1 + 63) / 64), 1, 1);
-    VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                         nullptr, 0, nullptr);
-    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-    vulkan_embed::submit(app, cmd, VK_NULL_HANDLE);
-    check(vkQueueWaitIdle(app.queue), "vkQueueWaitIdle");
+    vulkan_embed::finish_to_host(app, cmd);
     std::vector<uint32_t> result(static_cast<size_t>(n0) * n1);
     std::memcpy(result.data(), out.mapped, result.size() * 4);
     vkFreeCommandBuffers(app.device, commands, 1, &cmd);

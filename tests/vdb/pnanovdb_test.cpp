@@ -36,23 +36,8 @@ std::vector<float> probe(const App& app, const std::vector<uint8_t>& grid, const
   VkPipelineLayout layout = VK_NULL_HANDLE;
   vulkan_embed::storage_layouts(app, 3, VK_SHADER_STAGE_COMPUTE_BIT, 4, set_layout, layout);
   VkShaderModule module = VK_NULL_HANDLE;
-  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  smi.codeSize = sizeof kProbeSpirv;
-  smi.pCode = kProbeSpirv;
-  check(vkCreateShaderModule(app.device, &smi, nullptr, &module), "vkCreateShaderModule");
-  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
-               "main", nullptr};
-  cpi.layout = layout;
-  VkPipeline pipeline = VK_NULL_HANDLE;
-  check(vkCreateComputePipelines(app.device, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline), "vkCreateComputePipelines");
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
-  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dpi.maxSets = 1;
-  dpi.poolSizeCount = 1;
-  dpi.pPoolSizes = &size;
-  VkDescriptorPool pool = VK_NULL_HANDLE;
-  check(vkCreateDescriptorPool(app.device, &dpi, nullptr, &pool), "vkCreateDescriptorPool");
+  VkPipeline pipeline = vulkan_embed::compute_pipeline(app, kProbeSpirv, sizeof kProbeSpirv, layout, module);
+  VkDescriptorPool pool = vulkan_embed::storage_pool(app, 1, 3);
   VkCommandPool commands = vulkan_embed::command_pool(app);
 
   Buffer nano, coords, out;
@@ -63,12 +48,7 @@ std::vector<float> probe(const App& app, const std::vector<uint8_t>& grid, const
   for (const openvdb::Coord& p : at) c.insert(c.end(), {p.x(), p.y(), p.z(), 0});
   std::memcpy(coords.mapped, c.data(), c.size() * 4);
   out.create(app, at.size() * 8, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-  VkDescriptorSet set = VK_NULL_HANDLE;
-  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  dai.descriptorPool = pool;
-  dai.descriptorSetCount = 1;
-  dai.pSetLayouts = &set_layout;
-  check(vkAllocateDescriptorSets(app.device, &dai, &set), "vkAllocateDescriptorSets");
+  VkDescriptorSet set = vulkan_embed::allocate_set(app, pool, set_layout);
   vulkan_embed::bind_storage(app, set, {nano.buffer, coords.buffer, out.buffer});
   VkCommandBuffer cmd = vulkan_embed::begin_commands(app, commands);
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
@@ -76,14 +56,7 @@ std::vector<float> probe(const App& app, const std::vector<uint8_t>& grid, const
   const uint32_t count = static_cast<uint32_t>(at.size());
   vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &count);
   vkCmdDispatch(cmd, (count + 63) / 64, 1, 1);
-  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0,
-                       nullptr, 0, nullptr);
-  check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
-  vulkan_embed::submit(app, cmd, VK_NULL_HANDLE);
-  check(vkQueueWaitIdle(app.queue), "vkQueueWaitIdle");
+  vulkan_embed::finish_to_host(app, cmd);
   std::vector<float> result(2 * at.size());
   std::memcpy(result.data(), out.mapped, result.size() * 4);
 
