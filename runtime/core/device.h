@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "grove/error.h"
 #include "runtime/core/plan.h"
 #include "runtime/core/profile.h"
 
@@ -70,8 +71,11 @@ class Device {
   // Profiling (Config::profile): while on, each task of each launch is
   // timed on the device's own clock (Vulkan timestamp queries, CUDA events,
   // the host's steady clock where tasks run on the host); record() is not
-  // timed. Raises grove::Error when the device has no clock to time with.
-  virtual void set_profiling(bool on) { profiling_ = on; }
+  // timed. A device that times nothing keeps this default, which refuses.
+  virtual void set_profiling(bool on) {
+    if (on) throw Error(name() + " cannot time its kernels' tasks, so it cannot be profiled; profile on another device");
+    profiling_ = false;
+  }
   bool profiling() const { return profiling_; }
   // Moves the times of the tasks of finished launches to `out`, oldest
   // first.

@@ -64,6 +64,10 @@ class HostDevice : public rt::Device {
   // `who` names the device in internal errors ("interpreter", "CPU backend").
   explicit HostDevice(std::string who) : who_(std::move(who)) {}
 
+  // Tasks run on the host before launch() returns: each is timed with the
+  // host's steady clock (add_task_time).
+  void set_profiling(bool on) override { profiling_ = on; }
+
   void create_buffer(int id, int64_t words, std::span<const uint32_t> head) override {
     if (buffers_.size() <= static_cast<size_t>(id)) buffers_.resize(static_cast<size_t>(id) + 1);
     Words& b = buffers_[static_cast<size_t>(id)];
