@@ -52,29 +52,31 @@ auto guarded(const std::string& what, F&& f) {
   }
 }
 
-GridInfo describe(const openvdb::GridBase& grid) {
+// A grid's description: its count and bounds from the file's metadata when
+// `read_tree` is false and the metadata is there (info() reads no tree),
+// else from the tree itself.
+GridInfo describe(const openvdb::GridBase& grid, bool read_tree) {
   GridInfo g;
   g.name = grid.getName();
   g.value_type = grid.valueType();
   g.grid_class = openvdb::GridBase::gridClassToString(grid.getGridClass());
   g.voxel_size = grid.voxelSize()[0];
-  if (auto count = grid.getMetadata<openvdb::Int64Metadata>(openvdb::GridBase::META_FILE_VOXEL_COUNT))
-    g.active_voxels = count->value();
-  else
-    g.active_voxels = static_cast<int64_t>(grid.activeVoxelCount());
+  auto count = grid.getMetadata<openvdb::Int64Metadata>(openvdb::GridBase::META_FILE_VOXEL_COUNT);
   auto lo = grid.getMetadata<openvdb::Vec3IMetadata>(openvdb::GridBase::META_FILE_BBOX_MIN);
   auto hi = grid.getMetadata<openvdb::Vec3IMetadata>(openvdb::GridBase::META_FILE_BBOX_MAX);
-  if (lo && hi) {
+  if (!read_tree && count && lo && hi) {
+    g.active_voxels = count->value();
     for (int a = 0; a < 3; ++a) {
       g.min[a] = lo->value()[a];
       g.max[a] = hi->value()[a];
     }
-  } else {
-    const openvdb::CoordBBox box = grid.evalActiveVoxelBoundingBox();
-    for (int a = 0; a < 3; ++a) {
-      g.min[a] = box.min()[a];
-      g.max[a] = box.max()[a];
-    }
+    return g;
+  }
+  g.active_voxels = static_cast<int64_t>(grid.activeVoxelCount());
+  const openvdb::CoordBBox box = grid.evalActiveVoxelBoundingBox();
+  for (int a = 0; a < 3; ++a) {
+    g.min[a] = box.min()[a];
+    g.max[a] = box.max()[a];
   }
   return g;
 }
@@ -184,7 +186,7 @@ std::vector<GridInfo> info(const std::string& path) {
     openvdb::GridPtrVecPtr grids = file.readAllGridMetadata();
     file.close();
     std::vector<GridInfo> out;
-    for (const openvdb::GridBase::Ptr& g : *grids) out.push_back(describe(*g));
+    for (const openvdb::GridBase::Ptr& g : *grids) out.push_back(describe(*g, false));
     return out;
   });
 }
@@ -214,18 +216,12 @@ Imported import_grid(Program& prog, const std::string& path, const ImportOptions
     return g;
   });
   Imported out;
-  out.info = describe(*grid);
+  // What is active in the tree read (the file's metadata may be stale).
+  out.info = describe(*grid, true);
   const FieldKind kind = field_kind(out.info.value_type);
   if (kind.type == DataType::unknown)
     throw Error(what + ": its values are of type '" + out.info.value_type +
-                "', which Grove imports not (float, double, int32, vec3s, bool and mask grids import)");
-  // The bounds of what is active now (the file's metadata may be stale).
-  const openvdb::CoordBBox box = grid->evalActiveVoxelBoundingBox();
-  out.info.active_voxels = static_cast<int64_t>(grid->activeVoxelCount());
-  for (int a = 0; a < 3; ++a) {
-    out.info.min[a] = box.min()[a];
-    out.info.max[a] = box.max()[a];
-  }
+                "', which Grove does not import (float, double, int32, vec3s, bool and mask grids do)");
   std::vector<int32_t> ijk;
   auto run = [&](auto& typed, auto sample) {
     using T = decltype(sample);
