@@ -36,9 +36,15 @@ deps:
 
 # Configure only when the build directory has not been configured yet; after
 # that, ninja re-runs cmake by itself whenever a CMakeLists.txt changes.
+# build/ is optimised with line tables only (-g1: file and line in
+# backtraces, perf and sanitizer reports), which compiles in two thirds of
+# the time of full debug information; for a debugger session configure a
+# directory of your own with -DCMAKE_BUILD_TYPE=RelWithDebInfo or Debug.
+LINE_TABLES := -O2 -g1 -DNDEBUG
 configure: deps
 	@if [ ! -f $(BUILD_DIR)/build.ninja ]; then \
-	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo; \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(LINE_TABLES)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(LINE_TABLES)"; \
 	fi
 
 configure-release: deps

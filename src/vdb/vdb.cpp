@@ -312,6 +312,18 @@ typename GridT::Ptr build(const std::vector<int32_t>& ijk, const std::vector<T>&
   return grid;
 }
 
+// The NanoVDB form of a grid make_grid() built. NanoVDB's own
+// openToNanoVDB(GridBase) converts any of sixteen grid types, each a large
+// template; Grove exports four, so only they are instantiated.
+nanovdb::GridHandle<nanovdb::HostBuffer> to_nano(const openvdb::GridBase::Ptr& grid) {
+  using Buffer = nanovdb::HostBuffer;
+  if (auto f = openvdb::gridConstPtrCast<openvdb::FloatGrid>(grid)) return nanovdb::openToNanoVDB<Buffer>(*f);
+  if (auto d = openvdb::gridConstPtrCast<openvdb::DoubleGrid>(grid)) return nanovdb::openToNanoVDB<Buffer>(*d);
+  if (auto i = openvdb::gridConstPtrCast<openvdb::Int32Grid>(grid)) return nanovdb::openToNanoVDB<Buffer>(*i);
+  if (auto v = openvdb::gridConstPtrCast<openvdb::Vec3SGrid>(grid)) return nanovdb::openToNanoVDB<Buffer>(*v);
+  throw Error("grid '" + grid->getName() + "' of type " + grid->type() + " has no NanoVDB export here");
+}
+
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -380,7 +392,7 @@ void export_grid(Program& prog, const Field& field, const std::string& path, con
   const openvdb::GridBase::Ptr grid = make_grid(prog, field, options, what);
   guarded(what, [&] {
     if (nano) {
-      nanovdb::GridHandle<nanovdb::HostBuffer> handle = nanovdb::openToNanoVDB(grid);
+      nanovdb::GridHandle<nanovdb::HostBuffer> handle = to_nano(grid);
       nanovdb::io::writeGrid(path, handle);
     } else {
       openvdb::io::File file(path);
@@ -395,7 +407,7 @@ std::vector<uint8_t> to_nanovdb(Program& prog, const Field& field, const ExportO
   const std::string what = "converting field '" + field.name() + "' to a NanoVDB grid";
   const openvdb::GridBase::Ptr grid = make_grid(prog, field, options, what);
   return guarded(what, [&] {
-    nanovdb::GridHandle<nanovdb::HostBuffer> handle = nanovdb::openToNanoVDB(grid);
+    nanovdb::GridHandle<nanovdb::HostBuffer> handle = to_nano(grid);
     const auto* bytes = handle.data();
     return std::vector<uint8_t>(bytes, bytes + handle.size());
   });
