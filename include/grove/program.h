@@ -13,6 +13,7 @@
 
 #include "grove/error.h"
 #include "grove/types.h"
+#include "grove/vulkan_handles.h"
 
 namespace grove {
 namespace aot {
@@ -79,6 +80,15 @@ struct Config {
   // Vulkan driver; a Program on Vulkan compiles for it if its device
   // covers it. A device refuses code for a target it does not cover.
   std::string vulkan_target;
+  // Vulkan: run on the application's own instance, device and queue (a
+  // renderer's, or a window's that presents what the kernels compute)
+  // instead of opening a device. Grove creates its buffers, pipelines and
+  // command pool there and destroys only those; the application keeps the
+  // device alive until the Program is gone and submits nothing to the
+  // queue from another thread while a Grove call runs. Arch::Auto then
+  // means Vulkan; any other arch is refused. Validation is the
+  // application's (the layer on its instance); vulkan_device is unused.
+  std::optional<runtime::VulkanHandles> vulkan_external;
   // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
   int cpu_threads = 0;
   // CPU: the processor kernels are compiled for, as LLVM names it

@@ -26,6 +26,7 @@ struct BackendOptions {
   std::string device;
   bool validation = false;
   std::string vulkan_target;  // Config::vulkan_target
+  std::optional<runtime::VulkanHandles> vulkan_external;  // Config::vulkan_external
   // CPU: threads for parallel tasks (0: every core). CPU and CUDA: the
   // disk cache's directory (Config::cache_dir).
   int cpu_threads = 0;

@@ -90,6 +90,10 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   bo.device = config.vulkan_device;
   bo.validation = config.vulkan_validation;
   bo.vulkan_target = config.vulkan_target;
+  bo.vulkan_external = config.vulkan_external;
+  if (config.vulkan_external && config.arch != Arch::Auto && config.arch != Arch::Vulkan)
+    throw Error("Config::vulkan_external hands Grove a Vulkan device, but Config::arch is " +
+                std::string(arch_name(config.arch)) + "; use Arch::Vulkan (or Arch::Auto), or leave vulkan_external unset");
   bo.cpu_threads = config.cpu_threads;
   bo.cpu_target = config.cpu_target;
   bo.cache_dir = config.cache_dir;
@@ -98,7 +102,15 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   for (const BackendEntry* b : backends())  // whatever the arch: Auto would pass over one without saying why
     if (b->check_options) b->check_options(bo);
   BackendAndDevice made;
-  if (config.arch == Arch::Auto) {
+  if (config.arch == Arch::Auto && config.vulkan_external) {
+    // The application's device: Vulkan or nothing, never a silent move to
+    // another backend.
+    const BackendEntry* b = find_backend(Arch::Vulkan);
+    if (b == nullptr)
+      throw Error("Config::vulkan_external hands Grove a Vulkan device, and this Grove is built without the Vulkan "
+                  "backend (GROVE_WITH_VULKAN=OFF)");
+    made = b->make(bo);
+  } else if (config.arch == Arch::Auto) {
     // In the order of the backends' ranks (registry.h; auto_order() says
     // it in words). A backend that does not start (no driver, no device)
     // is passed over; the interpreter always starts.

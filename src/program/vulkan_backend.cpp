@@ -200,6 +200,7 @@ BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   r.debug = options.debug;
   r.print = options.print;
   r.device = d;
+  r.external = options.vulkan_external;
   BackendAndDevice out;
   out.device = vk::make_vulkan_device(r);
   out.backend = std::make_unique<VulkanBackend>(*out.device, options.debug, options.vulkan_target);
