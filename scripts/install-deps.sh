@@ -28,6 +28,14 @@ packages=(
   # OpenVDB and NanoVDB exchange (Grove::vdb, `grove vdb`), and OpenVDB as
   # the baseline of the CPU backend's sparse rows (its headers need Boost's).
   libopenvdb-dev libnanovdb-dev libboost-dev
+  # The examples' window (a Vulkan swapchain through GLFW; X11 and XRandR
+  # headers for its screenshots), and Xvfb, the X server without a screen
+  # that the window test runs an example under.
+  libglfw3-dev libx11-dev libxrandr-dev xvfb
+  # Not used by Grove: with it installed, LLVM's CMake package checks a C
+  # header, which broke consumer projects that loaded it; the consumer test
+  # (tests/consumer, C++ only) runs with it present to show they no longer do.
+  libedit-dev
 )
 
 is_installed() {

@@ -9,21 +9,30 @@ namespace grove_examples {
 namespace {
 
 void print_usage(std::FILE* to, const ExampleInfo& info) {
-  std::fprintf(to,
-               "usage: %.*s [--arch auto|interp|cpu|vulkan|cuda] [--out DIR] [--size N] [--profile]\n"
-               "\n"
-               "%.*s\n"
-               "\n"
-               "  --arch A   backend to run on (default auto: the best one available)\n"
-               "  --out DIR  directory for the output files (default out; created if missing)\n"
-               "  --size N   %.*s (default %d, at most %d)\n",
-               static_cast<int>(info.name.size()), info.name.data(),
-               static_cast<int>(info.summary.size()), info.summary.data(),
-               static_cast<int>(info.size_help.size()), info.size_help.data(), info.default_size,
-               info.max_size);
+  std::fprintf(
+      to,
+      "usage: %.*s [--arch auto|interp|cpu|vulkan|cuda] [--out DIR] [--size N] [--profile]\n"
+      "       [--window | --no-window] [--screenshot FILE]\n"
+      "\n"
+      "%.*s\n"
+      "\n"
+      "  --arch A   backend to run on (default auto: the best one available)\n"
+      "  --out DIR  directory for the output files (default out; created if missing)\n"
+      "  --size N   %.*s (default %d, at most %d)\n",
+      static_cast<int>(info.name.size()), info.name.data(), static_cast<int>(info.summary.size()),
+      info.summary.data(), static_cast<int>(info.size_help.size()), info.size_help.data(),
+      info.default_size, info.max_size);
   if (info.default_steps > 0)
     std::fprintf(to, "  --steps N  steps to simulate (default %d)\n", info.default_steps);
-  std::fprintf(to, "  --profile  print the device time of every kernel's tasks at the end (GROVE_PROFILE=1)\n");
+  std::fprintf(
+      to,
+      "  --profile  print the device time of every kernel's tasks at the end (GROVE_PROFILE=1)\n");
+  std::fprintf(
+      to,
+      "  --window   show the frames in a window (a Vulkan swapchain); an error if none opens\n"
+      "             (default: a window when there is a display, PNG always)\n"
+      "  --no-window  PNG only, even where there is a display\n"
+      "  --screenshot FILE  at the end, write what the window shows as a PNG (implies --window)\n");
   std::fprintf(to, "  --help     this message\n");
 }
 
@@ -50,6 +59,10 @@ std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info,
       out->profile = true;
       continue;
     }
+    if (opt == "--window" || opt == "--no-window") {
+      out->window = opt == "--window" ? WindowMode::on : WindowMode::off;
+      continue;
+    }
     // Both "--name value" and "--name=value".
     std::string_view value;
     bool has_value = false;
@@ -58,7 +71,7 @@ std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info,
       opt = opt.substr(0, eq);
       has_value = true;
     }
-    if (opt != "--arch" && opt != "--out" && opt != "--size" &&
+    if (opt != "--arch" && opt != "--out" && opt != "--size" && opt != "--screenshot" &&
         !(opt == "--steps" && info.default_steps > 0)) {
       return usage_error(info, "unknown option '" + std::string(argv[a]) + "'");
     }
@@ -75,6 +88,9 @@ std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info,
     } else if (opt == "--out") {
       if (value.empty()) return usage_error(info, "--out needs a directory");
       out->out_dir = std::filesystem::path(value);
+    } else if (opt == "--screenshot") {
+      if (value.empty()) return usage_error(info, "--screenshot needs a file name");
+      out->screenshot = std::filesystem::path(value);
     } else if (opt == "--steps") {
       int n = 0;
       const char* end = value.data() + value.size();
@@ -95,6 +111,8 @@ std::optional<int> parse_options(int argc, char** argv, const ExampleInfo& info,
       out->size = n;
     }
   }
+  if (!out->screenshot.empty() && out->window == WindowMode::off)
+    return usage_error(info, "--screenshot reads the window, and --no-window asks for none");
   return std::nullopt;
 }
 

@@ -1,6 +1,6 @@
 // options.h — the command-line options every example takes:
 // --arch auto|interp|cpu|vulkan|cuda, --out DIR, --size N, --steps N (some),
-// --profile, --help.
+// --profile, --window / --no-window, --screenshot FILE, --help.
 #pragma once
 
 #include <filesystem>
@@ -13,13 +13,16 @@ namespace grove_examples {
 
 // What an example says about itself in --help.
 struct ExampleInfo {
-  std::string_view name;        // e.g. "julia"
-  std::string_view summary;     // one line: what it computes and writes
-  std::string_view size_help;   // what --size N means for this example
+  std::string_view name;       // e.g. "julia"
+  std::string_view summary;    // one line: what it computes and writes
+  std::string_view size_help;  // what --size N means for this example
   int default_size = 256;
   int max_size = 8192;
-  int default_steps = 0;        // > 0: the example takes --steps N (at most 100000)
+  int default_steps = 0;  // > 0: the example takes --steps N (at most 100000)
 };
+
+// Whether frames go to a window (viewer.h): auto = when a display is there.
+enum class WindowMode { automatic, on, off };
 
 struct Options {
   grove::Arch arch = grove::Arch::Auto;
@@ -27,6 +30,8 @@ struct Options {
   int size = 0;
   int steps = 0;
   bool profile = false;  // print the device time of each kernel's tasks at the end
+  WindowMode window = WindowMode::automatic;
+  std::filesystem::path screenshot;  // non-empty: the window's last frame as a PNG (needs a window)
   grove::Config config() const { return {.arch = arch, .profile = profile}; }
 };
 

@@ -6,7 +6,8 @@
 // activates them), and blocks that end a step without a live cell are
 // deactivated, so memory and time follow the live population, not N^2.
 // Each step prints the number of active blocks; every few steps a PNG frame
-// shows a window of cells next to a map of the active blocks of the domain.
+// (and, while there is a display, every step in a window) shows the cells
+// around the centre next to a map of the active blocks of the domain.
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -18,18 +19,23 @@
 #include "image.h"
 #include "life.h"
 #include "options.h"
+#include "viewer.h"
 
 namespace {
 
 using namespace grove;
 using namespace sparse_life;
 
-void write_frame(Life& life, Program& prog, const std::filesystem::path& file) {
+constexpr int kSide = kView * kZoom, kWidth = kSide + 8 + kMap;  // a frame, in pixels
+
+// A frame: the cells around the centre, magnified, beside the map of the
+// domain's active blocks.
+std::vector<uint8_t> draw_frame(Life& life, Program& prog) {
   life.snapshot(life.world, life.n / 2, life.n / 2);
   prog.sync();
   std::vector<uint8_t> cells = life.world.field("view").to_vector<uint8_t>();
   std::vector<uint8_t> blocks = life.world.field("map").to_vector<uint8_t>();
-  const int side = kView * kZoom, width = side + 8 + kMap;
+  const int side = kSide, width = kWidth;
   std::vector<uint8_t> rgb(static_cast<size_t>(width) * side * 3, 24);
   for (int y = 0; y < side; ++y)
     for (int x = 0; x < side; ++x) {
@@ -48,7 +54,7 @@ void write_frame(Life& life, Program& prog, const std::filesystem::path& file) {
       rgb[p + 1] = on ? 200 : 20;
       rgb[p + 2] = on ? 255 : 40;
     }
-  grove_examples::write_png(file, width, side, 3, rgb);
+  return rgb;
 }
 
 }  // namespace
@@ -56,8 +62,9 @@ void write_frame(Life& life, Program& prog, const std::filesystem::path& file) {
 int main(int argc, char** argv) {
   const grove_examples::ExampleInfo info{
       .name = "sparse_life",
-      .summary = "Conway's Game of Life on an N x N sparse grid of pointer blocks; prints the "
-                 "active blocks per step and writes DIR/sparse_life_NNNN.png frames.",
+      .summary =
+          "Conway's Game of Life on an N x N sparse grid of pointer blocks; prints the "
+          "active blocks per step and writes DIR/sparse_life_NNNN.png frames.",
       .size_help = "cells per side of the domain (a multiple of 8; only live areas use memory)",
       .default_size = 16384,
       .max_size = 65536,
@@ -66,40 +73,51 @@ int main(int argc, char** argv) {
   grove_examples::Options options;
   if (const auto code = grove_examples::parse_options(argc, argv, info, &options)) return *code;
   if (options.size % kBlock != 0 || options.size < kView) {
-    std::fprintf(stderr, "sparse_life: --size must be a multiple of %d and at least %d\n", kBlock, kView);
+    std::fprintf(stderr, "sparse_life: --size must be a multiple of %d and at least %d\n", kBlock,
+                 kView);
     return 2;
   }
   try {
-    Program prog(options.config());
+    grove_examples::Viewer viewer(options, "sparse_life", kWidth, kSide);
+    Program prog(viewer.config());
     std::printf("sparse_life: running on %s (%s), %d x %d cells in %d x %d blocks\n",
-                std::string(arch_name(prog.arch())).c_str(), prog.device_name().c_str(), options.size, options.size,
-                options.size / kBlock, options.size / kBlock);
+                std::string(arch_name(prog.arch())).c_str(), prog.device_name().c_str(),
+                options.size, options.size, options.size / kBlock, options.size / kBlock);
     Life life(prog, options.size);
     const int n = options.size;
     // One patch in the window at the centre, the others scattered over the domain.
     for (int p = 0; p < kPatches; ++p) {
-      int x = p == 0 ? n / 2 - kPatch / 2 : static_cast<int>((2654435761u * static_cast<uint32_t>(p)) % static_cast<uint32_t>(n - kPatch));
-      int y = p == 0 ? n / 2 - kPatch / 2 : static_cast<int>((40503u * static_cast<uint32_t>(p * p + 7)) % static_cast<uint32_t>(n - kPatch));
+      int x = p == 0 ? n / 2 - kPatch / 2
+                     : static_cast<int>((2654435761u * static_cast<uint32_t>(p)) %
+                                        static_cast<uint32_t>(n - kPatch));
+      int y = p == 0 ? n / 2 - kPatch / 2
+                     : static_cast<int>((40503u * static_cast<uint32_t>(p * p + 7)) %
+                                        static_cast<uint32_t>(n - kPatch));
       life.seed(life.world, x, y, static_cast<uint32_t>(p * 7919 + 1));
     }
     grove_examples::make_out_dir(options.out_dir);
     const int every = std::max(1, options.steps / 4);
-    std::vector<std::string> written;
     for (int s = 0; s <= options.steps; ++s) {
       if (s > 0) life.step();
       prog.sync();
       const SNodeStats b = life.world.stats().at(life.blocks->name());
       std::printf("step %4d: %6lld active blocks (%lld cells of %lld)\n", s,
-                  static_cast<long long>(b.active_cells), static_cast<long long>(b.active_cells * 64),
-                  static_cast<long long>(n) * n);
-      if (s % every == 0 || s == options.steps) {
-        char name[64];
-        std::snprintf(name, sizeof name, "sparse_life_%04d.png", s);
-        write_frame(life, prog, options.out_dir / name);
-        written.push_back((options.out_dir / name).string());
+                  static_cast<long long>(b.active_cells),
+                  static_cast<long long>(b.active_cells * 64), static_cast<long long>(n) * n);
+      const bool keep = s % every == 0 || s == options.steps;
+      if (!keep && !viewer.has_window()) continue;
+      const std::vector<uint8_t> rgb = draw_frame(life, prog);
+      if (!viewer.show(rgb)) break;  // closed
+      if (!keep) continue;
+      char name[64];
+      std::snprintf(name, sizeof name, "sparse_life_%04d.png", s);
+      if (s == options.steps) {
+        viewer.finish(options.out_dir / name, rgb);
+      } else {
+        grove_examples::write_png(options.out_dir / name, kWidth, kSide, 3, rgb);
+        std::printf("sparse_life: wrote %s\n", (options.out_dir / name).string().c_str());
       }
     }
-    for (const std::string& f : written) std::printf("sparse_life: wrote %s\n", f.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

@@ -83,8 +83,9 @@ TEST_F(ApplicationDevice, AFeatureTheApplicationLeftOffIsNotUsed) {
     prog.kernel("wide", [&] { for_range(0, 8, [&](Expr k) { w(k) = cast(i64, k); }); })();
     FAIL() << "a kernel used 64-bit integers the application did not enable";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "kernel 'wide' uses i64 values, which this Vulkan device does not support (shaderInt64)");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "kernel 'wide' uses i64 values, which this Vulkan device does not support (shaderInt64)");
   }
 }
 
