@@ -21,8 +21,8 @@ namespace {
 // ---- Vulkan: SPIR-V per task, for the target its plan names ----
 
 void vulkan_check(const KernelPlan& p, ByteReader& r) {
-  for (size_t i = 0; i < p.tasks.size(); ++i)
-    if (p.tasks[i].code.empty()) r.fail("task " + std::to_string(i) + " has no code");
+  // deserialize_plan has checked a module per task, none empty.
+  if (!std::holds_alternative<SpirvCode>(p.code)) r.fail(std::string("its code is ") + code_kind_name(p.code) + ", not SPIR-V");
 }
 
 std::string vulkan_device(const ModuleData& m) {
@@ -36,13 +36,14 @@ std::string vulkan_device(const ModuleData& m) {
 #define GROVE_FEATURE(field, device_name) feature(m.features.field, #field);
 #include "runtime/core/features.def"
   o << (any ? "\n" : " none beyond Vulkan 1.1 compute\n");
-  if (!m.kernels.empty() && !m.kernels.front().target.empty()) o << "target: " << m.kernels.front().target << "\n";
+  if (!m.kernels.empty() && !m.kernels.front().spirv().target.empty())
+    o << "target: " << m.kernels.front().spirv().target << "\n";
   return o.str();
 }
 
 std::string vulkan_code(const KernelPlan& k) {
   size_t words = 0;
-  for (const TaskPlan& task : k.tasks) words += task.code.size();
+  for (const std::vector<uint32_t>& m : k.spirv().modules) words += m.size();
   return std::to_string(words * 4) + " bytes of SPIR-V";
 }
 
@@ -69,23 +70,26 @@ std::unique_ptr<Device> vulkan_open(const grove::runtime::Options& options, cons
 void cuda_check(const KernelPlan& p, ByteReader& r) {
   for (size_t i = 0; i < p.tasks.size(); ++i)
     if (p.tasks[i].entry_point.empty()) r.fail("task " + std::to_string(i) + " has no entry point");
-  if (p.library.empty()) r.fail("it has no PTX");
-  if (p.target.rfind(kCudaTargetPrefix, 0) != 0)
-    r.fail("its target is '" + p.target + "', not '" + std::string(kCudaTargetPrefix) + "NN'");
+  const PtxCode* c = std::get_if<PtxCode>(&p.code);
+  if (c == nullptr) r.fail(std::string("its code is ") + code_kind_name(p.code) + ", not PTX");
+  if (c->ptx.empty()) r.fail("it has no PTX");
+  if (c->target.rfind(kCudaTargetPrefix, 0) != 0)
+    r.fail("its target is '" + c->target + "', not '" + std::string(kCudaTargetPrefix) + "NN'");
 }
 
 std::string cuda_device(const ModuleData& m) {
   int newest = -1;  // the newest target a kernel was compiled for
   for (const KernelPlan& k : m.kernels)
-    if (k.target.rfind(kCudaTargetPrefix, 0) == 0)
-      newest = std::max(newest, std::atoi(k.target.c_str() + kCudaTargetPrefix.size()));
+    if (const std::string& target = k.ptx().target; target.rfind(kCudaTargetPrefix, 0) == 0)
+      newest = std::max(newest, std::atoi(target.c_str() + kCudaTargetPrefix.size()));
   return "device: " + (newest < 0 ? std::string("any CUDA GPU") : "a CUDA GPU of sm_" + std::to_string(newest) + " or newer") +
          " (the driver compiles the PTX for it)\n";
 }
 
 std::string cuda_code(const KernelPlan& k) {
-  return std::to_string(k.library.size()) + " bytes of PTX for " +
-         k.target.substr(std::min(k.target.size(), kCudaTargetPrefix.size() - 3));
+  const PtxCode& c = k.ptx();
+  return std::to_string(c.ptx.size()) + " bytes of PTX for " +
+         c.target.substr(std::min(c.target.size(), kCudaTargetPrefix.size() - 3));
 }
 
 std::unique_ptr<Device> cuda_open(const grove::runtime::Options& options, const std::string& source) {

@@ -157,6 +157,74 @@ bool Features::covers(const Features& f) const {
   return true;
 }
 
+namespace {
+
+// The code kinds' tags in the bytes: PlanCode's alternatives in order.
+static_assert(std::variant_size_v<PlanCode> == 4);
+
+void write_code(ByteWriter& w, const PlanCode& code) {
+  w.u8(static_cast<uint8_t>(code.index()));
+  if (const auto* c = std::get_if<SpirvCode>(&code)) {
+    w.u32(static_cast<uint32_t>(c->modules.size()));
+    for (const std::vector<uint32_t>& m : c->modules) w.words(m);
+    w.str(c->target);
+  } else if (const auto* c = std::get_if<ElfCode>(&code)) {
+    w.bytes(c->object);
+    w.str(c->target);
+    w.str(c->target_features);
+  } else if (const auto* c = std::get_if<PtxCode>(&code)) {
+    w.str(c->ptx);
+    w.str(c->target);
+    w.bytes(c->binary);
+    w.str(c->binary_target);
+  }
+}
+
+// The backend whose devices run each code kind; a plan names both, and
+// they must agree.
+constexpr std::string_view kBackendOfCode[] = {"interp", "vulkan", "cpu", "cuda"};
+
+PlanCode read_code(ByteReader& r, const KernelPlan& p) {
+  const uint8_t tag = r.u8();
+  if (tag >= std::variant_size_v<PlanCode>) r.fail("code kind " + std::to_string(tag) + " does not exist");
+  if (p.backend != kBackendOfCode[tag])
+    r.fail("a plan for the '" + p.backend + "' backend holding code for '" + std::string(kBackendOfCode[tag]) + "'");
+  switch (tag) {
+    case 1: {
+      SpirvCode c;
+      const uint32_t n = r.count(4);
+      if (n != p.tasks.size())
+        r.fail(std::to_string(n) + " SPIR-V modules for " + std::to_string(p.tasks.size()) + " tasks");
+      for (uint32_t k = 0; k < n; ++k) {
+        c.modules.push_back(r.words());
+        if (c.modules.back().empty()) r.fail("task " + std::to_string(k) + " has no code");
+      }
+      c.target = r.str();
+      return c;
+    }
+    case 2: {
+      ElfCode c;
+      c.object = r.bytes();
+      c.target = r.str();
+      c.target_features = r.str();
+      return c;
+    }
+    case 3: {
+      PtxCode c;
+      c.ptx = r.str();
+      c.target = r.str();
+      c.binary = r.bytes();
+      c.binary_target = r.str();
+      if (c.binary.empty() != c.binary_target.empty()) r.fail("a binary without its target, or a target without a binary");
+      return c;
+    }
+    default:
+      return NoCode{};
+  }
+}
+
+}  // namespace
+
 std::vector<uint8_t> serialize(const KernelPlan& p) {
   ByteWriter w;
   w.u32(kPlanMagic);
@@ -197,20 +265,39 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     w.ints(t.slots);
     w.str(t.entry_point);
     w.str(t.count_entry_point);
-    w.words(t.code);
   }
   write_messages(w, p.messages);
   write_features(w, p.features);
   w.boolean(p.may_allocate);
   w.boolean(p.prints);
   w.i64(p.scratch_words);
-  w.bytes(p.library);
-  w.str(p.target);
-  w.str(p.target_features);
-  w.bytes(p.binary);
-  w.str(p.binary_target);
+  write_code(w, p.code);
   return w.take();
 }
+
+
+const char* code_kind_name(const PlanCode& code) {
+  constexpr const char* kNames[] = {"no code", "SPIR-V", "an ELF object", "PTX"};
+  return kNames[code.index()];
+}
+
+namespace {
+
+template <typename C>
+C& code_as(const KernelPlan& p, const PlanCode& code, const char* want) {
+  if (auto* c = std::get_if<C>(const_cast<PlanCode*>(&code))) return *c;
+  throw Error("kernel '" + p.name + "': its plan holds " + code_kind_name(code) + ", where " + want +
+              " was expected; compile it for this device");
+}
+
+}  // namespace
+
+const SpirvCode& KernelPlan::spirv() const { return code_as<SpirvCode>(*this, code, "SPIR-V"); }
+SpirvCode& KernelPlan::spirv() { return code_as<SpirvCode>(*this, code, "SPIR-V"); }
+const ElfCode& KernelPlan::elf() const { return code_as<ElfCode>(*this, code, "an ELF object"); }
+ElfCode& KernelPlan::elf() { return code_as<ElfCode>(*this, code, "an ELF object"); }
+const PtxCode& KernelPlan::ptx() const { return code_as<PtxCode>(*this, code, "PTX"); }
+PtxCode& KernelPlan::ptx() { return code_as<PtxCode>(*this, code, "PTX"); }
 
 KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view source) {
   ByteReader r(bytes, std::string(source));
@@ -289,7 +376,6 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
       if (s < 0 || !slot_ok(s)) r.fail("it binds tree slot " + std::to_string(s) + ", which does not exist");
     t.entry_point = r.str();
     t.count_entry_point = r.str();
-    t.code = r.words();
     p.tasks.push_back(std::move(t));
   }
   r.part("messages");
@@ -301,14 +387,8 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
   p.scratch_words = r.i64();
   if (p.scratch_words < 0 || p.scratch_words > kMaxTreeWords)
     r.fail(std::to_string(p.scratch_words) + " scratch words; a buffer holds 0 to 2^32 words");
-  r.part("library");
-  p.library = r.bytes();
-  p.target = r.str();
-  p.target_features = r.str();
-  r.part("binary");
-  p.binary = r.bytes();
-  p.binary_target = r.str();
-  if (p.binary.empty() != p.binary_target.empty()) r.fail("a binary without its target, or a target without a binary");
+  r.part("code");
+  p.code = read_code(r, p);
   if (r.left() != 0) r.fail(std::to_string(r.left()) + " bytes after the end of the plan");
   return p;
 }
@@ -398,8 +478,7 @@ std::string to_json(const KernelPlan& p) {
       << ", \"static_iterations\": " << t.static_iterations << ", \"begin\": " << count_json(t.begin)
       << ", \"end\": " << count_json(t.end) << ", \"iterations_per_invocation\": " << t.iterations_per_invocation
       << ", \"slots\": " << ints_json(t.slots) << ", \"entry_point\": " << quoted(t.entry_point)
-      << ", \"count_entry_point\": " << quoted(t.count_entry_point)
-      << ", \"code_words\": " << t.code.size() << "}";
+      << ", \"count_entry_point\": " << quoted(t.count_entry_point) << "}";
   }
   o << "\n  ],\n  \"messages\": [";
   for (size_t i = 0; i < p.messages.size(); ++i) {
@@ -418,9 +497,19 @@ std::string to_json(const KernelPlan& p) {
 #include "runtime/core/features.def"
   o << "},\n  \"may_allocate\": "
     << (p.may_allocate ? "true" : "false") << ",\n  \"prints\": " << (p.prints ? "true" : "false")
-    << ",\n  \"scratch_words\": " << p.scratch_words << ",\n  \"library_bytes\": " << p.library.size()
-    << ",\n  \"target\": " << quoted(p.target) << ",\n  \"target_features\": " << quoted(p.target_features)
-    << ",\n  \"binary_bytes\": " << p.binary.size() << ",\n  \"binary_target\": " << quoted(p.binary_target) << "\n}\n";
+    << ",\n  \"scratch_words\": " << p.scratch_words << ",\n  \"code\": {\"kind\": " << quoted(code_kind_name(p.code));
+  if (const auto* c = std::get_if<SpirvCode>(&p.code)) {
+    o << ", \"module_words\": [";
+    for (size_t i = 0; i < c->modules.size(); ++i) o << (i ? ", " : "") << c->modules[i].size();
+    o << "], \"target\": " << quoted(c->target);
+  } else if (const auto* c = std::get_if<ElfCode>(&p.code)) {
+    o << ", \"object_bytes\": " << c->object.size() << ", \"target\": " << quoted(c->target)
+      << ", \"target_features\": " << quoted(c->target_features);
+  } else if (const auto* c = std::get_if<PtxCode>(&p.code)) {
+    o << ", \"ptx_bytes\": " << c->ptx.size() << ", \"target\": " << quoted(c->target)
+      << ", \"binary_bytes\": " << c->binary.size() << ", \"binary_target\": " << quoted(c->binary_target);
+  }
+  o << "}\n}\n";
   return o.str();
 }
 

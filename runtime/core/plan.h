@@ -2,8 +2,9 @@
 // the kernel plan. A runtime launches a plan with nothing from the compiler
 // (DESIGN.md, "Compile time and run time"): per task its kind, the SNode it
 // visits, what it may modify (for list reuse), how its iteration count is
-// found at launch, its local size and its code blob; per kernel its
-// arguments, its tree slots, its messages and the device features it needs.
+// found at launch, its local size and its entry points; per kernel its
+// arguments, its tree slots, its messages, the device features it needs and
+// its code, which is one of the kinds of code the backends make (PlanCode).
 // A plan serializes to bytes and back exactly (a versioned format whose
 // reader checks every size before it trusts it) and prints as JSON.
 #pragma once
@@ -13,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "grove/types.h"
@@ -70,14 +72,51 @@ struct TaskPlan {
   CountExpr begin, end;
   uint32_t iterations_per_invocation = 1;
   std::vector<int> slots;         // tree slots bound after the context buffer, in order
-  std::string entry_point;
-  // A second entry point of `code`, run as one invocation before the task,
-  // that writes the task's group counts for an indirect dispatch (Vulkan:
-  // when the count is only known on the device); empty when there is none.
+  std::string entry_point;         // its function in the plan's code
+  // A second entry point, run as one invocation before the task, that
+  // writes the task's group counts for an indirect dispatch (Vulkan: when
+  // the count is only known on the device); empty when there is none.
   std::string count_entry_point;
-  std::vector<uint32_t> code;     // the code blob (SPIR-V words on Vulkan; empty on the CPU, see
-                                  // KernelPlan::library)
 };
+
+// A plan's code: one kind per kind of executor, so that what the bytes mean
+// never depends on a backend name read beside them.
+//
+// Vulkan: a SPIR-V module per task (in KernelPlan::tasks' order) holding
+// its entry point and count entry point, and the target they were compiled
+// for (runtime/vulkan/target.h; empty: the compiling device's own).
+struct SpirvCode {
+  std::vector<std::vector<uint32_t>> modules;
+  std::string target;
+};
+// The CPU: the whole kernel as one ELF shared object whose symbols are the
+// tasks' entry points, and the machine it was compiled for: the target
+// triple and CPU name ("x86_64-pc-linux-gnu, znver4"), and the
+// instruction-set features its code may use, in LLVM's spelling
+// ("+avx2,+fma,-sse4a,...").
+struct ElfCode {
+  std::vector<uint8_t> object;
+  std::string target, target_features;
+};
+// CUDA: the kernel's PTX for `target` ("sm_75"...), and what the driver
+// compiled it into for one GPU (a cubin), and for which ("sm_90, driver
+// 13000"). A device of that sm and driver loads the binary without
+// compiling; any other compiles the PTX, and its loaded plan then carries
+// its own binary (the CUDA backend keeps it in its disk cache). AOT modules
+// leave the binary out (it holds for one driver only).
+struct PtxCode {
+  std::string ptx;
+  std::string target;
+  std::vector<uint8_t> binary;
+  std::string binary_target;
+};
+// The interpreter runs the kernel's IR, which its backend keeps: a plan
+// for it carries no code.
+struct NoCode {};
+using PlanCode = std::variant<NoCode, SpirvCode, ElfCode, PtxCode>;
+// The code kind's name ("SPIR-V", "an ELF object", "PTX", "no code"), for
+// messages.
+const char* code_kind_name(const PlanCode& code);
 
 struct ArgPlan {
   std::string name;
@@ -134,27 +173,23 @@ struct KernelPlan {
   bool may_allocate = false;      // some task may activate: pool failures are possible
   bool prints = false;            // has a print (launches of it wait, so its output comes in order)
   int64_t scratch_words = 0;      // words of the scratch slot it uses
-  // CPU: the whole kernel's code as one shared library (an ELF shared
-  // object whose symbols are the tasks' entry points), and the machine it
-  // was compiled for: the target triple and CPU name ("x86_64-pc-linux-gnu,
-  // znver4"), and the instruction-set features its code may use, in LLVM's
-  // spelling ("+avx2,+fma,-sse4a,..."). Empty on other backends.
-  std::vector<uint8_t> library;
-  std::string target, target_features;
-  // CUDA: `library` is the kernel's PTX (for `target`'s sm). What the
-  // driver compiled it into for one GPU (a cubin), and for which: "sm_90,
-  // driver 13000". A device of that sm and driver loads the binary without
-  // compiling; any other compiles the PTX, and its loaded plan then carries
-  // its own binary (the CUDA backend keeps it in its disk cache). Empty
-  // elsewhere; AOT modules leave it out (it holds for one driver only).
-  std::vector<uint8_t> binary;
-  std::string binary_target;
+  PlanCode code;
+
+  // The code as the kind a device runs; grove::Error naming the kernel and
+  // both kinds when it holds another.
+  const SpirvCode& spirv() const;
+  SpirvCode& spirv();
+  const ElfCode& elf() const;
+  ElfCode& elf();
+  const PtxCode& ptx() const;
+  PtxCode& ptx();
 };
 
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve; 6: messages numbered from
-// the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments)
-inline constexpr uint32_t kPlanVersion = 6;
+// the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments); 7: the
+// code as a tagged kind (PlanCode), the SPIR-V of the tasks with it
+inline constexpr uint32_t kPlanVersion = 7;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

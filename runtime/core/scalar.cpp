@@ -205,8 +205,11 @@ std::string argument_problem(DataType from, uint64_t bits, DataType to) {
     const __int128 v = is_signed(from) ? static_cast<__int128>(bits_to_int(from, bits))
                                        : static_cast<__int128>(static_cast<uint64_t>(bits_to_int(from, bits)));
     if (is_integral(to) && !integer_fits(v, to)) return out_of_range();
-    if (is_float(to) && (v > static_cast<__int128>(float_max(to)) || v < -static_cast<__int128>(float_max(to))))
-      return out_of_range();
+    // In doubles: a float type's largest value (3.4e38 for f32) is past
+    // what an __int128 holds, so converting it would be undefined. Any
+    // 64-bit integer is within f32's and f64's range; only f16's can be
+    // left, by far enough that rounding v to a double cannot hide it.
+    if (is_float(to) && std::fabs(static_cast<double>(v)) > float_max(to)) return out_of_range();
     return "";
   }
   const double d = bits_to_double(from, bits);

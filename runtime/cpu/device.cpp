@@ -48,7 +48,7 @@ class CpuDevice : public HostDevice {
     require_backend(plan, "cpu", "the CPU");
     check_target(plan);
     auto k = std::make_unique<CpuKernel>();
-    k->library = std::make_unique<Library>(plan.library, plan.name);
+    k->library = std::make_unique<Library>(plan.elf().object, plan.name);
     for (const TaskPlan& t : plan.tasks) {
       k->functions.push_back(reinterpret_cast<TaskFn>(k->library->symbol(t.entry_point)));
       k->counts.push_back(t.parallel ? reinterpret_cast<CountFn>(k->library->symbol(t.count_entry_point)) : nullptr);

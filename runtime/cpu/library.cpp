@@ -180,14 +180,15 @@ constexpr Extension kExtensions[] = {{"", nullptr}};
 }  // namespace
 
 void check_target(const KernelPlan& plan) {
-  const std::string_view target = plan.target;
+  const ElfCode& code = plan.elf();
+  const std::string_view target = code.target;
   const std::string_view arch = target.substr(0, target.find('-'));
   if (arch != kArch)
     throw Error("kernel '" + plan.name + "' was compiled for " + std::string(arch.empty() ? "no CPU" : arch) +
-                " (" + plan.target + "), and this machine is " + std::string(kArch.empty() ? "another" : kArch) +
+                " (" + code.target + "), and this machine is " + std::string(kArch.empty() ? "another" : kArch) +
                 ": compile the kernel again here");
   std::string missing;
-  std::string_view features = plan.target_features;
+  std::string_view features = code.target_features;
   while (!features.empty()) {
     const size_t comma = features.find(',');
     const std::string_view f = features.substr(0, comma);
@@ -198,7 +199,7 @@ void check_target(const KernelPlan& plan) {
         missing += (missing.empty() ? "" : ", ") + std::string(e.name);
   }
   if (!missing.empty())
-    throw Error("kernel '" + plan.name + "' was compiled for a CPU with " + missing + " (" + plan.target +
+    throw Error("kernel '" + plan.name + "' was compiled for a CPU with " + missing + " (" + code.target +
                 "), which this CPU lacks: compile the kernel again here");
 }
 

@@ -54,8 +54,8 @@ class Library {
   void* handle_ = nullptr;
 };
 
-// Raises grove::Error naming the kernel when `plan.target` is for another
-// architecture, or `plan.target_features` names an instruction-set
+// Raises grove::Error naming the kernel when its ElfCode's target is for
+// another architecture, or its target_features name an instruction-set
 // extension this CPU lacks (code for it would stop on an illegal
 // instruction). Extensions the check does not know are trusted.
 void check_target(const KernelPlan& plan);

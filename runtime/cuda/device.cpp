@@ -137,9 +137,10 @@ class CudaDevice : public Device {
 
   std::unique_ptr<LoadedKernel> load(KernelPlan plan) override {
     require_backend(plan, "cuda", "CUDA");
-    const int sm = sm_of_target(plan.target);
+    const PtxCode& code = plan.ptx();
+    const int sm = sm_of_target(code.target);
     if (sm < 0 || sm > info_.sm)
-      throw Error("kernel '" + plan.name + "' was compiled for " + (plan.target.empty() ? "no target" : plan.target) +
+      throw Error("kernel '" + plan.name + "' was compiled for " + (code.target.empty() ? "no target" : code.target) +
                   "; " + info_.name + " is sm_" + std::to_string(info_.sm) + ": compile it for sm_" +
                   std::to_string(info_.sm) + " or older (Config::cuda_sm)");
     current();
@@ -147,8 +148,8 @@ class CudaDevice : public Device {
     // The binary the plan carries, where it was made for this GPU and
     // driver (the driver refuses one that is not a binary for it; the disk
     // cache's checksums keep damaged ones away); else the PTX, compiled.
-    if (!plan.binary.empty() && plan.binary_target == binary_target() &&
-        d_.cuModuleLoadDataEx(&k->module, plan.binary.data(), 0, nullptr, nullptr) != CUDA_SUCCESS)
+    if (!code.binary.empty() && code.binary_target == binary_target() &&
+        d_.cuModuleLoadDataEx(&k->module, code.binary.data(), 0, nullptr, nullptr) != CUDA_SUCCESS)
       k->module = nullptr;
     if (k->module == nullptr) compile(plan, *k);
     for (const TaskPlan& t : plan.tasks) {
@@ -266,9 +267,10 @@ class CudaDevice : public Device {
   // PTX does not compile.
   void compile(KernelPlan& plan, CudaKernel& k) {
     ++ptx_compiles_;
-    plan.binary.clear();
-    plan.binary_target.clear();
-    const std::string ptx(plan.library.begin(), plan.library.end());  // NUL-terminated for the driver
+    PtxCode& code = plan.ptx();
+    code.binary.clear();
+    code.binary_target.clear();
+    const std::string& ptx = code.ptx;  // NUL-terminated for the driver (c_str)
     std::string log(8192, '\0');
     int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* values[] = {log.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(log.size()))};
@@ -282,14 +284,14 @@ class CudaDevice : public Device {
     if (r == CUDA_SUCCESS) r = d_.cuLinkComplete(link, &cubin, &size);
     if (r == CUDA_SUCCESS && cubin != nullptr && size > 0) {  // the linker owns it: copied before it goes
       const auto* bytes = static_cast<const uint8_t*>(cubin);
-      plan.binary.assign(bytes, bytes + size);
+      code.binary.assign(bytes, bytes + size);
     }
     if (link != nullptr) d_.cuLinkDestroy(link);
-    if (!plan.binary.empty() && d_.cuModuleLoadDataEx(&k.module, plan.binary.data(), 0, nullptr, nullptr) == CUDA_SUCCESS) {
-      plan.binary_target = binary_target();
+    if (!code.binary.empty() && d_.cuModuleLoadDataEx(&k.module, code.binary.data(), 0, nullptr, nullptr) == CUDA_SUCCESS) {
+      code.binary_target = binary_target();
       return;
     }
-    plan.binary.clear();
+    code.binary.clear();
     k.module = nullptr;
     std::fill(log.begin(), log.end(), '\0');
     r = d_.cuModuleLoadDataEx(&k.module, ptx.c_str(), 2, options, values);

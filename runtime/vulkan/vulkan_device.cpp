@@ -292,24 +292,30 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   // The target it was made for (plans of Grove before targets had none):
   // what else the code assumes of the device, past the features it uses and
   // the argument bytes it takes, which are checked above.
-  if (!plan.target.empty()) {
-    Target target = parse_target(plan.target, "kernel '" + plan.name + "': its Vulkan target");
+  const rt::SpirvCode& code = plan.spirv();
+  if (code.modules.size() != plan.tasks.size())
+    throw Error("kernel '" + plan.name + "': its plan has " + std::to_string(code.modules.size()) +
+                " SPIR-V modules for " + std::to_string(plan.tasks.size()) + " tasks");
+  if (!code.target.empty()) {
+    Target target = parse_target(code.target, "kernel '" + plan.name + "': its Vulkan target");
     target.features = {};
     target.push_constants = 0;
     if (const std::string wrong = mismatch(info, target); !wrong.empty())
-      throw Error("kernel '" + plan.name + "' was made for the Vulkan target '" + plan.target + "'; " + info.name +
+      throw Error("kernel '" + plan.name + "' was made for the Vulkan target '" + code.target + "'; " + info.name +
                   " " + wrong);
   }
   auto k = std::make_unique<VulkanKernel>();
   k->plan = std::move(plan);
   records_.add(k->plan);
   const auto push_bytes = static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words));
-  for (const rt::TaskPlan& t : k->plan.tasks) {
+  const std::vector<std::vector<uint32_t>>& modules = k->plan.spirv().modules;
+  for (size_t i = 0; i < k->plan.tasks.size(); ++i) {
+    const rt::TaskPlan& t = k->plan.tasks[i];
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
-    k->pipelines.push_back(device_->create_pipeline(t.code, t.entry_point, buffers, push_bytes, t.entry_point));
+    k->pipelines.push_back(device_->create_pipeline(modules[i], t.entry_point, buffers, push_bytes, t.entry_point));
     k->count_pipelines.emplace_back();
     if (!t.count_entry_point.empty())
-      k->count_pipelines.back() = device_->create_pipeline(t.code, t.count_entry_point, buffers, push_bytes, t.count_entry_point);
+      k->count_pipelines.back() = device_->create_pipeline(modules[i], t.count_entry_point, buffers, push_bytes, t.count_entry_point);
   }
   return k;
 }

@@ -37,7 +37,9 @@ std::string tn(DataType t) { return std::string(type_name(t)); }
 class Verifier {
  public:
   Verifier(const Kernel& kernel, std::string_view pass) : kernel_(kernel), pass_(pass) {
-    walk(kernel.body(), [&](Stmt* s) { all_.insert(s); });
+    uint32_t n = 0;
+    walk(kernel.body(), [&](Stmt* s) { numbers_.set(s, n++); });
+    state_.assign(n, 0);
   }
 
   void run() {
@@ -75,14 +77,14 @@ class Verifier {
       if (s->parent() != b) fail(s, "the statement's parent() is not the block holding it");
       placement(s, b);
       stmt(s);
-      done_.insert(s);
+      state(s) |= kDone;
       if (s->has_result()) {
-        visible_.insert(s);
+        state(s) |= kVisible;
         scope_.push_back(s);
       }
     }
     while (scope_.size() > mark) {
-      visible_.erase(scope_.back());
+      state(scope_.back()) &= static_cast<uint8_t>(~kVisible);
       scope_.pop_back();
     }
   }
@@ -92,10 +94,10 @@ class Verifier {
   // same or an enclosing block; returns it for further checks.
   const Stmt* defined(const Stmt* s, const Stmt* op, const char* role) const {
     if (op == nullptr) fail(s, std::string("its ") + role + " operand is null");
-    if (!all_.count(op))
+    if (!in_kernel(op))
       fail(s, std::string("its ") + role + " operand is not a statement of this kernel (removed?)");
-    if (!visible_.count(op)) {
-      if (done_.count(op))
+    if (!(state(op) & kVisible)) {
+      if (state(op) & kDone)
         fail(s, std::string("its ") + role + " operand " + name(op) +
                     " is defined in a block that does not enclose this use");
       fail(s, std::string("its ") + role + " operand " + name(op) + " is used before its definition");
@@ -108,10 +110,10 @@ class Verifier {
 
   // A value operand: defined before, and a value (not a loop, not a variable).
   const Stmt* value(const Stmt* s, const Stmt* op, const char* role) const {
-    if (op && all_.count(op) && op->kind() == StmtKind::Alloca)
+    if (op && in_kernel(op) && op->kind() == StmtKind::Alloca)
       fail(s, std::string("its ") + role + " operand " + name(op) +
                   " is an alloca (a variable), not a value; read it with local_load");
-    if (op && all_.count(op) && !op->has_result())
+    if (op && in_kernel(op) && !op->has_result())
       fail(s, std::string("its ") + role + " operand " + name(op) + " is a '" +
                   kind_name(op->kind()) + "', which has no value");
     return defined(s, op, role);
@@ -342,7 +344,7 @@ class Verifier {
         for (const Stmt* l : loops_) enclosing = enclosing || l == loop;
         if (!enclosing || loop == nullptr ||
             (loop->kind() != StmtKind::RangeFor && loop->kind() != StmtKind::StructFor)) {
-          std::string what = loop && all_.count(loop) ? name(loop) : "operand";
+          std::string what = loop && in_kernel(loop) ? name(loop) : "operand";
           fail(s, "its loop " + what + " is not a range_for or struct_for enclosing it");
         }
         // A struct_for over an SNode: its own index space, at most 8 axes
@@ -551,10 +553,18 @@ class Verifier {
 
   const Kernel& kernel_;
   std::string_view pass_;
-  std::unordered_set<const Stmt*> all_;      // every statement of the kernel
-  std::unordered_set<const Stmt*> done_;     // statements already checked
-  std::unordered_set<const Stmt*> visible_;  // values usable at this point
-  std::vector<const Stmt*> scope_;           // visible_ in definition order, to pop blocks
+  // Every statement of the kernel, numbered in program order (without a
+  // map: the verifier runs after every pass in tests, on kernels of
+  // thousands of statements), and its state by number. Printing renumbers,
+  // which only a failure does, after its last use of these.
+  Numbering numbers_;
+  std::vector<uint8_t> state_;
+  static constexpr uint8_t kDone = 1;     // checked
+  static constexpr uint8_t kVisible = 2;  // a value usable at this point
+  std::vector<const Stmt*> scope_;        // the visible values in definition order, to pop blocks
+  bool in_kernel(const Stmt* s) const { return numbers_.has(s); }
+  uint8_t state(const Stmt* s) const { return state_[numbers_.get(s)]; }
+  uint8_t& state(const Stmt* s) { return state_[numbers_.get(s)]; }
   std::vector<const Stmt*> loops_;           // enclosing loops, innermost last
 };
 

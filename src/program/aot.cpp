@@ -88,8 +88,10 @@ struct Module::Impl {
       else add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
     }
     plan.name = name;
-    plan.binary.clear();  // the driver's binary holds for one GPU and driver: the module ships the PTX
-    plan.binary_target.clear();
+    if (auto* ptx = std::get_if<rt::PtxCode>(&plan.code)) {
+      ptx->binary.clear();  // the driver's binary holds for one GPU and driver: the module ships the PTX
+      ptx->binary_target.clear();
+    }
     return plan;
   }
 };

@@ -63,9 +63,7 @@ class CpuBackend : public Backend {
       std::ofstream(base.string() + ".cpu.s") << code.assembly;
     }
     llvm_backend::complete_plan(plan, "cpu", code.tasks, std::move(code.messages));
-    plan.library = std::move(code.library);
-    plan.target = jit_->target();
-    plan.target_features = jit_->features();
+    plan.code = rt::ElfCode{.object = std::move(code.library), .target = jit_->target(), .target_features = jit_->features()};
     return device_.load(std::move(plan));
   }
 

@@ -61,10 +61,10 @@ class CudaBackend : public Backend {
       }
     }
     rt::KernelPlan complete = cached ? std::move(*cached) : generate(kernel, text, forest, std::move(plan));
-    const std::string binary_before = complete.binary_target;
+    const std::string binary_before = complete.ptx().binary_target;
     std::unique_ptr<rt::LoadedKernel> loaded = device_->load(std::move(complete));
     // New, or the driver made a binary for another GPU or driver than the cached one.
-    if (!key.empty() && (!cached || loaded->plan.binary_target != binary_before))
+    if (!key.empty() && (!cached || loaded->plan.ptx().binary_target != binary_before))
       cache_.store_bytes(key, rt::serialize(loaded->plan));
     return loaded;
   }
@@ -79,8 +79,7 @@ class CudaBackend : public Backend {
       std::ofstream(base.string() + ".ptx") << code.ptx;
     }
     llvm_backend::complete_plan(plan, "cuda", code.tasks, std::move(code.messages));
-    plan.library.assign(code.ptx.begin(), code.ptx.end());
-    plan.target = ptx_.target();
+    plan.code = rt::PtxCode{.ptx = std::move(code.ptx), .target = ptx_.target()};
     for (rt::TaskPlan& t : plan.tasks) t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
     return plan;
   }

@@ -72,7 +72,8 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
   options.validate = spirv::validation_requested();
   spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, target.push_constants);
   plan.backend = "vulkan";
-  plan.target = vk::describe(target);
+  rt::SpirvCode code;
+  code.target = vk::describe(target);
   plan.arg_words = modules.arg_words;
   for (size_t n = 0; n < plan.args.size(); ++n) {
     plan.args[n].word = modules.arg_offsets.at(n);
@@ -89,9 +90,10 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     t.iterations_per_invocation = m.iterations_per_invocation;
     t.static_iterations = m.static_iterations;
     for (const spirv::TreeKey& key : m.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
-    t.code = std::move(m.words);
+    code.modules.push_back(std::move(m.words));
     signed_zeros |= m.signed_zero_inf_nan_preserve;
   }
+  plan.code = std::move(code);
   for (size_t i = 0; i < modules.messages.size(); ++i) {
     const spirv::Message& m = modules.messages[i];
     plan.messages.push_back({static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
@@ -169,11 +171,12 @@ void dump(const rt::KernelPlan& plan) {
   if (dir.empty()) return;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const rt::TaskPlan& task = plan.tasks[i];
+    const std::vector<uint32_t>& words = plan.spirv().modules.at(i);
     std::string base = dump_name(plan.name) + ".t" + std::to_string(i) + "_" + rt::task_kind_name(task.kind);
     std::filesystem::path p = std::filesystem::path(dir) / base;
     std::ofstream(p.string() + ".spv", std::ios::binary)
-        .write(reinterpret_cast<const char*>(task.code.data()), static_cast<std::streamsize>(task.code.size() * 4));
-    std::ofstream(p.string() + ".spvasm") << spirv::disassemble(task.code);
+        .write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
+    std::ofstream(p.string() + ".spvasm") << spirv::disassemble(words);
   }
 }
 

@@ -228,6 +228,16 @@ TEST_P(Dsl, ArgumentsAreConvertedToTheDeclaredType) {
   EXPECT_FLOAT_EQ(r.read<float>(), 6.0f);
   k(2.25);
   EXPECT_FLOAT_EQ(r.read<float>(), 4.5f);
+  k(int64_t{1} << 62);  // every 64-bit integer is within f32's range (rounded)
+  EXPECT_FLOAT_EQ(r.read<float>(), 0x1p63f);
+  // f16's range ends at 65504: an integer past it is refused, one within it is not.
+  Field h = prog.field(f16, "h", {});
+  Kernel half = prog.kernel("half", {arg(f16, "x")}, [&](Args a) { h() = a["x"]; });
+  half(65504);
+  EXPECT_EQ(h.read<float>(), 65504.0f);
+  EXPECT_EQ(grove::testing::error_of([&] { half(65520); }),
+            "kernel 'half': argument 0 ('x', f16) was given 65520 (i32), which is out of the range of f16; "
+            "convert it on the host first");
 }
 
 TEST_P(Dsl, KernelCompilesOnceForManyLaunches) {

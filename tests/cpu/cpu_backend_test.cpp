@@ -100,8 +100,8 @@ TEST(CpuBackend, CodeCanTargetANamedCpu) {
   k();
   for (int i = 0; i < 1000; i += 37) EXPECT_EQ(x.read<float>({i}), std::sqrt(static_cast<float>(i)) * 2.0f);
   const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "k"));
-  EXPECT_THAT(plan.target, HasSubstr(", x86-64-v2"));
-  EXPECT_THAT(plan.target_features, AllOf(HasSubstr("+sse4.2"), HasSubstr("-avx2")));
+  EXPECT_THAT(plan.elf().target, HasSubstr(", x86-64-v2"));
+  EXPECT_THAT(plan.elf().target_features, AllOf(HasSubstr("+sse4.2"), HasSubstr("-avx2")));
   setenv("GROVE_CPU_TARGET", "x86-64-v3", 1);
   EXPECT_THAT(Program(cpu()).device_name(), HasSubstr("x86-64-v3, AVX2 256-bit vectors"));
   unsetenv("GROVE_CPU_TARGET");
@@ -201,17 +201,17 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   Kernel k = prog.kernel("k", [&] { for_range(0, 8, [&](Expr n) { x(n) = n * 2; }); });
   const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "k"));
   EXPECT_EQ(plan.backend, "cpu");
-  ASSERT_GE(plan.library.size(), 4u);
-  EXPECT_EQ(std::string(plan.library.begin(), plan.library.begin() + 4), "\x7f" "ELF");
-  EXPECT_THAT(plan.target_features, HasSubstr("+"));
+  ASSERT_GE(plan.elf().object.size(), 4u);
+  EXPECT_EQ(std::string(plan.elf().object.begin(), plan.elf().object.begin() + 4), "\x7f" "ELF");
+  EXPECT_THAT(plan.elf().target_features, HasSubstr("+"));
   auto refusal = [&](rt::KernelPlan p) {
     return grove::testing::error_of([&] { detail::load_kernel_plan(prog, "k", rt::serialize(p)); });
   };
   rt::KernelPlan other_arch = plan;
-  other_arch.target = "riscv32-unknown-linux-gnu generic-rv32";
+  other_arch.elf().target = "riscv32-unknown-linux-gnu generic-rv32";
   EXPECT_THAT(refusal(other_arch), AllOf(HasSubstr("kernel 'k' was compiled for riscv32"), HasSubstr("compile the kernel again")));
   rt::KernelPlan damaged = plan;
-  std::fill(damaged.library.begin() + 64, damaged.library.end(), uint8_t{0xcc});
+  std::fill(damaged.elf().object.begin() + 64, damaged.elf().object.end(), uint8_t{0xcc});
   EXPECT_THAT(refusal(damaged), AllOf(HasSubstr("kernel 'k'"), HasSubstr("does not load")));
   rt::KernelPlan no_entry = plan;
   no_entry.tasks[0].entry_point = "nowhere";
@@ -224,7 +224,7 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   else if (!__builtin_cpu_supports("avx512bf16")) lacking = "avx512bf16";
   if (!lacking.empty()) {
     rt::KernelPlan needs = plan;
-    needs.target_features += ",+" + lacking;
+    needs.elf().target_features += ",+" + lacking;
     EXPECT_THAT(refusal(needs), AllOf(HasSubstr("compiled for a CPU with " + lacking), HasSubstr("this CPU lacks")));
   }
 #endif

@@ -304,8 +304,8 @@ TEST(CudaAot, ModulesAreMadeWithoutAGpuForConfigCudaSmAndPtxasAssemblesThem) {
                 std::string::npos)
           << rt::aot::describe(m);
       for (const rt::KernelPlan& k : m.kernels) {
-        EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_" + std::to_string(want)) << k.name;
-        const std::string ptx(k.library.begin(), k.library.end());
+        EXPECT_EQ(k.ptx().target, "nvptx64-nvidia-cuda, sm_" + std::to_string(want)) << k.name;
+        const std::string& ptx = k.ptx().ptx;
         EXPECT_NE(ptx.find(".target sm_" + std::to_string(want)), std::string::npos) << k.name;
         const fs::path file = dir / (k.name + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
         std::ofstream(file) << ptx;
@@ -388,7 +388,7 @@ TEST(CudaAot, AProgramOnCudaSavesTheCodeItRuns) {
   m.add_kernel("fill", fill);
   const std::vector<uint8_t> bytes = m.bytes();
   for (const rt::KernelPlan& k : rt::aot::read_module(bytes, "module").kernels)
-    EXPECT_EQ(k.target, "nvptx64-nvidia-cuda, sm_80") << k.name;
+    EXPECT_EQ(k.ptx().target, "nvptx64-nvidia-cuda, sm_80") << k.name;
   runtime::Module mod = runtime::Module::load(bytes, "module");
   mod.launch("fill", {});
   EXPECT_EQ(mod.tree("root").to_vector<int32_t>("x"), x.to_vector<int32_t>());
@@ -429,8 +429,8 @@ TEST(CudaCache, ASecondProgramLoadsTheDriversBinaryAndCompilesNothing) {
     EXPECT_EQ(detail::cuda_ptx_compiles(a), 1);
     first_plan = detail::kernel_plan_bytes(a, "fill");
     const rt::KernelPlan p = rt::deserialize_plan(first_plan);
-    EXPECT_FALSE(p.binary.empty());
-    EXPECT_EQ(p.binary_target.rfind("sm_", 0), 0u) << p.binary_target;
+    EXPECT_FALSE(p.ptx().binary.empty());
+    EXPECT_EQ(p.ptx().binary_target.rfind("sm_", 0), 0u) << p.ptx().binary_target;
   }
   size_t entries = 0;
   for (const auto& e : fs::directory_iterator(dir.path())) entries += e.path().extension() == ".grove-cuda";
@@ -443,7 +443,7 @@ TEST(CudaCache, ASecondProgramLoadsTheDriversBinaryAndCompilesNothing) {
   // A binary made for another driver is not loaded: the PTX is compiled again.
   // (A damaged entry never gets this far: the cache's checksum refuses it.)
   rt::KernelPlan other = rt::deserialize_plan(first_plan);
-  other.binary_target = "sm_75, driver 1000";
+  other.ptx().binary_target = "sm_75, driver 1000";
   detail::load_kernel_plan(b, "fill", rt::serialize(other));
   s.run_and_check();
   EXPECT_EQ(detail::cuda_ptx_compiles(b), 1);

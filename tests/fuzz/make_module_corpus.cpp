@@ -56,10 +56,9 @@ rt::aot::ModuleData module(int variant) {
   t.entry_point = "step_0";
   if (cuda) {
     const std::string ptx = ".version 7.8\n.target sm_75\n.address_size 64\n.visible .entry step_0()\n{\n\tret;\n}\n";
-    k.library.assign(ptx.begin(), ptx.end());
-    k.target = std::string(rt::aot::kCudaTargetPrefix) + "75";
+    k.code = rt::PtxCode{.ptx = ptx, .target = std::string(rt::aot::kCudaTargetPrefix) + "75"};
   } else {
-    t.code = {0x07230203u, 0x00010300u, 0u, 1u, 0u};
+    k.code = rt::SpirvCode{.modules = {{0x07230203u, 0x00010300u, 0u, 1u, 0u}}};
   }
   t.slots = {0};
   t.local_size = cuda ? 256 : 64;

@@ -59,7 +59,6 @@ KernelPlan sample() {
   serial.label = "serial";
   serial.slots = {0};
   serial.entry_point = "step.t0.serial";
-  serial.code = {0x07230203u, 1, 2, 3};
   TaskPlan loop;
   loop.kind = TaskKind::struct_for;
   loop.label = "struct_for S2dense";
@@ -73,48 +72,27 @@ KernelPlan sample() {
   loop.slots = {1, 2};
   loop.entry_point = "step.t1.struct_for";
   loop.count_entry_point = "step.t1.struct_for.count";
-  loop.code = std::vector<uint32_t>(100, 0xabcdu);
   p.tasks = {serial, loop};
   p.messages = {{0, false, "x = {}\n", {DataType::f32}}, {1, true, "index {} out of bounds", {DataType::i32}}};
   p.features.shader_int64 = true;
   p.features.subgroup_arithmetic = true;
   p.may_allocate = true;
   p.scratch_words = 6;
-  p.library = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0};
-  p.target = "x86_64-pc-linux-gnu, znver4";
-  p.target_features = "+avx2,+fma,-sse4a";
-  p.binary = {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33};  // (a CUDA plan's; the format does not care)
-  p.binary_target = "sm_90, driver 13000";
+  p.code = SpirvCode{{{0x07230203u, 1, 2, 3}, std::vector<uint32_t>(100, 0xabcdu)}, "desktop"};
   return p;
 }
 
-TEST(PlanTest, BytesRoundTripExactly) {
-  const KernelPlan p = sample();
-  const std::vector<uint8_t> bytes = serialize(p);
-  const KernelPlan back = deserialize_plan(bytes);
-  EXPECT_EQ(serialize(back), bytes);
-  EXPECT_EQ(back.name, "step");
-  ASSERT_EQ(back.tasks.size(), 2u);
-  EXPECT_EQ(back.tasks[1].code, p.tasks[1].code);
-  EXPECT_EQ(back.tasks[1].count_entry_point, "step.t1.struct_for.count");
-  EXPECT_EQ(back.tasks[1].modifies, (std::vector<TaskPlan::Modified>{{1, 1}, {2, 2}}));
-  EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
-  EXPECT_EQ(back.slots[2].param, 0);
-  EXPECT_EQ(back.messages[1].format, "index {} out of bounds");
-  EXPECT_TRUE(back.features.subgroup_arithmetic);
-  EXPECT_EQ(back.library, p.library);
-  EXPECT_EQ(back.target, "x86_64-pc-linux-gnu, znver4");
-  EXPECT_EQ(back.target_features, "+avx2,+fma,-sse4a");
-  EXPECT_EQ(back.binary, p.binary);
-  EXPECT_EQ(back.binary_target, "sm_90, driver 13000");
-  EXPECT_EQ(to_json(back), to_json(p));
-  KernelPlan none = p;  // no binary: the common case
-  none.binary.clear();
-  none.binary_target.clear();
-  EXPECT_EQ(deserialize_plan(serialize(none)).binary_target, "");
+// The sample with the code of `backend`'s kind.
+KernelPlan sample_for(std::string_view backend) {
+  KernelPlan p = sample();
+  p.backend = std::string(backend);
+  if (backend == "cpu") p.code = ElfCode{{0x7f, 'E', 'L', 'F', 2, 1, 1, 0}, "x86_64-pc-linux-gnu, znver4", "+avx2,+fma,-sse4a"};
+  if (backend == "cuda")
+    p.code = PtxCode{".version 7.8\n.target sm_75\n", "nvptx64-nvidia-cuda, sm_75", {0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33},
+                     "sm_90, driver 13000"};
+  if (backend == "interp") p.code = NoCode{};
+  return p;
 }
-
-
 
 std::string refusal(const std::vector<uint8_t>& bytes) {
   try {
@@ -124,6 +102,63 @@ std::string refusal(const std::vector<uint8_t>& bytes) {
   }
   return "";
 }
+
+TEST(PlanTest, BytesRoundTripExactly) {
+  const KernelPlan p = sample();
+  const std::vector<uint8_t> bytes = serialize(p);
+  const KernelPlan back = deserialize_plan(bytes);
+  EXPECT_EQ(serialize(back), bytes);
+  EXPECT_EQ(back.name, "step");
+  ASSERT_EQ(back.tasks.size(), 2u);
+  EXPECT_EQ(back.spirv().modules, p.spirv().modules);
+  EXPECT_EQ(back.spirv().target, "desktop");
+  EXPECT_EQ(back.tasks[1].count_entry_point, "step.t1.struct_for.count");
+  EXPECT_EQ(back.tasks[1].modifies, (std::vector<TaskPlan::Modified>{{1, 1}, {2, 2}}));
+  EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
+  EXPECT_EQ(back.slots[2].param, 0);
+  EXPECT_EQ(back.messages[1].format, "index {} out of bounds");
+  EXPECT_TRUE(back.features.subgroup_arithmetic);
+  EXPECT_EQ(to_json(back), to_json(p));
+}
+
+TEST(PlanTest, EachKindOfCodeRoundTripsAndIsAskedForByKind) {
+  const KernelPlan cpu = deserialize_plan(serialize(sample_for("cpu")));
+  EXPECT_EQ(cpu.elf().object, sample_for("cpu").elf().object);
+  EXPECT_EQ(cpu.elf().target, "x86_64-pc-linux-gnu, znver4");
+  EXPECT_EQ(cpu.elf().target_features, "+avx2,+fma,-sse4a");
+  const KernelPlan cuda = deserialize_plan(serialize(sample_for("cuda")));
+  EXPECT_EQ(cuda.ptx().ptx, ".version 7.8\n.target sm_75\n");
+  EXPECT_EQ(cuda.ptx().target, "nvptx64-nvidia-cuda, sm_75");
+  EXPECT_EQ(cuda.ptx().binary, sample_for("cuda").ptx().binary);
+  EXPECT_EQ(cuda.ptx().binary_target, "sm_90, driver 13000");
+  KernelPlan no_binary = sample_for("cuda");  // the common case
+  no_binary.ptx().binary.clear();
+  no_binary.ptx().binary_target.clear();
+  EXPECT_EQ(deserialize_plan(serialize(no_binary)).ptx().binary_target, "");
+  const KernelPlan interp = deserialize_plan(serialize(sample_for("interp")));
+  EXPECT_TRUE(std::holds_alternative<NoCode>(interp.code));
+  // A device asking for its kind of code gets an error naming both kinds.
+  try {
+    (void)cpu.spirv();
+    FAIL() << "an ELF object was taken for SPIR-V";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "kernel 'step': its plan holds an ELF object, where SPIR-V was expected; compile it for this device");
+  }
+}
+
+TEST(PlanTest, CodeOfAnotherBackendOrAModulePerTaskMissingIsRefused) {
+  KernelPlan wrong = sample_for("cpu");
+  wrong.backend = "cuda";
+  EXPECT_NE(refusal(serialize(wrong)).find("a plan for the 'cuda' backend holding code for 'cpu'"), std::string::npos);
+  KernelPlan short_of_one = sample();
+  short_of_one.spirv().modules.pop_back();
+  EXPECT_NE(refusal(serialize(short_of_one)).find("1 SPIR-V modules for 2 tasks"), std::string::npos);
+  KernelPlan empty = sample();
+  empty.spirv().modules[1].clear();
+  EXPECT_NE(refusal(serialize(empty)).find("task 1 has no code"), std::string::npos);
+}
+
 
 TEST(PlanTest, EveryTruncationIsRefused) {
   const std::vector<uint8_t> bytes = serialize(sample());
@@ -138,8 +173,8 @@ TEST(PlanTest, EveryTruncationIsRefused) {
 }
 
 TEST(PlanTest, ABinaryComesWithItsTarget) {
-  KernelPlan p = sample();
-  p.binary_target.clear();
+  KernelPlan p = sample_for("cuda");
+  p.ptx().binary_target.clear();
   EXPECT_NE(refusal(serialize(p)).find("a binary without its target"), std::string::npos);
 }
 
@@ -175,9 +210,14 @@ TEST(PlanTest, RandomCorruptionNeverCrashes) {
 TEST(PlanTest, JsonNamesEverything) {
   const std::string j = to_json(sample());
   for (const char* part : {"\"name\": \"step\"", "\"kind\": \"struct_for\"", "\"end\": \"mul(arg0, 8)\"",
-                           "\"code_words\": 100", "\"kind\": \"scratch\"", "\"shader_int64\": true",
-                           "\"format\": \"x = {}\\n\"", "\"binary_bytes\": 8", "\"binary_target\": \"sm_90, driver 13000\""})
+                           "\"kind\": \"SPIR-V\", \"module_words\": [4, 100], \"target\": \"desktop\"",
+                           "\"kind\": \"scratch\"", "\"shader_int64\": true", "\"format\": \"x = {}\\n\""})
     EXPECT_NE(j.find(part), std::string::npos) << part << " in\n" << j;
+  const std::string cuda = to_json(sample_for("cuda"));
+  for (const char* part : {"\"kind\": \"PTX\"", "\"binary_bytes\": 8", "\"binary_target\": \"sm_90, driver 13000\""})
+    EXPECT_NE(cuda.find(part), std::string::npos) << part << " in\n" << cuda;
+  const std::string cpu = to_json(sample_for("cpu"));
+  EXPECT_NE(cpu.find("\"kind\": \"an ELF object\", \"object_bytes\": 8"), std::string::npos) << cpu;
 }
 
 // The numbers field path words give node kinds are the list's

@@ -145,7 +145,7 @@ TEST_F(VulkanTargetOnDevice, AProgramOnVulkanCompilesForItsTargetAndTheDeviceRun
   EXPECT_EQ(sum.read<int32_t>({}), 4950);  // 0 + 1 + ... + 99
   EXPECT_EQ(x.read<int32_t>({99}), 297);
   const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "narrow"));
-  EXPECT_EQ(plan.target, vk::describe(vk::parse_target(target, "t")));
+  EXPECT_EQ(plan.spirv().target, vk::describe(vk::parse_target(target, "t")));
   for (const rt::TaskPlan& task : plan.tasks) {
     if (task.parallel) {
       EXPECT_EQ(task.local_size, 64u);
