@@ -26,6 +26,20 @@ endif()
 step("configure the consumer" ${CMAKE_COMMAND} -S ${GROVE_SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/build
      -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
      -DCMAKE_BUILD_TYPE=Release)
+# libedit-dev (scripts/install-deps.sh installs it): where it is present,
+# LLVM's CMake package checks a C header, which broke C++-only projects
+# that loaded that package through Grove's. The consumer above was
+# configured with it present (when it is); configured again as if it were
+# absent, it must configure the same.
+find_file(GROVE_HISTEDIT_H histedit.h PATHS /usr/include /usr/local/include)  # (no system paths in cmake -P)
+if(GROVE_HISTEDIT_H)
+  message(STATUS "libedit-dev is installed (${GROVE_HISTEDIT_H}): the consumer configured with it present")
+else()
+  message(STATUS "libedit-dev is not installed here: the consumer configured without it")
+endif()
+step("configure the consumer as if libedit-dev were absent" ${CMAKE_COMMAND} -S ${GROVE_SOURCE_DIR}/tests/consumer
+     -B ${WORK_DIR}/build-no-libedit -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
+     -DCMAKE_BUILD_TYPE=Release -DCMAKE_DISABLE_FIND_PACKAGE_LibEdit=TRUE)
 step("build the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step("use_grove" ${WORK_DIR}/build/use_grove)
 step("use_runtime" ${WORK_DIR}/build/use_runtime)
