@@ -16,13 +16,14 @@
 #include <stdexcept>
 #include <utility>
 
+// The instance, device and host-visible buffers an application makes
+// (shared with examples/vulkan_embed and the application-side tests).
+#include "examples/vulkan_embed/app.h"
+
 namespace grove_examples {
 namespace {
 
-void check(VkResult r, const char* call) {
-  if (r != VK_SUCCESS)
-    throw std::runtime_error(std::string(call) + " failed (VkResult " + std::to_string(r) + ")");
-}
+using vulkan_embed::check;
 
 // GLFW is initialised once per process and left so (glfwTerminate would
 // close every window of the process).
@@ -46,22 +47,13 @@ bool glfw_ready(std::string* why) {
 struct Window::Impl {
   GLFWwindow* window = nullptr;
   int width = 0, height = 0;
-  VkInstance instance = VK_NULL_HANDLE;
+  vulkan_embed::App app;  // instance, device and queue (compute and present)
   VkSurfaceKHR surface = VK_NULL_HANDLE;
-  VkPhysicalDevice physical = VK_NULL_HANDLE;
-  VkPhysicalDeviceFeatures enabled{};
-  std::string name;
-  bool cpu = false;
-  uint32_t family = 0;
-  VkDevice device = VK_NULL_HANDLE;
-  VkQueue queue = VK_NULL_HANDLE;
   VkSwapchainKHR swapchain = VK_NULL_HANDLE;
   VkFormat format = VK_FORMAT_UNDEFINED;
   VkExtent2D extent{};
   std::vector<VkImage> images;
-  VkBuffer staging = VK_NULL_HANDLE;
-  VkDeviceMemory staging_memory = VK_NULL_HANDLE;
-  uint8_t* mapped = nullptr;
+  vulkan_embed::Buffer staging;  // host-visible, mapped: the frame's BGRA or RGBA bytes
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkSemaphore acquired = VK_NULL_HANDLE, copied = VK_NULL_HANDLE;
@@ -69,111 +61,46 @@ struct Window::Impl {
   bool in_flight = false;
 
   ~Impl() {
-    if (device != VK_NULL_HANDLE) {
+    if (VkDevice device = app.device; device != VK_NULL_HANDLE) {
       vkDeviceWaitIdle(device);
       vkDestroyFence(device, done, nullptr);
       vkDestroySemaphore(device, copied, nullptr);
       vkDestroySemaphore(device, acquired, nullptr);
       vkDestroyCommandPool(device, pool, nullptr);
-      vkDestroyBuffer(device, staging, nullptr);
-      vkFreeMemory(device, staging_memory, nullptr);
+      staging.destroy(device);
       vkDestroySwapchainKHR(device, swapchain, nullptr);
       vkDestroyDevice(device, nullptr);
+      app.device = VK_NULL_HANDLE;
     }
-    if (surface != VK_NULL_HANDLE) vkDestroySurfaceKHR(instance, surface, nullptr);
-    if (instance != VK_NULL_HANDLE) vkDestroyInstance(instance, nullptr);
+    if (surface != VK_NULL_HANDLE) vkDestroySurfaceKHR(app.instance, surface, nullptr);
+    app.close();  // the instance
     if (window != nullptr) glfwDestroyWindow(window);
   }
 
-  void create_instance() {
-    uint32_t count = 0;
-    const char** required = glfwGetRequiredInstanceExtensions(&count);
-    if (required == nullptr)
-      throw std::runtime_error("no window: Vulkan cannot present to this display");
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "grove example";
-    app.apiVersion = VK_API_VERSION_1_1;  // Grove's minimum
-    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    ici.pApplicationInfo = &app;
-    ici.enabledExtensionCount = count;
-    ici.ppEnabledExtensionNames = required;
-    check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance");
-  }
-
   // The device whose name contains `want` with a queue family that runs
-  // compute and presents to the surface; GPUs before CPU drivers.
-  void pick_device(const std::string& want) {
-    uint32_t n = 0;
-    vkEnumeratePhysicalDevices(instance, &n, nullptr);
-    std::vector<VkPhysicalDevice> all(n);
-    vkEnumeratePhysicalDevices(instance, &n, all.data());
-    int best = -1;
-    for (VkPhysicalDevice d : all) {
-      VkPhysicalDeviceProperties p;
-      vkGetPhysicalDeviceProperties(d, &p);
-      if (!want.empty() && std::string(p.deviceName).find(want) == std::string::npos) continue;
-      uint32_t fc = 0;
-      vkGetPhysicalDeviceQueueFamilyProperties(d, &fc, nullptr);
-      std::vector<VkQueueFamilyProperties> fams(fc);
-      vkGetPhysicalDeviceQueueFamilyProperties(d, &fc, fams.data());
-      for (uint32_t f = 0; f < fc; ++f) {
-        VkBool32 present = VK_FALSE;
-        vkGetPhysicalDeviceSurfaceSupportKHR(d, f, surface, &present);
-        if (!(fams[f].queueFlags & VK_QUEUE_COMPUTE_BIT) || present != VK_TRUE) continue;
-        const int rank = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
-                         : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
-                         : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? 0
-                                                                                  : 1;
-        if (rank > best) {
-          best = rank;
-          physical = d;
-          family = f;
-          name = p.deviceName;
-          cpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        }
-        break;
-      }
-    }
-    if (physical == VK_NULL_HANDLE)
-      throw std::runtime_error("no window: no Vulkan device" +
-                               (want.empty() ? std::string() : " named like '" + want + "'") +
-                               " can both compute and present to this display");
-  }
-
-  void create_device() {
-    // Grove's kernels use 64-bit integers and floats where the device has
-    // them: enable what there is (Grove is told in vulkan()).
-    VkPhysicalDeviceFeatures have{};
-    vkGetPhysicalDeviceFeatures(physical, &have);
-    enabled.shaderInt64 = have.shaderInt64;
-    enabled.shaderFloat64 = have.shaderFloat64;
-    enabled.shaderInt16 = have.shaderInt16;
-    const float priority = 1.0f;
-    VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-    qci.queueFamilyIndex = family;
-    qci.queueCount = 1;
-    qci.pQueuePriorities = &priority;
-    const char* extensions[] = {VK_KHR_SWAPCHAIN_EXTENSION_NAME};
-    VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = 1;
-    dci.ppEnabledExtensionNames = extensions;
-    dci.pEnabledFeatures = &enabled;
-    check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
-    vkGetDeviceQueue(device, family, 0, &queue);
+  // compute and presents to the surface.
+  void open_device(const std::string& want) {
+    const VkSurfaceKHR target = surface;
+    app.open_device(want,
+                    [target](VkPhysicalDevice d, uint32_t f, const VkQueueFamilyProperties& props) {
+                      VkBool32 present = VK_FALSE;
+                      vkGetPhysicalDeviceSurfaceSupportKHR(d, f, target, &present);
+                      return (props.queueFlags & VK_QUEUE_COMPUTE_BIT) != 0 && present == VK_TRUE;
+                    },
+                    "a queue that computes and presents to this display",
+                    {VK_KHR_SWAPCHAIN_EXTENSION_NAME});
   }
 
   void create_swapchain() {
     VkSurfaceCapabilitiesKHR caps;
-    check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(physical, surface, &caps),
+    check(vkGetPhysicalDeviceSurfaceCapabilitiesKHR(app.physical, surface, &caps),
           "vkGetPhysicalDeviceSurfaceCapabilitiesKHR");
     if (!(caps.supportedUsageFlags & VK_IMAGE_USAGE_TRANSFER_DST_BIT))
       throw std::runtime_error("no window: the surface's images cannot be copied into");
     uint32_t n = 0;
-    vkGetPhysicalDeviceSurfaceFormatsKHR(physical, surface, &n, nullptr);
+    vkGetPhysicalDeviceSurfaceFormatsKHR(app.physical, surface, &n, nullptr);
     std::vector<VkSurfaceFormatKHR> formats(n);
-    vkGetPhysicalDeviceSurfaceFormatsKHR(physical, surface, &n, formats.data());
+    vkGetPhysicalDeviceSurfaceFormatsKHR(app.physical, surface, &n, formats.data());
     // 8-bit UNORM, so the bytes shown are the bytes written (and PNG's).
     VkSurfaceFormatKHR chosen{VK_FORMAT_UNDEFINED, VK_COLOR_SPACE_SRGB_NONLINEAR_KHR};
     for (const VkSurfaceFormatKHR& f : formats)
@@ -183,9 +110,9 @@ struct Window::Impl {
     if (chosen.format == VK_FORMAT_UNDEFINED)
       throw std::runtime_error("no window: the surface has no 8-bit RGBA format");
     format = chosen.format;
-    vkGetPhysicalDeviceSurfacePresentModesKHR(physical, surface, &n, nullptr);
+    vkGetPhysicalDeviceSurfacePresentModesKHR(app.physical, surface, &n, nullptr);
     std::vector<VkPresentModeKHR> modes(n);
-    vkGetPhysicalDeviceSurfacePresentModesKHR(physical, surface, &n, modes.data());
+    vkGetPhysicalDeviceSurfacePresentModesKHR(app.physical, surface, &n, modes.data());
     // FIFO (vsync) is always there; mailbox keeps a simulation from waiting
     // for the display where it is offered.
     VkPresentModeKHR mode = VK_PRESENT_MODE_FIFO_KHR;
@@ -214,42 +141,21 @@ struct Window::Impl {
     sci.clipped = VK_TRUE;
     sci.oldSwapchain = swapchain;
     VkSwapchainKHR made = VK_NULL_HANDLE;
-    check(vkCreateSwapchainKHR(device, &sci, nullptr, &made), "vkCreateSwapchainKHR");
-    if (swapchain != VK_NULL_HANDLE) vkDestroySwapchainKHR(device, swapchain, nullptr);
+    check(vkCreateSwapchainKHR(app.device, &sci, nullptr, &made), "vkCreateSwapchainKHR");
+    if (swapchain != VK_NULL_HANDLE) vkDestroySwapchainKHR(app.device, swapchain, nullptr);
     swapchain = made;
-    vkGetSwapchainImagesKHR(device, swapchain, &n, nullptr);
+    vkGetSwapchainImagesKHR(app.device, swapchain, &n, nullptr);
     images.resize(n);
-    vkGetSwapchainImagesKHR(device, swapchain, &n, images.data());
+    vkGetSwapchainImagesKHR(app.device, swapchain, &n, images.data());
   }
 
   void create_frame_objects() {
-    VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    bci.size = static_cast<VkDeviceSize>(width) * height * 4;
-    bci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
-    check(vkCreateBuffer(device, &bci, nullptr, &staging), "vkCreateBuffer");
-    VkMemoryRequirements req;
-    vkGetBufferMemoryRequirements(device, staging, &req);
-    VkPhysicalDeviceMemoryProperties mp;
-    vkGetPhysicalDeviceMemoryProperties(physical, &mp);
-    const VkMemoryPropertyFlags want =
-        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t type = UINT32_MAX;
-    for (uint32_t i = 0; i < mp.memoryTypeCount && type == UINT32_MAX; ++i)
-      if ((req.memoryTypeBits >> i & 1u) && (mp.memoryTypes[i].propertyFlags & want) == want)
-        type = i;
-    if (type == UINT32_MAX)
-      throw std::runtime_error("no host-visible Vulkan memory for the window's frames");
-    VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    mai.allocationSize = req.size;
-    mai.memoryTypeIndex = type;
-    check(vkAllocateMemory(device, &mai, nullptr, &staging_memory), "vkAllocateMemory");
-    check(vkBindBufferMemory(device, staging, staging_memory, 0), "vkBindBufferMemory");
-    void* p = nullptr;
-    check(vkMapMemory(device, staging_memory, 0, VK_WHOLE_SIZE, 0, &p), "vkMapMemory");
-    mapped = static_cast<uint8_t*>(p);
+    staging.create(app, static_cast<VkDeviceSize>(width) * height * 4,
+                   VK_BUFFER_USAGE_TRANSFER_SRC_BIT);
+    VkDevice device = app.device;
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = family;
+    pci.queueFamilyIndex = app.family;
     check(vkCreateCommandPool(device, &pci, nullptr, &pool), "vkCreateCommandPool");
     VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
     cai.commandPool = pool;
@@ -265,8 +171,8 @@ struct Window::Impl {
 
   void wait_frame() {
     if (!in_flight) return;
-    check(vkWaitForFences(device, 1, &done, VK_TRUE, UINT64_MAX), "vkWaitForFences");
-    check(vkResetFences(device, 1, &done), "vkResetFences");
+    check(vkWaitForFences(app.device, 1, &done, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    check(vkResetFences(app.device, 1, &done), "vkResetFences");
     in_flight = false;
   }
 
@@ -310,7 +216,7 @@ struct Window::Impl {
     region.bufferImageHeight = static_cast<uint32_t>(height);
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {w, h, 1};
-    vkCmdCopyBufferToImage(commands, staging, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
+    vkCmdCopyBufferToImage(commands, staging.buffer, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1,
                            &region);
     transition(commands, image, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL,
                VK_IMAGE_LAYOUT_PRESENT_SRC_KHR, VK_ACCESS_TRANSFER_WRITE_BIT, 0,
@@ -335,15 +241,18 @@ std::unique_ptr<Window> Window::open(const std::string& title, int width, int he
   impl->width = width;
   impl->height = height;
   try {
-    impl->create_instance();
+    uint32_t count = 0;
+    const char** required = glfwGetRequiredInstanceExtensions(&count);
+    if (required == nullptr)
+      throw std::runtime_error("no window: Vulkan cannot present to this display");
+    impl->app.create_instance(required, count);
     glfwWindowHint(GLFW_CLIENT_API, GLFW_NO_API);
     glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
     impl->window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
     if (impl->window == nullptr) throw std::runtime_error("no window: GLFW could not create one");
-    check(glfwCreateWindowSurface(impl->instance, impl->window, nullptr, &impl->surface),
+    check(glfwCreateWindowSurface(impl->app.instance, impl->window, nullptr, &impl->surface),
           "glfwCreateWindowSurface");
-    impl->pick_device(device);
-    impl->create_device();
+    impl->open_device(device);
     impl->create_swapchain();
     impl->create_frame_objects();
   } catch (const std::runtime_error& e) {
@@ -353,23 +262,10 @@ std::unique_ptr<Window> Window::open(const std::string& title, int width, int he
   return std::unique_ptr<Window>(new Window(std::move(impl)));
 }
 
-grove::runtime::VulkanHandles Window::vulkan() const {
-  grove::runtime::VulkanHandles h;
-  h.instance = impl_->instance;
-  h.physical_device = impl_->physical;
-  h.device = impl_->device;
-  h.queue = impl_->queue;
-  h.queue_family = impl_->family;
-  h.get_instance_proc_addr = reinterpret_cast<void*>(&vkGetInstanceProcAddr);
-  h.api_version = VK_API_VERSION_1_1;
-  h.shader_int64 = impl_->enabled.shaderInt64 == VK_TRUE;
-  h.shader_float64 = impl_->enabled.shaderFloat64 == VK_TRUE;
-  h.shader_int16 = impl_->enabled.shaderInt16 == VK_TRUE;
-  return h;
-}
+grove::runtime::VulkanHandles Window::vulkan() const { return impl_->app.handles(); }
 
-std::string Window::device_name() const { return impl_->name; }
-bool Window::device_is_cpu() const { return impl_->cpu; }
+std::string Window::device_name() const { return impl_->app.name; }
+bool Window::device_is_cpu() const { return impl_->app.cpu; }
 int Window::width() const { return impl_->width; }
 int Window::height() const { return impl_->height; }
 
@@ -384,19 +280,19 @@ bool Window::show(const std::vector<uint8_t>& rgb) {
   w.wait_frame();
   const bool bgra = w.format == VK_FORMAT_B8G8R8A8_UNORM;
   for (size_t p = 0, n = rgb.size() / 3; p < n; ++p) {
-    uint8_t* out = w.mapped + 4 * p;
+    uint8_t* out = static_cast<uint8_t*>(w.staging.mapped) + 4 * p;
     out[0] = rgb[3 * p + (bgra ? 2 : 0)];
     out[1] = rgb[3 * p + 1];
     out[2] = rgb[3 * p + (bgra ? 0 : 2)];
     out[3] = 255;
   }
   uint32_t index = 0;
-  VkResult r =
-      vkAcquireNextImageKHR(w.device, w.swapchain, UINT64_MAX, w.acquired, VK_NULL_HANDLE, &index);
+  VkResult r = vkAcquireNextImageKHR(w.app.device, w.swapchain, UINT64_MAX, w.acquired,
+                                     VK_NULL_HANDLE, &index);
   if (r == VK_ERROR_OUT_OF_DATE_KHR) {
-    vkDeviceWaitIdle(w.device);
+    vkDeviceWaitIdle(w.app.device);
     w.create_swapchain();
-    r = vkAcquireNextImageKHR(w.device, w.swapchain, UINT64_MAX, w.acquired, VK_NULL_HANDLE,
+    r = vkAcquireNextImageKHR(w.app.device, w.swapchain, UINT64_MAX, w.acquired, VK_NULL_HANDLE,
                               &index);
   }
   if (r != VK_SUBOPTIMAL_KHR) check(r, "vkAcquireNextImageKHR");
@@ -410,7 +306,7 @@ bool Window::show(const std::vector<uint8_t>& rgb) {
   submit.pCommandBuffers = &w.commands;
   submit.signalSemaphoreCount = 1;
   submit.pSignalSemaphores = &w.copied;
-  check(vkQueueSubmit(w.queue, 1, &submit, w.done), "vkQueueSubmit");
+  check(vkQueueSubmit(w.app.queue, 1, &submit, w.done), "vkQueueSubmit");
   w.in_flight = true;
   VkPresentInfoKHR present{VK_STRUCTURE_TYPE_PRESENT_INFO_KHR};
   present.waitSemaphoreCount = 1;
@@ -418,7 +314,7 @@ bool Window::show(const std::vector<uint8_t>& rgb) {
   present.swapchainCount = 1;
   present.pSwapchains = &w.swapchain;
   present.pImageIndices = &index;
-  r = vkQueuePresentKHR(w.queue, &present);
+  r = vkQueuePresentKHR(w.app.queue, &present);
   if (r != VK_SUBOPTIMAL_KHR && r != VK_ERROR_OUT_OF_DATE_KHR) check(r, "vkQueuePresentKHR");
   return true;
 }
@@ -428,7 +324,7 @@ std::vector<uint8_t> Window::screenshot() {
   Display* display = glfwGetX11Display();
   if (display == nullptr) throw std::runtime_error("a screenshot needs an X11 display");
   w.wait_frame();
-  vkQueueWaitIdle(w.queue);
+  vkQueueWaitIdle(w.app.queue);
   XSync(display, False);
   const ::Window xwindow = glfwGetX11Window(w.window);
   XImage* image = XGetImage(display, xwindow, 0, 0, static_cast<unsigned>(w.width),

@@ -1,11 +1,13 @@
 // app.h — the Vulkan objects of examples/vulkan_embed's application (an
 // instance, a device with one graphics+compute queue, host-visible buffers),
-// everything Grove does not own; also used by the test of shaders/grove_tree.glsl.
+// everything Grove does not own; also used by the examples' window
+// (examples/common/window.cpp) and the application-side tests.
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,19 +30,42 @@ struct App {
   VkPhysicalDeviceFeatures enabled{};
   std::string name;
 
+  bool cpu = false;  // a driver that runs on the CPU (lavapipe)
+
+  // An instance of Vulkan 1.1 (Grove's minimum) and a device with one queue
+  // of graphics and compute whose name contains `want`.
   void open(const std::string& want) {
+    create_instance();
+    const VkQueueFlags need = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
+    open_device(
+        want, [&](VkPhysicalDevice, uint32_t, const VkQueueFamilyProperties& f) { return (f.queueFlags & need) == need; },
+        "a graphics and compute queue");
+  }
+
+  // The instance, with `extensions` (a window's surface ones, say).
+  void create_instance(const char* const* extensions = nullptr, uint32_t count = 0) {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "vulkan_embed";
     app.apiVersion = VK_API_VERSION_1_1;
     VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ici.pApplicationInfo = &app;
+    ici.enabledExtensionCount = count;
+    ici.ppEnabledExtensionNames = extensions;
     check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance");
+  }
+
+  // The device: the first whose name contains `want` with a queue family
+  // `usable` accepts (`needs` says what it needs, for the error); GPUs
+  // before CPU drivers. Grove's kernels may use 64-bit integers and floats
+  // where the device has them: what there is gets enabled, and handles()
+  // tells Grove (Vulkan cannot be asked). `extensions`: device extensions.
+  void open_device(const std::string& want,
+                   const std::function<bool(VkPhysicalDevice, uint32_t, const VkQueueFamilyProperties&)>& usable,
+                   const char* needs, const std::vector<const char*>& extensions = {}) {
     uint32_t n = 0;
     vkEnumeratePhysicalDevices(instance, &n, nullptr);
     std::vector<VkPhysicalDevice> all(n);
     vkEnumeratePhysicalDevices(instance, &n, all.data());
-    // The first device with a graphics+compute queue whose name contains
-    // `want`; GPUs before CPU drivers.
     int best = -1;
     for (VkPhysicalDevice d : all) {
       VkPhysicalDeviceProperties p;
@@ -51,8 +76,7 @@ struct App {
       std::vector<VkQueueFamilyProperties> fams(fc);
       vkGetPhysicalDeviceQueueFamilyProperties(d, &fc, fams.data());
       for (uint32_t f = 0; f < fc; ++f) {
-        const VkQueueFlags need = VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT;
-        if ((fams[f].queueFlags & need) != need) continue;
+        if (!usable(d, f, fams[f])) continue;
         const int rank = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
                          : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
                          : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU            ? 0
@@ -62,15 +86,14 @@ struct App {
           physical = d;
           family = f;
           name = p.deviceName;
+          cpu = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
         }
         break;
       }
     }
     if (physical == VK_NULL_HANDLE)
-      throw std::runtime_error("no Vulkan device with a graphics and compute queue" +
+      throw std::runtime_error(std::string("no Vulkan device with ") + needs +
                                (want.empty() ? std::string() : " named like '" + want + "'"));
-    // Grove's kernels may use 64-bit integers and floats where the device
-    // has them: enable what there is, and tell Grove (Vulkan cannot be asked).
     VkPhysicalDeviceFeatures have{};
     vkGetPhysicalDeviceFeatures(physical, &have);
     enabled.shaderInt64 = have.shaderInt64;
@@ -84,6 +107,8 @@ struct App {
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
     dci.pEnabledFeatures = &enabled;
     check(vkCreateDevice(physical, &dci, nullptr, &device), "vkCreateDevice");
     vkGetDeviceQueue(device, family, 0, &queue);
