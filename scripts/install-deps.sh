@@ -20,6 +20,8 @@ packages=(
   # compute on the CPU), the Khronos validation layer, SPIR-V tools and
   # headers, and glslang for the hand-written shaders.
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
+  # volk loads the Vulkan entry points (as source, compiled into Grove).
+  libvulkan-volk-dev
   spirv-tools spirv-headers glslang-tools
   # The LLVM CPU backend (and later CUDA through NVPTX): LLVM 19, the newest
   # Debian packages, as a shared library; lld links each kernel into a

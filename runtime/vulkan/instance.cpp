@@ -5,7 +5,6 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -208,31 +207,19 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
 // drivers loaded for the life of the process, as an application's own
 // instance would. Where it cannot be made, the real instance reports why.
 void keep_drivers_loaded() {
-  struct Anchor {
-    Library library;
-    VkInstance instance = VK_NULL_HANDLE;
-  };
   // In static storage, where leak checkers see what it holds, and never
   // destroyed: at exit a later static destructor may still use Vulkan.
-  union Kept {
-    Kept() {}
-    ~Kept() {}
-    Anchor anchor;
-  };
-  static Kept kept;
+  static VkInstance kept = VK_NULL_HANDLE;
   static const bool made = [] {
     try {
-      Anchor* a = new (&kept.anchor) Anchor();
       Api api;
-      api.load_global(a->library.get_instance_proc_addr());
+      api.load_global(system_loader());
       VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
       app.pApplicationName = "grove (keeps the Vulkan drivers loaded)";
       app.apiVersion = VK_API_VERSION_1_0;
       VkInstanceCreateInfo create{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
       create.pApplicationInfo = &app;
-      if (api.vkCreateInstance(&create, nullptr, &a->instance) == VK_SUCCESS) return true;
-      a->~Anchor();
-      return false;
+      return api.vkCreateInstance(&create, nullptr, &kept) == VK_SUCCESS;
     } catch (const Error&) {
       return false;
     }
@@ -244,7 +231,7 @@ void keep_drivers_loaded() {
 
 Instance::Instance(const InstanceOptions& options) {
   keep_drivers_loaded();
-  api_.load_global(library_.get_instance_proc_addr());
+  api_.load_global(system_loader());
   if (!api_.vkEnumerateInstanceVersion) {
     throw Error(
         "the Vulkan loader supports only Vulkan 1.0; Grove needs 1.1 or newer (update Debian's "
@@ -345,19 +332,13 @@ Instance::Instance(const InstanceOptions& options) {
   }
 }
 
-namespace {
-Library loader_for(const ExternalDevice& external) {
-  if (external.get_instance_proc_addr)
-    return Library(reinterpret_cast<PFN_vkGetInstanceProcAddr>(external.get_instance_proc_addr));
-  return Library();
-}
-}  // namespace
-
-Instance::Instance(const ExternalDevice& external) : library_(loader_for(external)), owned_(false) {
+Instance::Instance(const ExternalDevice& external) : owned_(false) {
   if (external.instance == nullptr)
     throw Error("VulkanHandles::instance is null: pass the application's VkInstance");
   instance_ = static_cast<VkInstance>(external.instance);
-  api_.load_global(library_.get_instance_proc_addr());
+  api_.load_global(external.get_instance_proc_addr
+                       ? reinterpret_cast<PFN_vkGetInstanceProcAddr>(external.get_instance_proc_addr)
+                       : system_loader());
   api_version_ = external.api_version == 0 ? kMinApiVersion : std::min(external.api_version, kMaxApiVersion);
   if (api_version_ < kMinApiVersion) {
     throw Error("VulkanHandles::api_version is Vulkan " + version_string(external.api_version) +

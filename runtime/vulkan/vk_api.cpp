@@ -1,9 +1,9 @@
-// runtime/vulkan/vk_api.cpp — opening the Vulkan loader at run time, loading
-// the entry points of vk_functions.def, and turning VkResult into errors.
+// runtime/vulkan/vk_api.cpp — the Vulkan loader opened at run time and the
+// entry points loaded through volk, checked against vk_functions.def, and
+// VkResult turned into errors.
 #include "runtime/vulkan/vk_api.h"
 
-#include <dlfcn.h>
-
+#include <mutex>
 #include <string>
 
 #include "grove/error.h"
@@ -23,53 +23,59 @@ constexpr const char* kInstallHint =
 
 }  // namespace
 
-Library::Library() {
-  // The versioned name is the ABI; the unversioned one exists only with the
-  // development package, but accept it for unusual installations.
-  for (const char* name : {"libvulkan.so.1", "libvulkan.so"}) {
-    handle_ = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle_) break;
-  }
-  if (!handle_) {
-    throw Error(std::string("no Vulkan loader (libvulkan.so.1) found; ") + kInstallHint);
-  }
-  get_instance_proc_addr_ =
-      reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(handle_, "vkGetInstanceProcAddr"));
-  if (!get_instance_proc_addr_) {
-    dlclose(handle_);
-    handle_ = nullptr;
-    throw Error(std::string("the Vulkan loader libvulkan.so.1 has no vkGetInstanceProcAddr; ") +
-                kInstallHint);
-  }
+// volk's globals are one scratch area for the whole process: every load
+// below sets them for the loader in question and copies what it loaded into
+// the caller's table before another thread may use them.
+std::mutex& volk_lock() {
+  static std::mutex lock;
+  return lock;
 }
 
-Library::~Library() {
-  if (handle_) dlclose(handle_);
+PFN_vkGetInstanceProcAddr system_loader() {
+  std::lock_guard<std::mutex> hold(volk_lock());
+  // Once per process: volkInitialize dlopens libvulkan.so.1 (or
+  // libvulkan.so) and the loader then stays loaded, as the drivers must
+  // (instance.cpp, keep_drivers_loaded).
+  static const PFN_vkGetInstanceProcAddr loader = [] {
+    return volkInitialize() == VK_SUCCESS ? vkGetInstanceProcAddr : nullptr;
+  }();
+  if (!loader) {
+    throw Error(std::string("no Vulkan loader (libvulkan.so.1 with vkGetInstanceProcAddr) found; ") +
+                kInstallHint);
+  }
+  return loader;
 }
 
 void Api::load_global(PFN_vkGetInstanceProcAddr get_instance_proc_addr) {
+  std::lock_guard<std::mutex> hold(volk_lock());
+  volkInitializeCustom(get_instance_proc_addr);
   vkGetInstanceProcAddr = get_instance_proc_addr;
-#define GROVE_VK_GLOBAL_OPTIONAL(name) \
-  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(VK_NULL_HANDLE, #name));
+#define GROVE_VK_GLOBAL_OPTIONAL(name) this->name = ::name;
 #define GROVE_VK_GLOBAL(name)   \
   GROVE_VK_GLOBAL_OPTIONAL(name) \
-  if (!name) missing_function(#name, "loader");
+  if (!this->name) missing_function(#name, "loader");
 #include "runtime/vulkan/vk_functions.def"
 }
 
 void Api::load_instance(VkInstance instance) {
-#define GROVE_VK_INSTANCE_OPTIONAL(name) \
-  name = reinterpret_cast<PFN_##name>(vkGetInstanceProcAddr(instance, #name));
+  std::lock_guard<std::mutex> hold(volk_lock());
+  volkInitializeCustom(vkGetInstanceProcAddr);
+  volkLoadInstanceOnly(instance);
+#define GROVE_VK_INSTANCE_OPTIONAL(name) this->name = ::name;
 #define GROVE_VK_INSTANCE(name)   \
   GROVE_VK_INSTANCE_OPTIONAL(name) \
-  if (!name) missing_function(#name, "instance");
+  if (!this->name) missing_function(#name, "instance");
 #include "runtime/vulkan/vk_functions.def"
 }
 
 void Api::load_device(VkDevice device) {
-#define GROVE_VK_DEVICE(name)                                                  \
-  name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device, #name)); \
-  if (!name) missing_function(#name, "device");
+  std::lock_guard<std::mutex> hold(volk_lock());
+  // volkLoadDeviceTable asks volk's global vkGetDeviceProcAddr: this
+  // instance's.
+  ::vkGetDeviceProcAddr = vkGetDeviceProcAddr;
+  volkLoadDeviceTable(this, device);
+#define GROVE_VK_DEVICE(name) \
+  if (!this->name) missing_function(#name, "device");
 #include "runtime/vulkan/vk_functions.def"
 }
 

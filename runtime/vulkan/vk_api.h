@@ -1,13 +1,18 @@
 // runtime/vulkan/vk_api.h — private to runtime/vulkan: the Vulkan C API
-// (without prototypes), the function table generated from vk_functions.def,
-// VkResult -> grove::Error translation, and the instance and physical-device
-// queries shared by enumerate_devices() and Device::create().
+// (without prototypes) and its entry points as volk loads them, VkResult ->
+// grove::Error translation, and the instance and physical-device queries
+// shared by enumerate_devices() and Device::create().
+//
+// Every TU that includes this header sees volk's names renamed to the copy
+// of volk inside Grove (grove_volk_names.h, runtime/vulkan/volk.c): write
+// `api.vkCreateBuffer` as usual; the symbols are grove_volk_*.
 #pragma once
 
 #ifndef VK_NO_PROTOTYPES
 #define VK_NO_PROTOTYPES
 #endif
-#include <vulkan/vulkan.h>
+#include "grove_volk_names.h"
+#include <volk.h>
 
 #include <cstdint>
 #include <string>
@@ -23,36 +28,35 @@ namespace grove::vk::detail {
 inline constexpr std::uint32_t kMinApiVersion = VK_API_VERSION_1_1;
 inline constexpr std::uint32_t kMaxApiVersion = VK_API_VERSION_1_3;
 
-// The Vulkan loader (libvulkan.so.1), opened with dlopen and closed by the
-// destructor. Throws grove::Error saying what to install if it is missing.
-class Library {
- public:
-  Library();
-  // The application's loader entry point: nothing is opened or closed.
-  explicit Library(PFN_vkGetInstanceProcAddr given) : get_instance_proc_addr_(given) {}
-  ~Library();
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
-  PFN_vkGetInstanceProcAddr get_instance_proc_addr() const { return get_instance_proc_addr_; }
+// The system's Vulkan loader (libvulkan.so.1), opened once per process by
+// volkInitialize and kept loaded. Throws grove::Error saying what to install
+// if it is missing.
+PFN_vkGetInstanceProcAddr system_loader();
 
- private:
-  void* handle_ = nullptr;
-  PFN_vkGetInstanceProcAddr get_instance_proc_addr_ = nullptr;
-};
+// One instance's and one device's entry points. volk loads them (its
+// function-pointer globals are a scratch area, used under a lock and copied
+// out here), so each Instance and Device has its own table: an
+// application's device with its own loader entry point and Grove's devices
+// coexist in one process. The device-level functions are volk's
+// VolkDeviceTable (all of them, null where the device lacks them); the
+// global- and instance-level ones Grove calls are listed in
+// vk_functions.def, which also says which of them must exist.
+struct Api : VolkDeviceTable {
+  Api() : VolkDeviceTable{} {}
 
-// Every entry point in vk_functions.def, loaded in three steps.
-struct Api {
   PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr = nullptr;
-#define GROVE_VK_POINTER(name) PFN_##name name = nullptr;
+// (Declared by type of volk's global: the names are macros, see above.)
+#define GROVE_VK_POINTER(name) decltype(::name) name = nullptr;
 #define GROVE_VK_GLOBAL(name) GROVE_VK_POINTER(name)
 #define GROVE_VK_GLOBAL_OPTIONAL(name) GROVE_VK_POINTER(name)
 #define GROVE_VK_INSTANCE(name) GROVE_VK_POINTER(name)
 #define GROVE_VK_INSTANCE_OPTIONAL(name) GROVE_VK_POINTER(name)
-#define GROVE_VK_DEVICE(name) GROVE_VK_POINTER(name)
 #include "runtime/vulkan/vk_functions.def"
 #undef GROVE_VK_POINTER
 
   // Each throws grove::Error naming the first required function missing.
+  // load_global takes the loader's entry point: system_loader() or the
+  // application's vkGetInstanceProcAddr.
   void load_global(PFN_vkGetInstanceProcAddr get_instance_proc_addr);
   void load_instance(VkInstance instance);
   void load_device(VkDevice device);
@@ -110,7 +114,6 @@ class Instance {
  private:
   void release() noexcept;
 
-  Library library_;
   Api api_;
   std::uint32_t api_version_ = 0;
   VkInstance instance_ = VK_NULL_HANDLE;

@@ -3,11 +3,16 @@
 // Grove does). Grove's work runs there, Grove's objects go away with the
 // Device, and the application's device stays usable and is never destroyed
 // by Grove.
-#include <dlfcn.h>
+//
+// The application here loads Vulkan with its own volk, compiled into this
+// test from Debian's volk.h/volk.c as volk's users do, with volk's usual
+// global names (vkCreateInstance, ...): Grove's copy of volk, linked into
+// the same executable, must neither clash with them at link time nor
+// change what they point to.
 #include <gtest/gtest.h>
 
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
+#define VOLK_IMPLEMENTATION
+#include <volk.h>
 
 #include <cstdint>
 #include <memory>
@@ -23,48 +28,30 @@
 namespace grove::vk {
 namespace {
 
-// The application's side: its own loader, instance, device and queue.
+// The application's side: its own volk, instance, device and queue.
 struct Application {
-  void* loader = nullptr;
-  PFN_vkGetInstanceProcAddr gipa = nullptr;
   VkInstance instance = VK_NULL_HANDLE;
   VkPhysicalDevice physical = VK_NULL_HANDLE;
   VkDevice device = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t compute_family = UINT32_MAX, other_family = UINT32_MAX;
-  PFN_vkDestroyInstance destroy_instance = nullptr;
-  PFN_vkDestroyDevice destroy_device = nullptr;
-  PFN_vkDeviceWaitIdle wait_idle = nullptr;
-  PFN_vkCreateBuffer create_buffer = nullptr;
-  PFN_vkDestroyBuffer destroy_buffer = nullptr;
-
-  template <typename F>
-  F instance_fn(const char* name) {
-    return reinterpret_cast<F>(gipa(instance, name));
-  }
 
   // Empty on success, else why the application could not start.
   std::string start() {
-    loader = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!loader) return "no libvulkan.so.1";
-    gipa = reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(loader, "vkGetInstanceProcAddr"));
-    auto create_instance = instance_fn<PFN_vkCreateInstance>("vkCreateInstance");
+    if (volkInitialize() != VK_SUCCESS) return "volkInitialize found no Vulkan loader";
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.apiVersion = VK_API_VERSION_1_1;
     VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
     ci.pApplicationInfo = &app;
-    if (create_instance(&ci, nullptr, &instance) != VK_SUCCESS) return "vkCreateInstance failed";
-    destroy_instance = instance_fn<PFN_vkDestroyInstance>("vkDestroyInstance");
-    auto enumerate = instance_fn<PFN_vkEnumeratePhysicalDevices>("vkEnumeratePhysicalDevices");
+    if (vkCreateInstance(&ci, nullptr, &instance) != VK_SUCCESS) return "vkCreateInstance failed";
+    volkLoadInstance(instance);
     uint32_t count = 1;
-    VkResult r = enumerate(instance, &count, &physical);
+    VkResult r = vkEnumeratePhysicalDevices(instance, &count, &physical);
     if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || count == 0) return "no physical device";
-    auto families_of =
-        instance_fn<PFN_vkGetPhysicalDeviceQueueFamilyProperties>("vkGetPhysicalDeviceQueueFamilyProperties");
     uint32_t n = 0;
-    families_of(physical, &n, nullptr);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, nullptr);
     std::vector<VkQueueFamilyProperties> families(n);
-    families_of(physical, &n, families.data());
+    vkGetPhysicalDeviceQueueFamilyProperties(physical, &n, families.data());
     for (uint32_t f = 0; f < n; ++f) {
       if (families[f].queueFlags & VK_QUEUE_COMPUTE_BIT) {
         if (compute_family == UINT32_MAX) compute_family = f;
@@ -81,26 +68,24 @@ struct Application {
     VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
-    if (instance_fn<PFN_vkCreateDevice>("vkCreateDevice")(physical, &di, nullptr, &device) != VK_SUCCESS)
-      return "vkCreateDevice failed";
-    auto gdpa = instance_fn<PFN_vkGetDeviceProcAddr>("vkGetDeviceProcAddr");
-    destroy_device = reinterpret_cast<PFN_vkDestroyDevice>(gdpa(device, "vkDestroyDevice"));
-    wait_idle = reinterpret_cast<PFN_vkDeviceWaitIdle>(gdpa(device, "vkDeviceWaitIdle"));
-    create_buffer = reinterpret_cast<PFN_vkCreateBuffer>(gdpa(device, "vkCreateBuffer"));
-    destroy_buffer = reinterpret_cast<PFN_vkDestroyBuffer>(gdpa(device, "vkDestroyBuffer"));
-    reinterpret_cast<PFN_vkGetDeviceQueue>(gdpa(device, "vkGetDeviceQueue"))(device, compute_family, 0, &queue);
+    if (vkCreateDevice(physical, &di, nullptr, &device) != VK_SUCCESS) return "vkCreateDevice failed";
+    volkLoadDevice(device);  // the application's globals now call its device directly
+    vkGetDeviceQueue(device, compute_family, 0, &queue);
     return "";
   }
 
-  // The application's device still works: it can wait and make a buffer.
+  // The application's device still works through its own volk: it can wait
+  // and make a buffer, and volk still holds the application's instance and
+  // device (Grove's loads went to Grove's copy).
   bool still_usable() const {
-    if (wait_idle(device) != VK_SUCCESS) return false;
+    if (volkGetLoadedInstance() != instance || volkGetLoadedDevice() != device) return false;
+    if (vkDeviceWaitIdle(device) != VK_SUCCESS) return false;
     VkBufferCreateInfo bi{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = 256;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     VkBuffer b = VK_NULL_HANDLE;
-    if (create_buffer(device, &bi, nullptr, &b) != VK_SUCCESS) return false;
-    destroy_buffer(device, b, nullptr);
+    if (vkCreateBuffer(device, &bi, nullptr, &b) != VK_SUCCESS) return false;
+    vkDestroyBuffer(device, b, nullptr);
     return true;
   }
 
@@ -111,15 +96,14 @@ struct Application {
     e.device = device;
     e.queue = queue;
     e.queue_family = compute_family;
-    e.get_instance_proc_addr = reinterpret_cast<void*>(gipa);
+    e.get_instance_proc_addr = reinterpret_cast<void*>(vkGetInstanceProcAddr);
     e.api_version = VK_API_VERSION_1_1;
     return e;
   }
 
   ~Application() {
-    if (device) destroy_device(device, nullptr);
-    if (instance) destroy_instance(instance, nullptr);
-    if (loader) dlclose(loader);
+    if (device) vkDestroyDevice(device, nullptr);
+    if (instance) vkDestroyInstance(instance, nullptr);
   }
 };
 
@@ -173,6 +157,33 @@ TEST_F(AdoptedDevice, TheRuntimesVulkanDeviceRunsOnIt) {
   EXPECT_EQ(words[2], 3u);
   EXPECT_EQ(words[3], 0u);  // zero-filled past the head
   dev.reset();
+  EXPECT_TRUE(app_.still_usable());
+}
+
+// Grove's own device (its own instance through the system loader) and the
+// adopted one side by side, each launched in turn: each keeps its own
+// entry points, and the application's volk is untouched by either.
+TEST_F(AdoptedDevice, GrovesOwnDeviceAndTheAdoptedOneWorkSideBySide) {
+  std::unique_ptr<Device> own = Device::create();
+  std::unique_ptr<Device> adopted = Device::adopt(app_.external());
+  const uint32_t n = 256;
+  const PipelineId fill_own = own->create_pipeline(shaders::fill_u32, "main", 1, 12, "fill_u32");
+  const PipelineId fill_adopted = adopted->create_pipeline(shaders::fill_u32, "main", 1, 12, "fill_u32");
+  const BufferId b_own = own->create_buffer(4 * n, "own");
+  const BufferId b_adopted = adopted->create_buffer(4 * n, "adopted");
+  for (uint32_t round = 0; round < 2; ++round) {
+    own->launch({Dispatch{fill_own, {b_own}, {0, n, 100 + round}, 4}});
+    adopted->launch({Dispatch{fill_adopted, {b_adopted}, {0, n, 200 + round}, 4}});
+    std::vector<uint32_t> a(n), b(n);
+    own->read_buffer(b_own, 0, a.data(), 4 * n);
+    adopted->read_buffer(b_adopted, 0, b.data(), 4 * n);
+    for (uint32_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i], 100 + round) << i;
+      ASSERT_EQ(b[i], 200 + round) << i;
+    }
+  }
+  adopted.reset();
+  own.reset();
   EXPECT_TRUE(app_.still_usable());
 }
 
