@@ -43,13 +43,13 @@ struct Module::Impl {
       throw Error("aot::Module: the name '" + name + "' is taken by another tree type");
     if (has_type(id)) {
       if (data.tree_type(id)->name != name)
-        throw Error("aot::Module: tree type '" + p.tree_types.at(id).name + "' was added as '" +
+        throw Error("aot::Module: tree type '" + p.trees.type(id).name + "' was added as '" +
                     data.tree_type(id)->name + "' already");
       return;
     }
     // Fields by the names the type gave them ("x", not the Program's "world.x").
     rt::TreeLayout layout = p.context->type(id);
-    const std::string prefix = p.tree_types.at(id).name + ".";
+    const std::string prefix = p.trees.type(id).name + ".";
     for (rt::FieldLayout& f : layout.fields)
       if (f.name.rfind(prefix, 0) == 0) f.name = f.name.substr(prefix.size());
     data.tree_types.push_back({id, std::move(name), std::move(layout), false});
@@ -61,7 +61,7 @@ struct Module::Impl {
     detail::ProgramImpl& p = live();
     int k = 0;
     for (int t = 0; t < tree; ++t)
-      if (t < static_cast<int>(p.own_instance.size()) && p.own_instance[static_cast<size_t>(t)] >= 0) ++k;
+      if (p.trees.own_instance(t) >= 0) ++k;
     const std::string name = k == 0 ? "root" : "root" + std::to_string(k);
     if (data.tree_type(name) != nullptr)
       throw Error("aot::Module: the Program's own tree is saved as tree type '" + name + "', a name taken by a tree "
@@ -85,7 +85,7 @@ struct Module::Impl {
       if (s.kind != rt::TreeSlotPlan::Kind::tree) continue;
       if (has_type(s.tree_type)) continue;
       if (s.param < 0) add_own(s.tree_type);
-      else add_type(p.tree_types.at(s.tree_type).name, s.tree_type);
+      else add_type(p.trees.type(s.tree_type).name, s.tree_type);
     }
     plan.name = name;
     if (auto* ptx = std::get_if<rt::PtxCode>(&plan.code)) {
@@ -157,7 +157,7 @@ void Module::add_kernel(std::string_view name, const Kernel& kernel) {
     throw Error("aot::Module::add_kernel('" + std::string(name) + "'): not a kernel of this module's Program");
   for (const auto& [n, rec] : impl_->kernels)
     if (n == name) throw Error("aot::Module: a kernel named '" + std::string(name) + "' was added already");
-  detail::KernelRecord& rec = *p.kernels.at(static_cast<size_t>(kernel.id_));
+  detail::KernelRecord& rec = p.kernels.at(kernel.id_);
   impl_->plan_of(rec, std::string(name));  // compiles it now, so that errors name this call
   impl_->kernels.emplace_back(std::string(name), &rec);
 }

@@ -125,7 +125,7 @@ void check_tree_param(int tree, int param, const std::string& what) {
   const detail::ProgramImpl& p = *ctx.program;
   if (param < 0) {
     if (p.is_tree_type(tree)) {
-      const std::string type = p.tree_types.at(tree).name;
+      const std::string type = p.trees.type(tree).name;
       fail(what + " belongs to tree type '" + type + "', whose data lives in its instances; take the tree as an "
            "argument (arg(" + type + ", \"tr\")) and reach it through args.tree(\"tr\")");
     }

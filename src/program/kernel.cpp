@@ -100,14 +100,14 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
     ContextGuard guard(&ctx);
     rec.body(Args(static_cast<int>(rec.args.size())));
   }
-  std::set<int> used, trees;
+  std::set<int> used, used_trees;
   ir::walk(kernel->body(), [&](ir::Stmt* s) {
     if (s->field() >= 0) used.insert(s->field());
     if (s->kind() == ir::StmtKind::SNodeOp || (s->kind() == ir::StmtKind::StructFor && s->field() < 0))
-      trees.insert(forest.snode(s->snode()).tree);
+      used_trees.insert(forest.snode(s->snode()).tree);
   });
   for (int f : used) materialize_field(f, "kernel '" + rec.name + "'");
-  for (int t : trees) materialize_tree(t);
+  for (int t : used_trees) materialize_tree(t);
 
   Lowered out;
   const std::string dump = report ? dump_dir() : "";
@@ -188,14 +188,14 @@ std::string ProgramImpl::signature(const KernelRecord& rec) const {
   for (size_t n = 0; n < rec.args.size(); ++n) {
     const ArgSpec& a = rec.args[n];
     sig += (n ? ", " : "") + a.name + ": " +
-           (a.tree_type >= 0 ? "tree of type '" + tree_types.at(a.tree_type).name + "'" : std::string(type_name(a.type)));
+           (a.tree_type >= 0 ? "tree of type '" + trees.type(a.tree_type).name + "'" : std::string(type_name(a.type)));
   }
   return sig;
 }
 
 int ProgramImpl::tree_argument(const KernelRecord& rec, size_t n, const ArgValue& value) const {
   const ArgSpec& spec = rec.args[n];
-  const std::string type = tree_types.at(spec.tree_type).name;
+  const std::string type = trees.type(spec.tree_type).name;
   const std::string what = "kernel '" + rec.name + "': argument " + std::to_string(n) + " ('" + spec.name +
                            "', a tree of type '" + type + "')";
   if (value.tree == nullptr)
@@ -213,7 +213,7 @@ int ProgramImpl::tree_argument(const KernelRecord& rec, size_t n, const ArgValue
   const int given = context->instance(value.tree->instance()).type;
   if (given != spec.tree_type)
     throw Error(what + " was given tree '" + context->name_of(value.tree->instance()) + "' of type '" +
-                tree_types.at(given).name + "'; pass a tree of type '" + type + "'");
+                trees.type(given).name + "'; pass a tree of type '" + type + "'");
   return value.tree->instance();
 }
 
@@ -223,9 +223,9 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     throw Error("kernel '" + rec.name + "' takes " + std::to_string(rec.args.size()) + " argument(s) (" +
                 signature(rec) + ") but was called with " + std::to_string(values.size()));
   std::vector<uint64_t> bits;
-  std::vector<int> trees;  // by tree parameter: the instance passed
+  std::vector<int> passed;  // by tree parameter: the instance passed
   for (size_t n = 0; n < values.size(); ++n) {
-    if (rec.args[n].tree_type >= 0) trees.push_back(tree_argument(rec, n, values[n]));
+    if (rec.args[n].tree_type >= 0) passed.push_back(tree_argument(rec, n, values[n]));
     else bits.push_back(convert_argument(rec, n, values[n]));
   }
   compile(rec);
@@ -235,17 +235,16 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   std::vector<int> slots;
   for (const rt::TreeSlotPlan& slot : plan.slots) {
     if (slot.kind == rt::TreeSlotPlan::Kind::scratch) slots.push_back(scratch_instance);
-    else if (slot.param >= 0) slots.push_back(trees.at(static_cast<size_t>(slot.param)));
-    else slots.push_back(own_instance.at(static_cast<size_t>(slot.tree_type)));
+    else if (slot.param >= 0) slots.push_back(passed.at(static_cast<size_t>(slot.param)));
+    else slots.push_back(trees.own_instance(slot.tree_type));
   }
   if (!rec.internal) ++launches;
   std::optional<TraceScope> trace;
   if (!rec.internal) trace.emplace(*this, HostOp::Kind::launch);
   if (HostOp* op = trace ? trace->op() : nullptr) {
-    for (size_t k = 0; k < kernels.size(); ++k)
-      if (kernels[k].get() == &rec) op->kernel = static_cast<int>(k);
+    op->kernel = kernels.id_of(rec);
     op->bits = bits;
-    op->trees = trees;
+    op->trees = passed;
   }
   context->launch(*rec.compiled, bits, slots);
   if (config.profile) ++unreported_launches;
@@ -259,30 +258,47 @@ KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> arg
   auto rec = std::make_unique<KernelRecord>();
   rec->name = std::move(name);
   rec->args = std::move(args);
-  int scalars = 0, trees = 0;
+  int scalars = 0, tree_params = 0;
   for (ArgSpec& a : rec->args) {
     if (a.tree_type < 0) a.type = resolve(a.type);
     rec->scalar_index.push_back(a.tree_type >= 0 ? -1 : scalars++);
-    rec->tree_index.push_back(a.tree_type >= 0 ? trees++ : -1);
+    rec->tree_index.push_back(a.tree_type >= 0 ? tree_params++ : -1);
   }
   rec->body = std::move(body);
   rec->internal = internal;
-  kernel_names.insert(rec->name);
-  kernels.push_back(std::move(rec));
-  return *kernels.back();
+  return kernels.add(std::move(rec));
 }
 
-KernelRecord& ProgramImpl::own_kernel(std::vector<int>& made, int key, const std::function<void()>& make) {
+KernelRecord& KernelTable::add(std::unique_ptr<KernelRecord> rec) {
+  names_.insert(rec->name);
+  records_.push_back(std::move(rec));
+  return *records_.back();
+}
+
+KernelRecord* KernelTable::named(std::string_view name) const {
+  for (const auto& k : records_)
+    if (k->name == name) return k.get();
+  return nullptr;
+}
+
+int KernelTable::id_of(const KernelRecord& rec) const {
+  for (size_t k = 0; k < records_.size(); ++k)
+    if (records_[k].get() == &rec) return static_cast<int>(k);
+  return -1;
+}
+
+KernelRecord& KernelTable::own(Own kind, int key, const std::function<void()>& make) {
+  std::vector<int>& made = own_[static_cast<size_t>(kind)];
   if (made.size() <= static_cast<size_t>(key)) made.resize(static_cast<size_t>(key) + 1, -1);
   if (made[static_cast<size_t>(key)] < 0) {
     make();
-    made[static_cast<size_t>(key)] = static_cast<int>(kernels.size()) - 1;
+    made[static_cast<size_t>(key)] = size() - 1;
   }
-  return *kernels[static_cast<size_t>(made[static_cast<size_t>(key)])];
+  return at(made[static_cast<size_t>(key)]);
 }
 
 KernelRecord& ProgramImpl::writer_kernel(int field) {
-  return own_kernel(writer_kernels, field, [&] {
+  return kernels.own(KernelTable::Own::writer, field, [&] {
     const ir::FieldDecl& d = fields.get(field);
     const int tree = forest.snode(forest.place_of(field)).tree;
     // For a field of a tree type, one kernel serves every instance: it takes
@@ -303,7 +319,7 @@ KernelRecord& ProgramImpl::writer_kernel(int field) {
 }
 
 KernelRecord& ProgramImpl::filler_kernel(int field) {
-  return own_kernel(filler_kernels, field, [&] {
+  return kernels.own(KernelTable::Own::filler, field, [&] {
     const ir::FieldDecl& d = fields.get(field);
     const int tree = forest.snode(forest.place_of(field)).tree;
     const bool typed = is_tree_type(tree);
@@ -380,7 +396,7 @@ std::vector<int> ProgramImpl::nearest_sparse(int snode) const {
 
 KernelRecord& ProgramImpl::clear_kernel(int snode) {
   // One kernel per SNode; for a tree type it takes the instance.
-  return own_kernel(clear_kernels, snode, [&] {
+  return kernels.own(KernelTable::Own::clear, snode, [&] {
     const ir::SNodeDecl& s = forest.snode(snode);
     const bool typed = is_tree_type(s.tree);
     const SNodeRef handle(snode_handles[static_cast<size_t>(snode)], typed ? 0 : -1);
@@ -406,7 +422,7 @@ void ProgramImpl::deactivate_all(int snode, int instance) {
                 "parent, or the tree with prog.root().deactivate_all()");
   const bool typed = is_tree_type(s.tree);
   if (typed && instance < 0)
-    throw Error("deactivate_all on SNode '" + s.name() + "' of tree type '" + tree_types.at(s.tree).name +
+    throw Error("deactivate_all on SNode '" + s.name() + "' of tree type '" + trees.type(s.tree).name +
                 "', which holds no cells itself; deactivate an instance: tree.deactivate_all()");
   if (!s.is_sparse()) {
     // Root and dense nodes (Taichi's ti.root.deactivate_all()): every cell
@@ -438,7 +454,7 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
   const auto lock = impl_->lock();
   if (name.empty()) throw Error("a kernel needs a name");
   if (name.substr(0, 2) == "__") throw Error("kernel names starting with '__' are Grove's own; choose another for '" + std::string(name) + "'");
-  if (impl_->kernel_names.count(std::string(name)) != 0)
+  if (impl_->kernels.has(name))
     throw Error("a kernel named '" + std::string(name) + "' already exists");
   if (!body) throw Error("kernel '" + std::string(name) + "' has no body");
   for (size_t n = 0; n < args.size(); ++n) {
@@ -462,7 +478,7 @@ Kernel Program::kernel(std::string_view name, std::vector<ArgSpec> args, std::fu
                     std::to_string(n) + " are both named '" + args[n].name + "'; give each argument its own name");
   }
   impl_->add_kernel(std::string(name), std::move(args), std::move(body), false);
-  return Kernel(impl_, static_cast<int>(impl_->kernels.size()) - 1);
+  return Kernel(impl_, impl_->kernels.size() - 1);
 }
 
 // The program a Kernel handle refers to, held and locked for the whole
@@ -480,7 +496,7 @@ static Held record(const std::weak_ptr<detail::ProgramImpl>& handle, int id) {
     throw Error("this Kernel belongs to a Program that was destroyed; a Kernel can be used only while "
                 "its Program exists");
   std::unique_lock<std::recursive_mutex> lock = p->lock();
-  detail::KernelRecord* rec = p->kernels[static_cast<size_t>(id)].get();
+  detail::KernelRecord* rec = &p->kernels.at(id);
   return {std::move(p), std::move(lock), rec};
 }
 

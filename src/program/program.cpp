@@ -66,6 +66,42 @@ TraceScope::~TraceScope() {
 
 HostOp* TraceScope::op() { return index_ < 0 ? nullptr : &(*p_.trace)[static_cast<size_t>(index_)]; }
 
+TreeTypeRecord& TreeTable::add_type(int tree, std::string name) {
+  TreeTypeRecord& rec = types_[tree];
+  rec = TreeTypeRecord{};
+  rec.name = std::move(name);
+  return rec;
+}
+
+bool TreeTable::has_type_named(std::string_view name) const {
+  for (const auto& [id, t] : types_)
+    if (t.name == name) return true;
+  return false;
+}
+
+const TreeTypeRecord* TreeTable::ready_type(int tree) const {
+  auto it = types_.find(tree);
+  return it == types_.end() || !it->second.ready ? nullptr : &it->second;
+}
+
+int TreeTable::declared_in(int field) const {
+  return static_cast<size_t>(field) < declared_in_.size() ? declared_in_[static_cast<size_t>(field)] : -1;
+}
+
+void TreeTable::set_declared_in(int field, int type) {
+  if (declared_in_.size() <= static_cast<size_t>(field)) declared_in_.resize(static_cast<size_t>(field) + 1, -1);
+  declared_in_[static_cast<size_t>(field)] = type;
+}
+
+int TreeTable::own_instance(int tree) const {
+  return tree >= 0 && static_cast<size_t>(tree) < own_instance_.size() ? own_instance_[static_cast<size_t>(tree)] : -1;
+}
+
+void TreeTable::set_own_instance(int tree, int instance) {
+  if (own_instance_.size() <= static_cast<size_t>(tree)) own_instance_.resize(static_cast<size_t>(tree) + 1, -1);
+  own_instance_[static_cast<size_t>(tree)] = instance;
+}
+
 ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   if (program_end_observed()) trace = std::make_unique<std::vector<HostOp>>();
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
@@ -74,71 +110,13 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   if (config.device_memory < (int64_t{1} << 20) || config.device_memory > kMaxDeviceMemory)
     throw Error("Config::device_memory is " + std::to_string(config.device_memory) +
                 " bytes; give Grove 1 MiB to 2^48 bytes (256 TiB)");
-  if (const std::vector<Arch> known = known_backends();
-      config.arch != Arch::Auto && std::find(known.begin(), known.end(), config.arch) == known.end()) {
-    std::string names;
-    for (Arch a : known) names += ", " + std::string(arch_name(a));
-    throw Error("Config::arch is " + std::to_string(static_cast<int>(config.arch)) + ", which is no Arch; use auto" +
-                names);
-  }
-  BackendOptions bo;
-  bo.debug = config.debug;
-  bo.print = [this](std::string_view text) {
+  StartedBackend started = start_backend(config, [this](std::string_view text) {
     if (print_sink) print_sink(text);
     else std::cout << text << std::flush;
-  };
-  bo.device = config.vulkan_device;
-  bo.validation = config.vulkan_validation;
-  bo.vulkan_target = config.vulkan_target;
-  bo.vulkan_external = config.vulkan_external;
-  if (config.vulkan_external && config.arch != Arch::Auto && config.arch != Arch::Vulkan)
-    throw Error("Config::vulkan_external hands Grove a Vulkan device, but Config::arch is " +
-                std::string(arch_name(config.arch)) + "; use Arch::Vulkan (or Arch::Auto), or leave vulkan_external unset");
-  bo.cpu_threads = config.cpu_threads;
-  bo.cpu_target = config.cpu_target;
-  bo.cache_dir = config.cache_dir;
-  bo.cuda_device = config.cuda_device;
-  bo.cuda_sm = config.cuda_sm;
-  for (const BackendEntry* b : backends())  // whatever the arch: Auto would pass over one without saying why
-    if (b->check_options) b->check_options(bo);
-  BackendAndDevice made;
-  if (config.arch == Arch::Auto && config.vulkan_external) {
-    // The application's device: Vulkan or nothing, never a silent move to
-    // another backend.
-    const BackendEntry* b = find_backend(Arch::Vulkan);
-    if (b == nullptr)
-      throw Error("Config::vulkan_external hands Grove a Vulkan device, and this Grove is built without the Vulkan "
-                  "backend (GROVE_WITH_VULKAN=OFF)");
-    made = b->make(bo);
-  } else if (config.arch == Arch::Auto) {
-    // In the order of the backends' ranks (registry.h; auto_order() says
-    // it in words). A backend that does not start (no driver, no device)
-    // is passed over; the interpreter always starts.
-    std::vector<std::pair<int, const BackendEntry*>> order;
-    for (const BackendEntry* b : backends())
-      if (b->auto_rank) order.emplace_back(b->auto_rank(bo), b);
-    std::stable_sort(order.begin(), order.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& [rank, b] : order) {
-      try {
-        made = b->make(bo);
-        break;
-      } catch (const Error&) {
-        made = {};  // no loader, no device: the next one
-      }
-    }
-  } else if (const BackendEntry* b = find_backend(config.arch)) {
-    made = b->make(bo);
-  }
-  if (!made.backend) {
-    std::string built;
-    for (const BackendEntry* b : backends()) built += (built.empty() ? "" : ", ") + std::string(arch_name(b->arch));
-    throw Error("backend '" + std::string(arch_name(config.arch)) +
-                "' is not built into this Grove (built: " + built + "); use one of those or "
-                "Arch::Auto (--arch auto)");
-  }
-  backend_options = bo;
-  backend = std::move(made.backend);
-  context = std::make_unique<rt::Context>(std::move(made.device));
+  });
+  backend_options = std::move(started.options);
+  backend = std::move(started.made.backend);
+  context = std::make_unique<rt::Context>(std::move(started.made.device));
   arch = backend->arch();
   scratch_tree = forest.add_scratch_tree(kInitialScratchWords);
   scratch_instance = context->create_buffer(kInitialScratchWords, "scratch");
@@ -297,16 +275,16 @@ void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
   // A tree type's fields live in its tree, and only there.
   {
     const int id = f.component_ids().at(0);
-    const int declared_in = static_cast<size_t>(id) < field_tree_type.size() ? field_tree_type[static_cast<size_t>(id)] : -1;
+    const int declared_in = trees.declared_in(id);
     if (declared_in != p.tree) {
       if (declared_in >= 0 && !is_tree_type(declared_in))
         throw Error("field '" + f.name() + "' was declared by a tree type whose declaration failed; it cannot be placed");
       if (declared_in >= 0)
-        throw Error("field '" + f.name() + "' belongs to tree type '" + tree_types.at(declared_in).name +
+        throw Error("field '" + f.name() + "' belongs to tree type '" + trees.type(declared_in).name +
                     "' and can be placed only under that type's root()");
       if (is_tree_type(p.tree))
         throw Error("field '" + f.name() + "' is placed under SNode '" + p.name() + "' of tree type '" +
-                    tree_types.at(p.tree).name + "'; declare the type's fields with its TreeTypeBuilder's field(...)");
+                    trees.type(p.tree).name + "'; declare the type's fields with its TreeTypeBuilder's field(...)");
     }
   }
   // The field's indices are the axes the path splits (Taichi's rule), so an
@@ -417,22 +395,19 @@ void ProgramImpl::materialize_tree(int tree) {
   const int instance = context->create_instance(tree, std::to_string(tree));
   forest = std::move(laid_out);
   budget_used += pool_bytes;
-  if (own_instance.size() <= static_cast<size_t>(tree)) own_instance.resize(static_cast<size_t>(tree) + 1, -1);
-  own_instance[static_cast<size_t>(tree)] = instance;
+  trees.set_own_instance(tree, instance);
 }
 
 int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare) {
   host_access("Program::tree_type", name);
   if (name.empty()) throw Error("a tree type needs a name");
-  for (const auto& [id, t] : tree_types)
-    if (t.name == name) throw Error("a tree type named '" + std::string(name) + "' already exists; give each its own name");
+  if (trees.has_type_named(name)) throw Error("a tree type named '" + std::string(name) + "' already exists; give each its own name");
   if (!declare) throw Error("tree type '" + std::string(name) + "' has no declaration");
   const int tree = forest.add_tree();
   const int root_id = forest.tree(tree).root;
   while (static_cast<int>(snode_handles.size()) <= root_id)
     snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
-  TreeTypeRecord& rec = tree_types[tree];
-  rec.name = std::string(name);
+  TreeTypeRecord& rec = trees.add_type(tree, std::string(name));
   try {
     TreeTypeBuilder builder(this, tree);
     declare(builder);
@@ -454,7 +429,7 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
     // its fields' names are free again.
     for (const auto& [field_name, f] : rec.fields)
       for (int id : f.ids) fields.rename(id, "__abandoned" + std::to_string(id) + "_" + fields.get(id).name);
-    tree_types.erase(tree);
+    trees.drop_type(tree);
     throw;
   }
   rec.ready = true;
@@ -462,11 +437,11 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
 }
 
 const TreeTypeRecord& ProgramImpl::tree_type(int type) const {
-  auto it = tree_types.find(type);
-  if (it == tree_types.end() || !it->second.ready)
+  const TreeTypeRecord* t = trees.ready_type(type);
+  if (t == nullptr)
     throw Error("tree type #" + std::to_string(type) + " does not exist in " + label() +
                 "; get one from Program::tree_type");
-  return it->second;
+  return *t;
 }
 
 int ProgramImpl::instantiate(int type, std::string_view name) {
@@ -526,7 +501,7 @@ int ProgramImpl::host_instance(const Field& f) {
   }
   const int place = forest.place_of(id);
   if (place >= 0 && is_tree_type(forest.snode(place).tree)) {
-    const TreeTypeRecord& t = tree_types.at(forest.snode(place).tree);
+    const TreeTypeRecord& t = trees.type(forest.snode(place).tree);
     throw Error("field '" + fields.get(id).name + "' is a field of tree type '" + t.name + "', which holds no "
                 "data itself; read and write it through an instance: prog.instantiate(type).field(\"" +
                 fields.get(id).name.substr(t.name.size() + 1) + "\")");
@@ -536,7 +511,7 @@ int ProgramImpl::host_instance(const Field& f) {
 
 int ProgramImpl::own_instance_of_field(int field) {
   materialize_field(field, "the host");
-  return own_instance.at(static_cast<size_t>(tree_of_field(field)));
+  return trees.own_instance(tree_of_field(field));
 }
 
 void ProgramImpl::materialize_field(int field, std::string_view user) {
@@ -790,8 +765,9 @@ Stats Program::stats() const {
   // trees laid out from their instance, the others (not in use yet) empty.
   std::unordered_map<int, rt::NodeStats> measured;
   for (int t = 0; t < forest.num_trees(); ++t) {
-    if (static_cast<size_t>(t) >= held->own_instance.size() || held->own_instance[static_cast<size_t>(t)] < 0) continue;
-    for (rt::NodeStats& n : held->context->stats(held->own_instance[static_cast<size_t>(t)])) measured[n.id] = n;
+    const int instance = held->trees.own_instance(t);
+    if (instance < 0) continue;
+    for (rt::NodeStats& n : held->context->stats(instance)) measured[n.id] = n;
     st.tree_words += forest.tree(t).total_words;
   }
   for (int id = 0; id < forest.num_snodes(); ++id) {
@@ -837,16 +813,13 @@ Field field_of(const std::weak_ptr<detail::ProgramImpl>& program, const detail::
 Field TreeTypeBuilder::field(DataType type, std::string_view name) { return vector_field(1, type, name); }
 Field TreeTypeBuilder::vector_field(int n, DataType type, std::string_view name) { return matrix_field(n, 1, type, name); }
 Field TreeTypeBuilder::matrix_field(int n, int m, DataType type, std::string_view name) {
-  detail::TreeTypeRecord& t = program_->tree_types.at(type_);
+  detail::TreeTypeRecord& t = program_->trees.type(type_);
   if (t.ready) throw Error("tree type '" + t.name + "' is complete; declare its fields inside Program::tree_type");
   if (name.empty()) throw Error("tree type '" + t.name + "': a field of a tree type needs a name");
   if (t.fields.count(name) != 0)
     throw Error("tree type '" + t.name + "' already has a field named '" + std::string(name) + "'");
   Field f = program_->make_field(type, t.name + "." + std::string(name), n, m);
-  for (int id : f.component_ids()) {
-    if (program_->field_tree_type.size() <= static_cast<size_t>(id)) program_->field_tree_type.resize(static_cast<size_t>(id) + 1, -1);
-    program_->field_tree_type[static_cast<size_t>(id)] = type_;
-  }
+  for (int id : f.component_ids()) program_->trees.set_declared_in(id, type_);
   t.fields[std::string(name)] = {f.component_ids(), n, m};
   return f;
 }

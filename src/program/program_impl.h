@@ -8,11 +8,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "grove/dsl.h"
@@ -40,6 +40,39 @@ struct TreeTypeRecord {
   bool ready = false;  // declared and laid out (false while its declaration runs)
 };
 
+// A Program's trees as the host sees them: the tree types made by
+// Program::tree_type (by tree id), the tree type each field was declared
+// in, and each plain tree's own instance (its data, made when the tree is
+// laid out).
+class TreeTable {
+ public:
+  // A tree type whose declaration starts now (not ready until it ends).
+  TreeTypeRecord& add_type(int tree, std::string name);
+  // Forgets a type whose declaration failed.
+  void drop_type(int tree) { types_.erase(tree); }
+  // Declared, or being declared.
+  bool is_type(int tree) const { return types_.count(tree) != 0; }
+  bool has_type_named(std::string_view name) const;
+  // Declared or being declared; std::out_of_range for another tree.
+  TreeTypeRecord& type(int tree) { return types_.at(tree); }
+  const TreeTypeRecord& type(int tree) const { return types_.at(tree); }
+  // Declared and complete, else null.
+  const TreeTypeRecord* ready_type(int tree) const;
+
+  // The tree type whose declaration made `field`, or -1.
+  int declared_in(int field) const;
+  void set_declared_in(int field, int type);
+
+  // The instance holding a plain tree's data, or -1 before it is laid out.
+  int own_instance(int tree) const;
+  void set_own_instance(int tree, int instance);
+
+ private:
+  std::map<int, TreeTypeRecord> types_;
+  std::vector<int> declared_in_;   // by field id
+  std::vector<int> own_instance_;  // by tree id
+};
+
 struct KernelRecord {
   std::string name;
   std::vector<ArgSpec> args;         // as declared: numbers and trees, in order
@@ -52,6 +85,36 @@ struct KernelRecord {
   std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
+};
+
+// A Program's kernels: the user's, whose ids (in the order they were made)
+// are their Kernel handles', and Grove's own (host writes, fills,
+// deactivate_all), made on first use and found again by the field or
+// SNode they serve. A user's kernel name is unique in its Program.
+class KernelTable {
+ public:
+  // Grove's own kinds of kernel, each one per field or SNode.
+  enum class Own { writer, filler, clear };
+
+  KernelRecord& add(std::unique_ptr<KernelRecord> rec);
+  bool has(std::string_view name) const { return names_.count(name) != 0; }
+  KernelRecord& at(int id) const { return *records_.at(static_cast<size_t>(id)); }
+  // The first kernel of that name, or null.
+  KernelRecord* named(std::string_view name) const;
+  // Its id, or -1 when it is not one of this table's.
+  int id_of(const KernelRecord& rec) const;
+  int size() const { return static_cast<int>(records_.size()); }
+  // The kernel of `kind` for `key` (a field or SNode id), made by `make`,
+  // which adds it, on first use.
+  KernelRecord& own(Own kind, int key, const std::function<void()>& make);
+  // Every kernel, in the order made.
+  auto begin() const { return records_.begin(); }
+  auto end() const { return records_.end(); }
+
+ private:
+  std::vector<std::unique_ptr<KernelRecord>> records_;
+  std::set<std::string, std::less<>> names_;
+  std::array<std::vector<int>, 3> own_;  // by Own, then key: the kernel's id, or -1
 };
 
 // One host operation of a traced Program (test_hooks.h): op() is nullptr
@@ -146,11 +209,8 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // The run side (instances, launches, host access) and the compile side.
   std::unique_ptr<rt::Context> context;
   std::unique_ptr<Backend> backend;
-  std::vector<int> own_instance;   // by tree id: the tree's own (implicit) instance, or -1
-  std::map<int, TreeTypeRecord> tree_types;  // by tree id: the trees made by tree_type()
-  std::vector<int> field_tree_type;          // by field id: the tree type it was declared in, or -1
-  std::vector<std::unique_ptr<KernelRecord>> kernels;
-  std::unordered_set<std::string> kernel_names;  // of every record in kernels
+  TreeTable trees;
+  KernelTable kernels;
   std::function<void(std::string_view)> print_sink;
   // Host operations, recorded while a test observes Programs' ends
   // (test_hooks.h; nullptr otherwise), up to the first that raised.
@@ -165,9 +225,6 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // destroyed with some prints the table).
   int64_t unreported_launches = 0;
   int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
-  std::vector<int> writer_kernels;  // by field id: the internal kernel writing one element, or -1
-  std::vector<int> clear_kernels;   // by SNode id: the internal deactivate_all kernel, or -1
-  std::vector<int> filler_kernels;  // by field id: the internal kernel writing every element, or -1
   HostWords host_words;             // for host copies of whole fields
 
   // `type`, with `real` taken as Config::default_fp.
@@ -239,8 +296,6 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // Grove's own kernels: the one writing an element of a sparse field
   // (activating its cell), and the one deactivating every cell of a sparse
   // SNode; made on first use (and saved in AOT modules).
-  // The kernel made[key] names, made by `make` (which adds it) on first use.
-  KernelRecord& own_kernel(std::vector<int>& made, int key, const std::function<void()>& make);
   KernelRecord& writer_kernel(int field);
   KernelRecord& clear_kernel(int snode);
   // Grove's own kernel writing its argument to every element of a field
@@ -290,7 +345,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // instance's (Tree::field), or its tree's own; raises grove::Error for a
   // field of a tree type used without an instance.
   int host_instance(const Field& f);
-  bool is_tree_type(int tree) const { return tree_types.count(tree) != 0; }
+  bool is_tree_type(int tree) const { return trees.is_type(tree); }
   // A handle to instance `instance` of tree type `type`, for internal kernels.
   Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance, context->name_of(instance)); }
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }

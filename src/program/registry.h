@@ -42,6 +42,18 @@ std::span<const BackendEntry* const> backends();
 // Its entry, or null when it is not built into this Grove (or is Auto).
 const BackendEntry* find_backend(Arch arch);
 
+// Backend selection for a Program: Config's backend fields as
+// BackendOptions (`print` receives kernels' print output), each backend's
+// check of them, then the backend started: Config::arch's, or for
+// Arch::Auto the application's Vulkan device when Config::vulkan_external
+// is set, else the first of the ranked backends that starts. Raises
+// grove::Error naming the Config field that is wrong or what is missing.
+struct StartedBackend {
+  BackendOptions options;
+  BackendAndDevice made;
+};
+StartedBackend start_backend(const Config& config, rt::PrintSink print);
+
 // Each backend's entry, defined in its own file (registry.cpp lists the
 // ones compiled in).
 extern const BackendEntry kInterpBackend;

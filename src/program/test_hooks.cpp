@@ -76,8 +76,7 @@ void record_vulkan_validation_message(std::string message) {
 
 namespace {
 KernelRecord& kernel_named(Program& program, std::string_view name) {
-  for (auto& k : program.impl()->kernels)
-    if (k->name == name) return *k;
+  if (KernelRecord* k = program.impl()->kernels.named(name)) return *k;
   throw Error("no kernel named '" + std::string(name) + "'");
 }
 }  // namespace

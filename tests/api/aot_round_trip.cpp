@@ -210,7 +210,7 @@ class Replay {
       runtime::Tree* tree;
     };
     std::vector<Compared> trees;
-    for (auto& [tree, t] : own_) trees.push_back({p_.own_instance.at(static_cast<size_t>(tree)), true, &t});
+    for (auto& [tree, t] : own_) trees.push_back({p_.trees.own_instance(tree), true, &t});
     for (auto& [instance, t] : instances_)
       if (p_.context->alive(instance)) trees.push_back({instance, false, &t});
     for (const auto& [instance, own, t] : trees) {

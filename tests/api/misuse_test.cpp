@@ -540,7 +540,7 @@ TEST_P(Misuse, 14_AFullPoolDoesNotGrowItsTicketCounter) {
   for (int round = 0; round < 3; ++round) EXPECT_THAT(error_of([&] { k(); prog.sync(); }), HasSubstr(blocks.name()));
   detail::ProgramImpl* p = prog.impl();
   const ir::SNodeDecl& s = p->forest.snode(blocks.id());
-  const uint32_t tickets = p->context->read_word(p->own_instance.at(static_cast<size_t>(s.tree)), s.state_offset + ir::kTickets);
+  const uint32_t tickets = p->context->read_word(p->trees.own_instance(s.tree), s.state_offset + ir::kTickets);
   EXPECT_EQ(tickets, 16u) << "every failed allocation took a ticket";
   const SNodeStats st = prog.stats().at(blocks.name());
   EXPECT_EQ(st.pool_used, st.active_cells);
