@@ -102,9 +102,7 @@ sanitize: deps
 # business. Left out: Misuse.07, whose kernel races on the list's values on
 # purpose (appends against a deactivation of the same list) to check that
 # the list's bookkeeping survives; ThreadSanitizer rightly reports the
-# user's race. And Misuse.11_OneKernelKeeping...: one kernel of more than
-# 8192 values, whose size (not its threads) it tests; it takes three and a
-# half minutes under ThreadSanitizer. GROVE_CPU_THREADS=4 splits every
+# user's race. GROVE_CPU_THREADS=4 splits every
 # parallel task over four threads whatever the machine's core count, so a
 # race between two iterations of a test's kernel shows on any machine.
 # Also left out, and not built here (GROVE_WITH_VDB=OFF): the VDB exchange
@@ -114,7 +112,7 @@ sanitize: deps
 # races. Grove's part of them is CPU kernels like those of every other
 # /cpu test here; make sanitize runs them.
 TSAN_TESTS := /cpu|^Cpu|^DiskCache|^LlvmCodegen
-TSAN_EXCLUDE := Misuse\.07_AppendsRacingADeactivation|Misuse\.11_OneKernelKeepingMoreThan8192Values|^Backends/Vdb\.
+TSAN_EXCLUDE := Misuse\.07_AppendsRacingADeactivation|^Backends/Vdb\.
 tsan: deps
 	@if [ ! -f $(TSAN_DIR)/build.ninja ]; then \
 	  cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGROVE_SANITIZE=thread \
