@@ -77,12 +77,6 @@ bench: configure-release
 # same scratch bookkeeping its interp and cpu runs check here, while its
 # 96 pipelines cost lavapipe's LLVM, which allocates through ASan's malloc,
 # about 100 s (make test runs it on lavapipe).
-# use_sigaltstack=0: LLVM's signal-handler registration (llvm::sys, on a
-# thread that compiles a kernel) gives the thread an alternate signal stack
-# of its own from malloc when the one it has is smaller; ASan, which
-# installed that one, unmaps whatever is there when the thread ends and
-# aborts ("unable to unmap"). Seen in Stress.ThreadsSharingAProgramTakeTurns
-# on cpu whenever its kernels were not in the disk cache yet.
 SANITIZE_EXCLUDE := ^differential\.(cpu|lavapipe)\.|Misuse\.11_ManyKernelsKeepingValuesDoNotExhaustAScratchBudget/vulkan
 sanitize: deps
 	@if [ ! -f $(ASAN_DIR)/build.ninja ]; then \
@@ -90,7 +84,7 @@ sanitize: deps
 	    -DGROVE_SANITIZE=address,undefined -DGROVE_BUILD_BENCH=OFF; \
 	fi
 	cmake --build $(ASAN_DIR) -j$(JOBS)
-	ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1:use_sigaltstack=0 \
+	ASAN_OPTIONS=detect_stack_use_after_return=1:strict_string_checks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS) -E '$(SANITIZE_EXCLUDE)'
 

@@ -1,18 +1,22 @@
 // src/llvm_cpu/linker.cpp — link_shared_object (linker.h) through lld's ELF
 // driver. lld reads and writes files, so each link goes through a private
 // directory of this process (under TMPDIR), removed when the process ends;
-// lld is not reentrant, so links take turns.
+// lld is not reentrant, so links take turns, all on one thread of Grove's.
 #include "llvm_cpu/linker.h"
 
 #include <lld/Common/Driver.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <system_error>
+#include <thread>
 
 #include "grove/error.h"
 
@@ -44,6 +48,60 @@ class LinkDir {
   std::filesystem::path path_;
 };
 
+// The thread every link runs on. lld writes its output through LLVM's
+// FileOutputBuffer, which registers LLVM's signal handlers, and that gives
+// the calling thread an alternate signal stack of LLVM's own (malloc'd,
+// replacing a smaller one, never freed) — on whichever application thread
+// launched a kernel first. Linking on this thread keeps that to one thread
+// of Grove's, which lives as long as the process (made once, never
+// destroyed, so never ending): application threads keep their signal
+// stacks, and nothing unmaps LLVM's (AddressSanitizer unmaps the signal
+// stack of a thread that ends, and aborted on LLVM's).
+class LinkerThread {
+ public:
+  LinkerThread() { std::thread([this] { serve(); }).detach(); }
+  LinkerThread(const LinkerThread&) = delete;
+  LinkerThread& operator=(const LinkerThread&) = delete;
+
+  // Runs `work` on the thread and waits for it; rethrows what it threw.
+  void run(const std::function<void()>& work) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_ = &work;
+    failed_ = nullptr;
+    done_ = false;
+    wake_.notify_all();
+    wake_.wait(lock, [this] { return done_; });
+    if (failed_) std::rethrow_exception(failed_);
+  }
+
+ private:
+  [[noreturn]] void serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return work_ != nullptr; });
+      const std::function<void()>* work = work_;
+      work_ = nullptr;
+      lock.unlock();
+      std::exception_ptr failed;
+      try {
+        (*work)();
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      lock.lock();
+      failed_ = failed;
+      done_ = true;
+      wake_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  const std::function<void()>* work_ = nullptr;
+  std::exception_ptr failed_;
+  bool done_ = false;
+};
+
 std::mutex g_mutex;
 bool g_broken = false;  // lld said it cannot run again
 uint64_t g_links = 0;
@@ -70,9 +128,13 @@ std::vector<uint8_t> link_shared_object(const std::vector<std::string>& objects,
                                    out.c_str()};
   for (const std::string& in : inputs) args.push_back(in.c_str());
   std::string messages;
-  llvm::raw_string_ostream said(messages);
-  const lld::Result r = lld::lldMain(args, said, said, {{lld::Gnu, &lld::elf::link}});
-  said.flush();
+  lld::Result r{1, false};
+  static LinkerThread& linker = *new LinkerThread();  // never destroyed: see LinkerThread
+  linker.run([&] {
+    llvm::raw_string_ostream said(messages);
+    r = lld::lldMain(args, said, said, {{lld::Gnu, &lld::elf::link}});
+    said.flush();
+  });
   std::error_code ignored;
   for (const std::string& in : inputs) std::filesystem::remove(in, ignored);
   if (!r.canRunAgain) g_broken = true;

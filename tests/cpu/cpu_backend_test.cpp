@@ -11,7 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <csignal>
 #include <sys/resource.h>
+#include <thread>
 #include <sstream>
 #include <vector>
 
@@ -241,6 +243,39 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
 // for it once loaded: with the descriptor limit lowered to a few above what
 // the process has open, a Program still compiles and runs 150 kernels, and
 // each one's code is its own (the loader does not mistake one for another).
+// Compiling a kernel links it with lld, which makes LLVM register its
+// signal handlers and give the thread it runs on an alternate signal stack
+// of LLVM's own (malloc'd, replacing a smaller one). That happens on
+// Grove's linker thread: an application thread that launches the first
+// kernel keeps the signal stack it had (AddressSanitizer, which unmaps a
+// thread's signal stack when the thread ends, aborted on LLVM's).
+TEST(CpuBackend, CompilingLeavesTheApplicationThreadsSignalStackAlone) {
+  stack_t before{}, after{};
+  std::string failure;
+  int got = -1;
+  std::thread app([&] {
+    sigaltstack(nullptr, &before);
+    try {
+      Config config = cpu(1);
+      config.cache_dir = "off";  // compiled and linked here, whatever ran before
+      Program prog(config);
+      Field x = prog.field(i32, "x", {4});
+      Kernel k = prog.kernel("k", [&] { for_range(0, 4, [&](Expr n) { x(n) = n * 5; }); });
+      k();
+      got = x.read<int>({3});
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    sigaltstack(nullptr, &after);
+  });
+  app.join();
+  ASSERT_EQ(failure, "");
+  EXPECT_EQ(got, 15);
+  EXPECT_EQ(after.ss_sp, before.ss_sp);
+  EXPECT_EQ(after.ss_size, before.ss_size);
+  EXPECT_EQ(after.ss_flags, before.ss_flags);
+}
+
 TEST(CpuBackend, KernelCountIsNotBoundedByTheDescriptorLimit) {
   size_t open_now = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++open_now;
