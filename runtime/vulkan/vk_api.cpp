@@ -59,7 +59,9 @@ void Api::load_global(PFN_vkGetInstanceProcAddr get_instance_proc_addr) {
 
 void Api::load_instance(VkInstance instance) {
   std::lock_guard<std::mutex> hold(volk_lock());
-  volkInitializeCustom(vkGetInstanceProcAddr);
+  // volkLoadInstanceOnly asks volk's global vkGetInstanceProcAddr: this
+  // table's loader's.
+  ::vkGetInstanceProcAddr = vkGetInstanceProcAddr;
   volkLoadInstanceOnly(instance);
 #define GROVE_VK_INSTANCE_OPTIONAL(name) this->name = ::name;
 #define GROVE_VK_INSTANCE(name)   \
