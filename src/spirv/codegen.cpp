@@ -237,10 +237,18 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
       GROVE_ASSERT(s->lhs()->type() == s->rhs()->type(), "SPIR-V codegen: a binary op on operands of two types");
       values_[s] = binary(s->binary_op(), s->lhs()->type(), value(s->lhs()), value(s->rhs()));
       return;
-    case StmtKind::Select:
-      values_[s] = m_.select(value_as(s->cond(), DataType::u1), value_as(s->true_value(), s->type()),
-                             value_as(s->false_value(), s->type()));
+    case StmtKind::Select: {
+      Id if_true = value_as(s->true_value(), s->type());
+      Id if_false = value_as(s->false_value(), s->type());
+      if (is_float(s->type())) {
+        // A literal zero chosen by a select is folded into what uses it
+        // (x / select(c, 0.0, -1.0) lost its x / 0.0), like one used directly.
+        if_true = opaque_zero(if_true, s->type());
+        if_false = opaque_zero(if_false, s->type());
+      }
+      values_[s] = m_.select(value_as(s->cond(), DataType::u1), if_true, if_false);
       return;
+    }
     case StmtKind::Alloca: {
       // A Function variable (declared in the entry block), zeroed here: the
       // interpreter zeroes it each time the alloca runs (e.g. per iteration).
