@@ -13,6 +13,7 @@ FieldWalk::FieldWalk(const TreeLayout& layout, int field) : root_offset_(layout.
   const FieldLayout* f = layout.field(field);
   GROVE_ASSERT(f != nullptr, "FieldWalk of a field that is not in this tree");
   const SNodeLayout& place = layout.node(f->place);
+  parent_ = place.parent;
   const SNodeLayout& target = layout.node(place.parent);
   const std::vector<int> axes = place.axes();
   const std::vector<int> path = layout.path(place.parent);
@@ -84,6 +85,22 @@ FieldWalk::FieldWalk(const TreeLayout& layout, int field) : root_offset_(layout.
   }
 }
 
+bool FieldWalk::interleaved(std::span<const FieldWalk> walks) {
+  if (walks.size() < 2) return false;
+  const FieldWalk& a = walks[0];
+  const auto n = static_cast<int64_t>(walks.size());
+  if (a.shape_.empty() || a.last_step_ != n * a.storage_words_) return false;
+  for (int64_t c = 1; c < n; ++c) {
+    const FieldWalk& b = walks[static_cast<size_t>(c)];
+    // One parent: the same levels, digits and tables; only the place's
+    // offset in the cell differs.
+    if (b.parent_ != a.parent_ || b.root_offset_ != a.root_offset_ || b.shape_ != a.shape_ ||
+        b.storage_words_ != a.storage_words_ || b.constant_ != a.constant_ + c * a.storage_words_)
+      return false;
+  }
+  return true;
+}
+
 int64_t FieldWalk::dense_part(size_t d, int64_t u) const {
   int64_t part = 0;
   for (size_t i = sparse_levels_; i < levels_.size(); ++i) part += levels_[i].digits[d].of(u) * levels_[i].node.cell_words;
@@ -130,37 +147,49 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
 }
 
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
-                       DataType as, void* out, size_t stride, size_t component) {
+                       DataType as, void* out, size_t stride, size_t component, size_t width) {
   auto* bytes = static_cast<unsigned char*>(out);
   const size_t size = host_value_bytes(as);
   const DataType from = compute_type(dtype);
+  const int64_t element_words = storage_words(dtype);
   // The host's type is the field's own, in whole words: the words are the value.
   const bool same = as == dtype && as != DataType::u1 && as != DataType::f16 && bit_width(as) >= 32;
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
+  const size_t to_step = stride * size;
   walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
-    unsigned char* to = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
-    const size_t to_step = stride * size;
-    if (r.address < 0) {
-      for (int64_t k = 0; k < r.count; ++k) std::memset(to + static_cast<size_t>(k) * to_step, 0, size);
-    } else if (same && size == 4 && !r.offsets) {
-      if (r.step == 1 && stride == 1) {
-        std::memcpy(to, w(r.address), static_cast<size_t>(r.count) * 4);
-      } else {
-        auto* o = reinterpret_cast<uint32_t*>(to);
-        const uint32_t* in = w(r.address);
-        for (int64_t k = 0; k < r.count; ++k) o[static_cast<size_t>(k) * stride] = in[k * r.step];
-      }
-    } else if (same) {
-      for (int64_t k = 0; k < r.count; ++k) std::memcpy(to + static_cast<size_t>(k) * to_step, w(r.word(k)), size);
-    } else {
-      for (int64_t k = 0; k < r.count; ++k) {
-        const uint64_t v = cast_bits(from, as, load_element(words, r.word(k) - words_from, dtype));
-        unsigned char* at = to + static_cast<size_t>(k) * to_step;
-        if (as == DataType::u1) {
-          const bool b = v != 0;
-          std::memcpy(at, &b, sizeof b);
+    unsigned char* first = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
+    // Every component of the run side by side, as the host's values are:
+    // one copy of the whole run.
+    if (r.address >= 0 && same && !r.offsets && stride == width && r.step == static_cast<int64_t>(width) * element_words) {
+      std::memcpy(first, w(r.address), static_cast<size_t>(r.count) * width * size);
+      return;
+    }
+    for (size_t c = 0; c < width; ++c) {
+      unsigned char* to = first + c * size;
+      const int64_t part = static_cast<int64_t>(c) * element_words;  // the component's word in an element
+      if (r.address < 0) {
+        for (int64_t k = 0; k < r.count; ++k) std::memset(to + static_cast<size_t>(k) * to_step, 0, size);
+      } else if (same && size == 4 && !r.offsets) {
+        if (r.step == 1 && stride == 1) {
+          std::memcpy(to, w(r.address), static_cast<size_t>(r.count) * 4);
         } else {
-          std::memcpy(at, &v, size);
+          auto* o = reinterpret_cast<uint32_t*>(to);
+          const uint32_t* in = w(r.address + part);
+          for (int64_t k = 0; k < r.count; ++k) o[static_cast<size_t>(k) * stride] = in[k * r.step];
+        }
+      } else if (same) {
+        for (int64_t k = 0; k < r.count; ++k)
+          std::memcpy(to + static_cast<size_t>(k) * to_step, w(r.word(k) + part), size);
+      } else {
+        for (int64_t k = 0; k < r.count; ++k) {
+          const uint64_t v = cast_bits(from, as, load_element(words, r.word(k) + part - words_from, dtype));
+          unsigned char* at = to + static_cast<size_t>(k) * to_step;
+          if (as == DataType::u1) {
+            const bool b = v != 0;
+            std::memcpy(at, &b, sizeof b);
+          } else {
+            std::memcpy(at, &v, size);
+          }
         }
       }
     }
@@ -169,35 +198,57 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
 
 std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
                                            int64_t words_from, const void* values, size_t value_bytes, bool each,
-                                           size_t stride, size_t component) {
+                                           size_t stride, size_t component, size_t width) {
   int64_t lo = INT64_MAX, hi = 0;
   const int64_t size = storage_words(dtype);
+  const auto last_part = static_cast<int64_t>(width - 1) * size;  // the last component's word in an element
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
+  const size_t v_step = (each ? stride : 0) * value_bytes;
   walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
     GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
-    const auto* v = static_cast<const unsigned char*>(values) +
-                    (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;
-    const size_t v_step = (each ? stride : 0) * value_bytes;
-    auto value = [&](int64_t k) {
-      uint64_t x = 0;
-      if (value_bytes == 4) std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 4);
-      else std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 8);
-      return x;
-    };
-    if (size == 1 && dtype != DataType::f16 && !r.offsets) {  // a word each, its low bits: store_element's
-      uint32_t* to = w(r.address);
-      for (int64_t k = 0; k < r.count; ++k) to[k * r.step] = static_cast<uint32_t>(value(k));
+    const auto* first = static_cast<const unsigned char*>(values) +
+                        (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;
+    const bool plain = dtype != DataType::f16 && !r.offsets && static_cast<size_t>(size) * 4 == value_bytes;
+    if (plain && each && stride == width && r.step == static_cast<int64_t>(width) * size) {
+      // Every component of the run side by side, as the host's values are,
+      // and in the field's own bits: one copy of the whole run.
+      std::memcpy(w(r.address), first, static_cast<size_t>(r.count) * width * value_bytes);
+    } else if (!each && size == 1 && dtype != DataType::f16 && !r.offsets && r.step == static_cast<int64_t>(width)) {
+      uint32_t bits = 0;  // the value's low word (little-endian, whatever value_bytes is)
+      std::memcpy(&bits, first, 4);
+      std::fill_n(w(r.address), r.count * static_cast<int64_t>(width), bits);
     } else {
-      for (int64_t k = 0; k < r.count; ++k) store_element(words, r.word(k) - words_from, dtype, value(k));
+      for (size_t c = 0; c < width; ++c) {
+        const unsigned char* v = first + (each ? c : 0) * value_bytes;
+        const int64_t part = static_cast<int64_t>(c) * size;
+        auto value = [&](int64_t k) {
+          uint64_t x = 0;
+          if (value_bytes == 4) std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 4);
+          else std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 8);
+          return x;
+        };
+        if (size == 1 && dtype != DataType::f16 && !r.offsets) {  // a word each, its low bits: store_element's
+          uint32_t* to = w(r.address + part);
+          if (value_bytes == 4 && v_step == 4 && r.step == 1) {
+            std::memcpy(to, v, static_cast<size_t>(r.count) * 4);
+          } else if (value_bytes == 4 && each) {
+            for (int64_t k = 0; k < r.count; ++k) std::memcpy(to + k * r.step, v + static_cast<size_t>(k) * v_step, 4);
+          } else {
+            for (int64_t k = 0; k < r.count; ++k) to[k * r.step] = static_cast<uint32_t>(value(k));
+          }
+        } else {
+          for (int64_t k = 0; k < r.count; ++k) store_element(words, r.word(k) + part - words_from, dtype, value(k));
+        }
+      }
     }
     if (r.offsets) {  // in any order
       for (int64_t k = 0; k < r.count; ++k) {
         lo = std::min(lo, r.word(k));
-        hi = std::max(hi, r.word(k));
+        hi = std::max(hi, r.word(k) + last_part);
       }
     } else {  // rising with k (step >= 0)
       lo = std::min(lo, r.word(0));
-      hi = std::max(hi, r.word(r.count - 1));
+      hi = std::max(hi, r.word(r.count - 1) + last_part);
     }
   });
   hi += size;

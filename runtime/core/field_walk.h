@@ -36,6 +36,13 @@ class FieldWalk {
   // element's last word.
   int64_t first_word() const { return lo_; }
   int64_t end_word() const { return hi_; }
+  // Whether the fields of `walks` (two or more) are the components of one
+  // vector or matrix field stored side by side in each cell, in order:
+  // component c of an element at word(k) + c * its storage words, and the
+  // next element right after the last component. A host copy then moves
+  // whole runs of elements, every component at once (the `width` of
+  // copy_elements_out and store_elements).
+  static bool interleaved(std::span<const FieldWalk> walks);
 
   // Elements [first, first + count) of one row (row-major over the
   // field's indices) in one cell of the deepest sparse node: element
@@ -70,6 +77,7 @@ class FieldWalk {
   int64_t dense_part(size_t d, int64_t u) const;
 
   int64_t root_offset_ = 0;
+  int parent_ = -1;             // the place's parent SNode
   std::vector<Level> levels_;   // root's children down to the place's parent
   size_t sparse_levels_ = 0;    // levels_[0, sparse_levels_) hold every sparse one
   std::vector<int64_t> shape_;  // per index
@@ -97,19 +105,23 @@ inline size_t host_value_bytes(DataType as) {
 // (the tree's buffer from word `words_from` on) as host values of type
 // `as`: element n goes to value n * stride + component of `out` (stride
 // and component interleave a vector field's components); inactive cells
-// give 0.
+// give 0. `width` > 1: `walk` stands for itself and the next width - 1
+// fields of an interleaved group (FieldWalk::interleaved, all of type
+// `dtype`), component c of element n going to value n * stride + component
+// + c.
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
-                       DataType as, void* out, size_t stride = 1, size_t component = 0);
+                       DataType as, void* out, size_t stride = 1, size_t component = 0, size_t width = 1);
 
 // Stores values into every element of `walk`'s field (of type `dtype`) in
 // `words` (the tree's buffer from word `words_from` on): `value_bytes`
 // (4 or 8) bytes each from `values`, the bits of the field's compute type
 // (4 bytes: its low word), one value for all or (`each`) one per element,
 // element n's at value n * stride + component. Every element must be
-// active: a -1 address is an internal error. Returns the words written,
-// [first, end), or (0, 0).
+// active: a -1 address is an internal error. `width` as in
+// copy_elements_out (component c of element n from value n * stride +
+// component + c). Returns the words written, [first, end), or (0, 0).
 std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
                                            int64_t words_from, const void* values, size_t value_bytes, bool each,
-                                           size_t stride = 1, size_t component = 0);
+                                           size_t stride = 1, size_t component = 0, size_t width = 1);
 
 }  // namespace grove::rt

@@ -181,8 +181,10 @@ void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, Data
   HostWords::Lease lease = host_words.lease();
   const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), false);
   check_pools();
-  for (size_t c = 0; c < ids.size(); ++c)
-    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c);
+  // A vector or matrix field's components side by side: all at once.
+  const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;
+  for (size_t c = 0; c < ids.size(); c += width)
+    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c, width);
 }
 
 void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
@@ -229,9 +231,10 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
   HostWords::Lease lease = host_words.lease();
   const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), true);
   int64_t lo = INT64_MAX, hi = 0;
-  for (size_t c = 0; c < ids.size(); ++c) {
+  const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;  // as in copy_field_out
+  for (size_t c = 0; c < ids.size(); c += width) {
     const auto [first, end] = rt::store_elements(walks[c], field_decl(ids[c]).dtype, words.words, words.from, values,
-                                                 value_bytes, each, ids.size(), c);
+                                                 value_bytes, each, ids.size(), c, width);
     if (end > first) {
       lo = std::min(lo, first);
       hi = std::max(hi, end);
