@@ -43,11 +43,11 @@ class Device {
   // Reads and writes are ordered after every launch queued before them.
   virtual void read_words(int id, int64_t offset, int64_t count, uint32_t* out) = 0;
   virtual void write_words(int id, int64_t offset, int64_t count, const uint32_t* in) = 0;
-  // Buffer `id`'s words themselves, for devices whose buffers are host
-  // memory and whose launches finish before they return (the CPU, the
-  // interpreter): host copies of many elements then read and write them in
-  // place. Valid until the next launch or buffer change; empty on other
-  // devices.
+  // Buffer `id`'s words themselves, where its memory is the host's (the
+  // CPU, the interpreter; a Vulkan device of unified memory, after waiting
+  // for the work queued before): host copies of many elements then read
+  // and write them in place. Valid until the next launch, transfer or
+  // buffer change; empty on other devices.
   virtual std::span<uint32_t> host_words(int /*id*/) { return {}; }
 
   // A kernel from its plan alone (code blobs included); raises grove::Error

@@ -2,6 +2,7 @@
 #include "runtime/core/field_walk.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "runtime/core/assert.h"
@@ -38,6 +39,10 @@ FieldWalk::FieldWalk(const TreeLayout& layout, int field) : root_offset_(layout.
         if ((s.axis_mask >> b) & 1) g.multiplier *= s.extent[b];
       g.stride = target.shape[a] / s.shape[a];
       g.extent = s.extent[a];
+      if (std::has_single_bit(static_cast<uint64_t>(g.stride)) && std::has_single_bit(static_cast<uint64_t>(g.extent))) {
+        g.shift = std::countr_zero(static_cast<uint64_t>(g.stride));
+        g.mask = g.extent - 1;
+      }
     }
     if (s.is_sparse()) sparse_levels_ = levels_.size() + 1;
     levels_.push_back(std::move(l));
@@ -120,30 +125,11 @@ int64_t FieldWalk::sparse_cell(const int64_t* index, std::span<const uint32_t> w
   return addr;
 }
 
-void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from, const RunFn& run) const {
-  if (elements_ == 0) return;
-  const size_t indices = shape_.size();
-  std::vector<int64_t> index(std::max<size_t>(indices, 1), 0);
-  const size_t last = indices == 0 ? 0 : indices - 1;
-  for (int64_t first = 0; first < elements_; first += row_) {
-    int64_t outer = constant_;
-    for (size_t d = 0; d < outer_part_.size(); ++d) outer += outer_part_[d][static_cast<size_t>(index[d])];
-    for (int64_t u0 = 0; u0 < row_; u0 += span_) {  // a cell of the deepest sparse node: one walk
-      index[last] = u0;
-      const int64_t cell = sparse_cell(index.data(), words, words_from);
-      Run r;
-      r.first = first + u0;
-      r.count = std::min(span_, row_ - u0);
-      r.address = cell < 0 ? -1 : cell + outer;
-      r.step = last_step_;
-      if (last_step_ < 0) r.offsets = last_part_.data();
-      run(r);
-    }
-    for (size_t d = last; d-- > 0;) {  // the next row: the indices before the last, row-major
-      if (++index[d] < shape_[d]) break;
-      index[d] = 0;
-    }
-  }
+bool FieldWalk::all_active(std::span<const uint32_t> words, int64_t words_from) const {
+  if (dense()) return true;
+  bool all = true;
+  for_each_run(words, words_from, [&](const Run& r) { all = all && r.address >= 0; });
+  return all;
 }
 
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,

@@ -12,7 +12,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <algorithm>
 #include <span>
 #include <utility>
 #include <vector>
@@ -56,14 +56,23 @@ class FieldWalk {
   };
   // Calls run(r) for every run of elements in order. `words` is the tree's
   // buffer from word `words_from` on; only sparse fields read it (their
-  // slots and masks).
-  using RunFn = std::function<void(const Run& r)>;
-  void for_each_run(std::span<const uint32_t> words, int64_t words_from, const RunFn& run) const;
+  // slots and masks). (A template: a call per run costs no indirection.)
+  template <typename RunFn>
+  void for_each_run(std::span<const uint32_t> words, int64_t words_from, RunFn&& run) const;
+  // Whether every element's cell is active (always, for a dense field).
+  bool all_active(std::span<const uint32_t> words, int64_t words_from) const;
 
  private:
   struct Digits {  // one index's digit at one node: (u / stride) % extent, times multiplier
     int64_t stride = 1, extent = 1, multiplier = 0;  // multiplier 0: the node does not split its axis
-    int64_t of(int64_t u) const { return multiplier == 0 ? 0 : (u / stride) % extent * multiplier; }
+    // Where stride and extent are powers of two (most layouts): a shift and a mask.
+    int shift = -1;
+    int64_t mask = 0;
+    int64_t of(int64_t u) const {
+      if (multiplier == 0) return 0;
+      if (shift >= 0) return ((u >> shift) & mask) * multiplier;
+      return (u / stride) % extent * multiplier;
+    }
   };
   struct Level {
     SNodeLayout node;            // a copy: a walk needs no layout once made
@@ -95,6 +104,33 @@ class FieldWalk {
   int64_t lo_ = 0, hi_ = 0;
   int64_t storage_words_ = 1;
 };
+
+template <typename RunFn>
+void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from, RunFn&& run) const {
+  if (elements_ == 0) return;
+  const size_t indices = shape_.size();
+  int64_t index[kMaxAxes] = {};
+  const size_t last = indices == 0 ? 0 : indices - 1;
+  for (int64_t first = 0; first < elements_; first += row_) {
+    int64_t outer = constant_;
+    for (size_t d = 0; d < outer_part_.size(); ++d) outer += outer_part_[d][static_cast<size_t>(index[d])];
+    for (int64_t u0 = 0; u0 < row_; u0 += span_) {  // a cell of the deepest sparse node: one walk
+      index[last] = u0;
+      const int64_t cell = sparse_levels_ == 0 ? root_offset_ : sparse_cell(index, words, words_from);
+      Run r;
+      r.first = first + u0;
+      r.count = std::min(span_, row_ - u0);
+      r.address = cell < 0 ? -1 : cell + outer;
+      r.step = last_step_;
+      if (last_step_ < 0) r.offsets = last_part_.data();
+      run(r);
+    }
+    for (size_t d = last; d-- > 0;) {  // the next row: the indices before the last, row-major
+      if (++index[d] < shape_[d]) break;
+      index[d] = 0;
+    }
+  }
+}
 
 // Bytes a host value of type `as` takes (u1: a bool).
 inline size_t host_value_bytes(DataType as) {

@@ -603,6 +603,7 @@ void Device::write_buffer(BufferId buffer, std::uint64_t offset, const void* dat
 void Device::read_buffer(BufferId buffer, std::uint64_t offset, void* out, std::uint64_t bytes) {
   impl_->read_buffer(buffer, offset, out, bytes);
 }
+std::span<std::byte> Device::host_memory(BufferId buffer) { return impl_->host_memory(buffer); }
 void Device::fill_buffer(BufferId buffer, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value) {
   impl_->fill_buffer(buffer, offset, bytes, value);
 }

@@ -67,6 +67,13 @@ struct DeviceInfo {
   std::uint32_t max_storage_buffers_per_stage = 0;  // as few as 4 on some mobile GPUs
   std::uint32_t subgroup_size = 0;
   bool subgroup_arithmetic = false;  // subgroup reduce (and elect) in compute shaders
+
+  // Memory: device-local memory the host can map, coherent and cached (a
+  // CPU device such as lavapipe, integrated and most mobile GPUs). Storage
+  // buffers then live in it, mapped once, and the host reads them and
+  // writes whole-field copies in place instead of through staging copies
+  // (Device::host_memory).
+  bool unified_memory = false;
 };
 
 // Every physical device the Vulkan loader reports, in its order. Throws
@@ -82,6 +89,7 @@ struct DeviceProfile {
   bool no_float64 = false;        // shader_float64 off
   bool no_float_atomics = false;  // atomic_float32_add and _min_max off
   bool no_float_controls = false;  // signed_zero_inf_nan_preserve off
+  bool no_unified_memory = false;  // unified_memory off: staging copies, as on a discrete GPU
   std::uint64_t max_storage_buffer_range = 0;  // 0 = the device's own limit
   // Caps maxComputeWorkGroupInvocations and maxComputeWorkGroupSize[0]
   // (0 = the device's own limits; Vulkan guarantees 128).
@@ -193,8 +201,17 @@ class Device {
   // Copies through a host-visible staging buffer. Any offset and size.
   // write_buffer returns once `data` is copied out (the upload runs after
   // all queued work); read_buffer waits for all queued work, then reads.
+  // On a device of unified memory (DeviceInfo::unified_memory) read_buffer
+  // reads the buffer's own mapping, without a staging copy.
   void write_buffer(BufferId buffer, std::uint64_t offset, const void* data, std::uint64_t bytes);
   void read_buffer(BufferId buffer, std::uint64_t offset, void* out, std::uint64_t bytes);
+  // On a device of unified memory: waits for all queued work (and, with
+  // the application's device, for all work submitted to the queue before),
+  // makes the device's writes visible to the host, and returns the
+  // buffer's bytes, which the host may read and write until the next
+  // launch, transfer or recording; host writes are seen by work submitted
+  // after them. Empty on other devices (use read_buffer and write_buffer).
+  std::span<std::byte> host_memory(BufferId buffer);
   // Sets `bytes` bytes from `offset` to the 32-bit `value` (vkCmdFillBuffer);
   // offset and bytes must be multiples of 4. Queued, does not wait.
   void fill_buffer(BufferId buffer, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value);

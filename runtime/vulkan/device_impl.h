@@ -46,6 +46,7 @@ class DeviceImpl {
   std::uint64_t buffer_size(BufferId id) const;
   void write_buffer(BufferId id, std::uint64_t offset, const void* data, std::uint64_t bytes);
   void read_buffer(BufferId id, std::uint64_t offset, void* out, std::uint64_t bytes);
+  std::span<std::byte> host_memory(BufferId id);
   void fill_buffer(BufferId id, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value);
 
   PipelineId create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
@@ -72,6 +73,7 @@ class DeviceImpl {
     std::uint64_t size = 0;      // bytes the user asked for
     std::uint64_t last_use = 0;  // serial of the last submission using it
     std::uint32_t generation = 0;
+    void* mapped = nullptr;  // its memory, mapped for good (unified memory)
     bool live = false;
     std::string name;
   };
@@ -137,8 +139,14 @@ class DeviceImpl {
   // device_resources.cpp
   std::uint32_t find_memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required,
                                  VkMemoryPropertyFlags preferred) const;
+  // host_visible: a staging buffer's memory. `mapped` (storage buffers):
+  // set to the memory's mapping where it is unified (DeviceInfo), else null.
   void allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, bool host_visible,
-                       const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory);
+                       const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory,
+                       void** mapped = nullptr);
+  // Waits for everything submitted to the queue so far, its memory writes
+  // made visible to the host.
+  void wait_visible_to_host();
   Buffer& lookup(BufferId id, const char* operation);
   const Buffer& lookup(BufferId id, const char* operation) const;
   Pipeline& lookup(PipelineId id, const char* operation);

@@ -59,7 +59,7 @@ std::uint32_t DeviceImpl::find_memory_type(std::uint32_t type_bits, VkMemoryProp
 }
 
 void DeviceImpl::allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, bool host_visible,
-                                 const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory) {
+                                 const std::string& what, VkBuffer& buffer, VkDeviceMemory& memory, void** mapped) {
   VkBufferCreateInfo create{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   create.size = bytes;
   create.usage = usage;
@@ -72,12 +72,21 @@ void DeviceImpl::allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, 
   VkMemoryRequirements req{};
   api_.vkGetBufferMemoryRequirements(device_, new_buffer, &req);
   // Host-visible and coherent memory exists on every Vulkan device; cached
-  // memory makes reading back faster where there is a choice.
-  const std::uint32_t type =
-      host_visible ? find_memory_type(req.memoryTypeBits,
-                                      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                      VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-                   : find_memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  // memory makes reading back faster where there is a choice. Storage
+  // buffers take unified memory where the device has it (and the profile
+  // leaves it), else device-local memory.
+  const VkMemoryPropertyFlags unified = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                        VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  std::uint32_t type = UINT32_MAX;
+  bool map = false;
+  if (host_visible) {
+    type = find_memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                            VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+  } else {
+    if (mapped != nullptr && info_.unified_memory) type = find_memory_type(req.memoryTypeBits, unified, unified);
+    map = type != UINT32_MAX;
+    if (!map) type = find_memory_type(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  }
   if (type == UINT32_MAX) {
     throw Error("the Vulkan device " + info_.name + " has no suitable memory type for " + what);
   }
@@ -91,6 +100,10 @@ void DeviceImpl::allocate_buffer(std::uint64_t bytes, VkBufferUsageFlags usage, 
   Undo undo_memory([&] { api_.vkFreeMemory(device_, new_memory, nullptr); });
   check(api_.vkBindBufferMemory(device_, new_buffer, new_memory, 0), "vkBindBufferMemory",
         "binding memory to " + what);
+  if (mapped != nullptr) *mapped = nullptr;
+  if (map) {  // for as long as the memory lives (vkFreeMemory unmaps it)
+    check(api_.vkMapMemory(device_, new_memory, 0, VK_WHOLE_SIZE, 0, mapped), "vkMapMemory", "mapping " + what);
+  }
   undo_memory.dismiss();
   undo_buffer.dismiss();
   buffer = new_buffer;
@@ -174,7 +187,7 @@ BufferId DeviceImpl::create_buffer(std::uint64_t bytes, std::string_view debug_n
   allocate_buffer(alloc_bytes,
                   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                       VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
-                  false, what, b.buffer, b.memory);
+                  false, what, b.buffer, b.memory, &b.mapped);
   Undo undo([&] { destroy_garbage(Garbage{0, b.buffer, b.memory}); });
   set_debug_name(VK_OBJECT_TYPE_BUFFER, reinterpret_cast<std::uint64_t>(b.buffer), name);
   {
@@ -240,6 +253,11 @@ void DeviceImpl::read_buffer(BufferId id, std::uint64_t offset, void* out, std::
   check_range(b, offset, bytes, "read_buffer");
   if (bytes == 0) return;
   if (!out) throw Error("read_buffer: out is null");
+  if (b.mapped != nullptr) {
+    wait_visible_to_host();
+    std::memcpy(out, static_cast<const unsigned char*>(b.mapped) + offset, bytes);
+    return;
+  }
   sync();
   auto* dst = static_cast<unsigned char*>(out);
   for (std::uint64_t done = 0; done < bytes;) {
@@ -261,6 +279,28 @@ void DeviceImpl::read_buffer(BufferId id, std::uint64_t offset, void* out, std::
     std::memcpy(dst + done, staging_.mapped, n);
     done += n;
   }
+}
+
+std::span<std::byte> DeviceImpl::host_memory(BufferId id) {
+  ensure_usable();
+  Buffer& b = lookup(id, "host_memory");
+  if (b.mapped == nullptr) return {};
+  wait_visible_to_host();
+  return {static_cast<std::byte*>(b.mapped), static_cast<std::size_t>(b.size)};
+}
+
+void DeviceImpl::wait_visible_to_host() {
+  // A submission of one barrier: its fence covers everything submitted to
+  // the queue before it (the application's work too, on an adopted device),
+  // and the barrier makes those writes visible to the host, which a fence
+  // alone does not.
+  Recording rec(*this, 0, 0);
+  VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  api_.vkCmdPipelineBarrier(rec.cmd(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host,
+                            0, nullptr, 0, nullptr);
+  wait_for(rec.submit());
 }
 
 void DeviceImpl::fill_buffer(BufferId id, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value) {

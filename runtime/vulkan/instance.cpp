@@ -102,6 +102,11 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   info.driver_version = props.driverVersion;
   pd.api_version = std::min(props.apiVersion, instance_version);
   api.vkGetPhysicalDeviceMemoryProperties(handle, &pd.memory);
+  for (std::uint32_t i = 0; i < pd.memory.memoryTypeCount; ++i) {
+    const VkMemoryPropertyFlags unified = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    if ((pd.memory.memoryTypes[i].propertyFlags & unified) == unified) info.unified_memory = true;
+  }
 
   std::uint32_t family_count = 0;
   api.vkGetPhysicalDeviceQueueFamilyProperties(handle, &family_count, nullptr);
@@ -393,6 +398,7 @@ DeviceInfo apply_profile(DeviceInfo info, const DeviceProfile& profile) {
   }
   if (profile.no_float64) info.shader_float64 = false;
   if (profile.no_float_controls) info.signed_zero_inf_nan_preserve = false;
+  if (profile.no_unified_memory) info.unified_memory = false;
   if (profile.no_float_atomics) {
     info.atomic_float32_add = false;
     info.atomic_float32_min_max = false;

@@ -56,6 +56,7 @@ class VulkanDevice : public rt::Device {
   void destroy_buffer(int id) override;
   void read_words(int id, int64_t offset, int64_t count, uint32_t* out) override;
   void write_words(int id, int64_t offset, int64_t count, const uint32_t* in) override;
+  std::span<uint32_t> host_words(int id) override;
   std::unique_ptr<rt::LoadedKernel> load(rt::KernelPlan plan) override;
   void launch(rt::LoadedKernel& kernel, std::span<const uint64_t> args, const std::vector<bool>& run,
               std::span<const int> slot_buffers) override;
@@ -259,6 +260,18 @@ void VulkanDevice::read_words(int id, int64_t offset, int64_t count, uint32_t* o
   flush_all();
   if (count > 0) device_->read_buffer(t.buffer, static_cast<uint64_t>(offset) * 4, out, static_cast<uint64_t>(count) * 4);
   if (context_pending_ || recorded_reports_) report_context();
+}
+
+// On unified memory (vk::DeviceInfo::unified_memory) host copies of whole
+// fields work on the buffer's own mapping, once the work queued before has
+// finished; elsewhere they go through read_words and write_words.
+std::span<uint32_t> VulkanDevice::host_words(int id) {
+  Tree& t = tree(id, "host_words");
+  flush_all();
+  const std::span<std::byte> bytes = device_->host_memory(t.buffer);
+  if (bytes.empty()) return {};
+  if (context_pending_ || recorded_reports_) report_context();
+  return {reinterpret_cast<uint32_t*>(bytes.data()), static_cast<size_t>(t.words)};
 }
 
 void VulkanDevice::write_words(int id, int64_t offset, int64_t count, const uint32_t* in) {

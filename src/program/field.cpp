@@ -209,27 +209,40 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
       }
     });
   }
-  if (forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
-    // Writes activate, which only the runtime may do: Grove's own kernel
-    // writes every element (the value itself for a fill; 0, to be
-    // replaced below, for a copy), activating every cell.
-    const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
-    for (size_t c = 0; c < ids.size(); ++c) {
-      ArgValue v(uint64_t{0});
-      v.type = compute_type(field_decl(ids[c]).dtype);
-      v.bits = each ? 0 : value(0);
-      std::vector<ArgValue> args{v};
-      if (is_tree_type(tree)) args.emplace_back(handle);
-      launch(filler_kernel(ids[c]), args);
-    }
-    check_pools();
-    if (!each) return;
-  }
   const rt::TreeLayout& layout = forest.layout(tree);
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
-  const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), true);
+  rt::Context::HostSpan words;
+  if (forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
+    // Writes activate, which only the runtime may do. Where every cell is
+    // active already (a copy into a field written before), the values are
+    // stored as they are; else Grove's own kernel writes every element
+    // first (the value itself for a fill; 0, to be replaced below, for a
+    // copy), activating every cell.
+    bool active = false;
+    if (each) {
+      words = context->host_span(instance, walks, lease.words(), false);
+      active = std::all_of(walks.begin(), walks.end(),
+                           [&](const rt::FieldWalk& w) { return w.all_active(words.words, words.from); });
+    }
+    if (!active) {
+      const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
+      for (size_t c = 0; c < ids.size(); ++c) {
+        ArgValue v(uint64_t{0});
+        v.type = compute_type(field_decl(ids[c]).dtype);
+        v.bits = each ? 0 : value(0);
+        std::vector<ArgValue> args{v};
+        if (is_tree_type(tree)) args.emplace_back(handle);
+        launch(filler_kernel(ids[c]), args);
+      }
+      check_pools();
+      if (!each) return;
+      words = context->host_span(instance, walks, lease.words(), true);  // after the launches
+    }
+  } else {
+    words = context->host_span(instance, walks, lease.words(), true);
+  }
   int64_t lo = INT64_MAX, hi = 0;
   const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;  // as in copy_field_out
   for (size_t c = 0; c < ids.size(); c += width) {

@@ -30,6 +30,7 @@ struct VulkanTestProfile {
   bool no_float64 = false;        // no shaderFloat64
   bool no_float_atomics = false;  // no OpAtomicFAddEXT: f32 atomics become compare-and-swap loops
   bool no_float_controls = false;  // no SignedZeroInfNanPreserve (a driver may fold x * 0.0)
+  bool no_unified_memory = false;  // staging copies for host access, as on a discrete GPU
   uint64_t max_storage_buffer_range = 0;  // bytes; 0 = the device's own limit
   uint32_t max_workgroup_invocations = 0;  // invocations per group; 0 = the device's own limit
 };

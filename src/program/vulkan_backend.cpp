@@ -197,6 +197,7 @@ BackendAndDevice make_vulkan_backend(const BackendOptions& options) {
   d.profile.no_float64 = p.no_float64;
   d.profile.no_float_atomics = p.no_float_atomics;
   d.profile.no_float_controls = p.no_float_controls;
+  d.profile.no_unified_memory = p.no_unified_memory;
   d.profile.max_storage_buffer_range = p.max_storage_buffer_range;
   d.profile.max_workgroup_invocations = p.max_workgroup_invocations;
   vk::RuntimeOptions r;

@@ -773,6 +773,14 @@ TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
       ASSERT_EQ(h.read<int32_t>({i, j}), 201);
     }
   EXPECT_EQ(prog.stats().at(lists.name()).active_cells, 30);
+  // Copies into cells all active already store the values as they are.
+  for (float& x : pm) x += 1.0f;
+  for (double& x : dm) x *= -2.0;
+  p.from_vector(pm);
+  d.from_vector(dm);
+  EXPECT_EQ(p.to_vector<float>(), pm);
+  EXPECT_EQ(d.to_vector<double>(), dm);
+  EXPECT_EQ(h.to_vector<int32_t>(), std::vector<int32_t>(30, 201));
   std::vector<int64_t> qm(36);
   for (size_t n = 0; n < qm.size(); ++n) qm[n] = (int64_t{1} << 40) + static_cast<int64_t>(n * 7);
   q.write({4, 1}, int64_t{5});

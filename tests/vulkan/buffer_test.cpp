@@ -1,8 +1,11 @@
 // tests/vulkan/buffer_test.cpp — storage buffers: zero-fill on creation,
-// writes and reads at any offset and size, fills, id checks, errors.
+// writes and reads at any offset and size, fills, id checks, errors; each
+// test twice, in the device's own memory (unified on lavapipe: reads from
+// the buffer's mapping) and as a discrete GPU's (staging copies).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <span>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,7 +15,17 @@
 namespace grove::vk::testing {
 namespace {
 
-class VulkanBuffers : public VulkanTest {};
+// The parameter: whether the device may use unified memory.
+class VulkanBuffers : public VulkanTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  DeviceOptions options() const override {
+    DeviceOptions o;
+    o.profile.no_unified_memory = !GetParam();
+    return o;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Memory, VulkanBuffers, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "unified" : "staged"; });
 
 std::vector<unsigned char> pattern(std::size_t n, unsigned seed) {
   std::vector<unsigned char> out(n);
@@ -29,7 +42,7 @@ std::string error_of(auto&& f) {
   return "(no error)";
 }
 
-TEST_F(VulkanBuffers, NewBuffersAreZeroAndRoundTripAtAnyOffset) {
+TEST_P(VulkanBuffers, NewBuffersAreZeroAndRoundTripAtAnyOffset) {
   for (std::uint64_t size : {1ull, 4ull, 13ull, 1000ull, 4096ull, 65536ull + 12, (3ull << 20) + 5}) {
     SCOPED_TRACE("size " + std::to_string(size));
     const BufferId b = device().create_buffer(size, "roundtrip");
@@ -63,7 +76,7 @@ TEST_F(VulkanBuffers, NewBuffersAreZeroAndRoundTripAtAnyOffset) {
 }
 
 // Larger than the 64 MiB staging buffer, so the copies go in chunks.
-TEST_F(VulkanBuffers, TransfersLargerThanStagingAreChunked) {
+TEST_P(VulkanBuffers, TransfersLargerThanStagingAreChunked) {
   const std::uint64_t size = std::min<std::uint64_t>((64ull << 20) + 4096 + 8, device().info().max_storage_buffer_range);
   const BufferId b = device().create_buffer(size, "large");
   std::vector<std::uint32_t> words(size / 4);
@@ -74,7 +87,7 @@ TEST_F(VulkanBuffers, TransfersLargerThanStagingAreChunked) {
   EXPECT_TRUE(got == words);
 }
 
-TEST_F(VulkanBuffers, FillSetsWholeWordsInRange) {
+TEST_P(VulkanBuffers, FillSetsWholeWordsInRange) {
   const BufferId b = device().create_buffer(4096, "fill");
   device().fill_buffer(b, 0, 4096, 0x11111111u);
   device().fill_buffer(b, 64, 128, 0xdeadbeefu);
@@ -87,7 +100,7 @@ TEST_F(VulkanBuffers, FillSetsWholeWordsInRange) {
   }
 }
 
-TEST_F(VulkanBuffers, WritesFillsAndReadsAreOrdered) {
+TEST_P(VulkanBuffers, WritesFillsAndReadsAreOrdered) {
   const BufferId b = device().create_buffer(1024, "ordered");
   std::vector<std::uint32_t> ones(256, 1);
   device().write_buffer(b, 0, ones.data(), 1024);
@@ -101,7 +114,7 @@ TEST_F(VulkanBuffers, WritesFillsAndReadsAreOrdered) {
   }
 }
 
-TEST_F(VulkanBuffers, RecreatedBufferIsZeroAgain) {
+TEST_P(VulkanBuffers, RecreatedBufferIsZeroAgain) {
   for (int round = 0; round < 5; ++round) {
     const BufferId b = device().create_buffer(1 << 16);
     for (std::uint32_t w : read_words(b)) ASSERT_EQ(w, 0u) << "round " << round;
@@ -110,7 +123,7 @@ TEST_F(VulkanBuffers, RecreatedBufferIsZeroAgain) {
   }
 }
 
-TEST_F(VulkanBuffers, BadRangesAndIdsAreErrorsAndLeaveTheDeviceUsable) {
+TEST_P(VulkanBuffers, BadRangesAndIdsAreErrorsAndLeaveTheDeviceUsable) {
   const BufferId b = device().create_buffer(100, "small");
   char data[16] = {};
   EXPECT_NE(error_of([&] { device().write_buffer(b, 90, data, 16); }).find("outside buffer 'small' of 100 bytes"),
@@ -137,7 +150,7 @@ TEST_F(VulkanBuffers, BadRangesAndIdsAreErrorsAndLeaveTheDeviceUsable) {
   EXPECT_EQ(word, 42u);
 }
 
-TEST_F(VulkanBuffers, ManyBuffersLiveAtOnce) {
+TEST_P(VulkanBuffers, ManyBuffersLiveAtOnce) {
   std::vector<BufferId> buffers;
   for (std::uint32_t i = 0; i < 64; ++i) {
     buffers.push_back(device().create_buffer(256 + i * 4));
@@ -153,6 +166,32 @@ TEST_F(VulkanBuffers, ManyBuffersLiveAtOnce) {
     }
   }
   for (BufferId b : buffers) device().destroy_buffer(b);
+}
+
+// Device::host_memory: the buffer's own bytes where memory is unified,
+// after the work queued before it (a fill here) has finished; host writes
+// are seen by work queued after them. Nothing on a staged device.
+TEST_P(VulkanBuffers, HostMemoryIsTheBufferItselfWhereMemoryIsUnified) {
+  const BufferId b = device().create_buffer(4096, "mapped");
+  device().fill_buffer(b, 0, 4096, 0x01020304u);
+  const std::span<std::byte> bytes = device().host_memory(b);
+  if (!GetParam() || !device().info().unified_memory) {
+    EXPECT_TRUE(bytes.empty());
+    EXPECT_FALSE(!GetParam() && device().info().unified_memory) << "the profile turns unified memory off";
+    return;
+  }
+  ASSERT_EQ(bytes.size(), 4096u);
+  std::vector<std::uint32_t> words(1024);
+  std::memcpy(words.data(), bytes.data(), 4096);
+  for (std::size_t i = 0; i < words.size(); ++i) ASSERT_EQ(words[i], 0x01020304u) << "word " << i;
+  for (std::uint32_t i = 0; i < 1024; ++i) std::memcpy(bytes.data() + 4 * i, &i, 4);
+  device().fill_buffer(b, 0, 16, 7);  // after the host's writes
+  words = read_words(b);
+  for (std::uint32_t i = 0; i < 1024; ++i) ASSERT_EQ(words[i], i < 4 ? 7u : i) << "word " << i;
+  // A new buffer: zero there too, its fill finished before the host looks.
+  const BufferId c = device().create_buffer(1 << 20, "mapped_zero");
+  const std::span<std::byte> zero = device().host_memory(c);
+  EXPECT_TRUE(std::all_of(zero.begin(), zero.end(), [](std::byte x) { return x == std::byte{0}; }));
 }
 
 }  // namespace

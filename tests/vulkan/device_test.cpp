@@ -80,7 +80,7 @@ TEST(VulkanDevices, EnumerationFindsLavapipe) {
               << " max_invocations=" << d.max_compute_workgroup_invocations
               << " push_constants=" << d.max_push_constants_size
               << " buffers_per_stage=" << d.max_storage_buffers_per_stage
-              << " subgroup=" << d.subgroup_size << "\n";
+              << " subgroup=" << d.subgroup_size << " unified_memory=" << d.unified_memory << "\n";
     if (d.name.find("llvmpipe") != std::string::npos) lavapipe = &d;
   }
   if (!lavapipe) GTEST_SKIP() << "lavapipe (Debian's mesa-vulkan-drivers) is not installed";
@@ -93,6 +93,7 @@ TEST(VulkanDevices, EnumerationFindsLavapipe) {
   EXPECT_GE(lavapipe->max_push_constants_size, 128u);
   EXPECT_GE(lavapipe->max_storage_buffers_per_stage, 4u);
   EXPECT_GT(lavapipe->subgroup_size, 0u);
+  EXPECT_TRUE(lavapipe->unified_memory);  // a CPU device: its memory is the host's
   EXPECT_TRUE(lavapipe->shader_int64);
 }
 
