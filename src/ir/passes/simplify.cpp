@@ -1,9 +1,10 @@
-// src/ir/passes/simplify.cpp — constant folding, CSE and DCE in rounds to a fixed point.
+// src/ir/passes/simplify.cpp — constant folding, CSE, DCE and merging ifs in rounds to a fixed point.
 #include "ir/passes/simplify.h"
 
 #include "ir/passes/constant_fold.h"
 #include "ir/passes/cse.h"
 #include "ir/passes/dce.h"
+#include "ir/passes/merge_ifs.h"
 #include "ir/verifier.h"
 
 namespace grove::ir {
@@ -17,6 +18,7 @@ void simplify(Kernel& kernel, const SimplifyOptions& options) {
       {"constant_fold", constant_fold},
       {"eliminate_common_subexpressions", eliminate_common_subexpressions},
       {"eliminate_dead_code", eliminate_dead_code},
+      {"merge_adjacent_ifs", merge_adjacent_ifs},
   };
   for (int round = 0; round < options.max_rounds; ++round) {
     bool changed = false;
