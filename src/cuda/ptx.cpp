@@ -135,6 +135,7 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
   // libdevice's, linked into the module before it is optimised.
   std::string math_function(const std::string& name) const override { return "__nv_" + name; }
   bool exact_frem() const override { return false; }  // NVPTX lowers frem inexactly
+  unsigned cas_words() const override { return 1; }  // f32 atomic adds are native there
 };
 
 }  // namespace

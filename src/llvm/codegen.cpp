@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "grove/error.h"
 #include "ir/assert.h"
@@ -58,6 +59,9 @@ class Emitter {
   std::vector<TaskCode> emit() {
     std::vector<TaskCode> tasks;
     const ir::Block* body = kernel_.body();
+    ir::walk(const_cast<ir::Block*>(body), [&](const ir::Stmt* s) {
+      for (const ir::Stmt* op : s->operands()) used_.insert(op);
+    });
     for (size_t i = 0; i < body->size(); ++i) {
       const ir::Stmt* task = body->at(i);
       if (task->kind() != StmtKind::Task)
@@ -183,7 +187,117 @@ class Emitter {
   }
 
   void emit_block(const ir::Block* block) {
-    for (size_t i = 0; i < block->size(); ++i) emit_stmt(block->at(i));
+    for (size_t i = 0; i < block->size(); ++i) {
+      if (const std::vector<size_t> group = atomic_add_group(block, i); !group.empty()) {
+        // The values between the group's adds first (they read no memory),
+        // then the adds as one.
+        for (size_t j = i; j < group.back(); ++j)
+          if (std::find(group.begin(), group.end(), j) == group.end()) emit_stmt(block->at(j));
+        emit_atomic_add_group(block, group);
+        i = group.back();
+      } else {
+        emit_stmt(block->at(i));
+      }
+    }
+  }
+
+  // ---- groups of f32 atomic adds (TargetHooks::cas_words) ----
+  // An f32 atomic add whose old value nothing uses, and its address as a
+  // value plus a constant number of words.
+  std::optional<std::pair<const ir::Stmt*, uint64_t>> groupable_add(const ir::Stmt* s) const {
+    if (s->kind() != StmtKind::TreeAtomic || s->atomic_op() != ir::AtomicOp::add || s->type() != DataType::f32 ||
+        used_.count(s) != 0 || reductions_.count(s) != 0)
+      return std::nullopt;
+    // (u32 words: the constants' sum wraps as the addresses do.)
+    const ir::Stmt* a = s->address();
+    uint32_t words = 0;
+    while (a->kind() == StmtKind::Binary && a->binary_op() == BinaryOp::add) {
+      if (a->rhs()->kind() == StmtKind::Const) {
+        words += static_cast<uint32_t>(a->rhs()->bits());
+        a = a->lhs();
+      } else if (a->lhs()->kind() == StmtKind::Const) {
+        words += static_cast<uint32_t>(a->lhs()->bits());
+        a = a->rhs();
+      } else {
+        break;
+      }
+    }
+    return std::pair{a, uint64_t{words}};
+  }
+
+  // The positions of f32 atomic adds from block->at(i) on to consecutive
+  // words of one tree, in order, that one compare-and-swap can cover: 4 or
+  // 2 (as cas_words allows), with only value statements (no loads, no
+  // effects) between them; else none.
+  std::vector<size_t> atomic_add_group(const ir::Block* block, size_t i) const {
+    const unsigned words = target_.cas_words();
+    if (words < 2) return {};
+    const ir::Stmt* head = block->at(i);
+    const auto first = groupable_add(head);
+    if (!first) return {};
+    std::vector<size_t> group{i};
+    for (size_t j = i + 1; group.size() < words && j < block->size(); ++j) {
+      const ir::Stmt* s = block->at(j);
+      if (ir::is_value(s->kind())) continue;
+      const auto next = groupable_add(s);
+      if (!next || next->first != first->first || next->second != ((first->second + group.size()) & 0xffffffffu) ||
+          s->tree() != head->tree() || s->tree_param() != head->tree_param())
+        break;
+      group.push_back(j);
+    }
+    group.resize(group.size() >= 4 && words >= 4 ? 4 : group.size() >= 2 ? 2 : 0);
+    return group;
+  }
+
+  // The n adds of `group` as one compare-and-swap loop of n words
+  // (the f32 vector sum, lane by lane as each add would compute it) where
+  // the first word is aligned to the group's size, else one by one. Lock
+  // instructions are what a scatter pays for on x86: a vector's update
+  // takes one instead of n. Nothing uses the old values.
+  void emit_atomic_add_group(const ir::Block* block, const std::vector<size_t>& group) {
+    const size_t n = group.size();
+    auto add_k = [&](size_t k) { return block->at(group[k]); };
+    const ir::Stmt* head = add_k(0);
+    const auto bytes = static_cast<uint64_t>(n * 4);
+    llvm::Value* p = word_pointer(head);
+    llvm::Value* at = b_.CreatePtrToInt(p, b_.getInt64Ty());
+    llvm::Value* aligned = b_.CreateICmpEQ(b_.CreateAnd(at, b_.getInt64(bytes - 1)), b_.getInt64(0));
+    auto* wide = llvm::BasicBlock::Create(c_, "cas_group", fn_);
+    auto* loop = llvm::BasicBlock::Create(c_, "cas_group_loop", fn_);
+    auto* narrow = llvm::BasicBlock::Create(c_, "cas_group_unaligned", fn_);
+    auto* done = llvm::BasicBlock::Create(c_, "cas_group_done", fn_);
+    b_.CreateCondBr(aligned, wide, narrow);
+
+    b_.SetInsertPoint(narrow);
+    for (size_t k = 0; k < n; ++k) values_[add_k(k)] = tree_atomic(add_k(k));
+    b_.CreateBr(done);
+
+    b_.SetInsertPoint(wide);
+    llvm::Type* words_t = b_.getIntNTy(static_cast<unsigned>(n * 32));
+    llvm::Type* lanes_t = llvm::FixedVectorType::get(b_.getFloatTy(), static_cast<unsigned>(n));
+    llvm::Value* add = llvm::PoisonValue::get(lanes_t);
+    for (size_t k = 0; k < n; ++k) add = b_.CreateInsertElement(add, value(add_k(k)->value()), k);
+    // A first guess at the words, in 64-bit atomic loads (the loop checks it).
+    llvm::Value* guess = nullptr;
+    for (size_t half = 0; half < n / 2; ++half) {
+      llvm::Value* hp = b_.CreateGEP(b_.getInt64Ty(), p, b_.getInt64(half));
+      llvm::LoadInst* h = b_.CreateAlignedLoad(b_.getInt64Ty(), hp, llvm::Align(8));
+      h->setAtomic(llvm::AtomicOrdering::Monotonic);
+      llvm::Value* part = b_.CreateZExt(h, words_t);
+      if (half > 0) part = b_.CreateShl(part, llvm::ConstantInt::get(words_t, 64 * half));
+      guess = guess ? b_.CreateOr(guess, part) : part;
+    }
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* expected = b_.CreatePHI(words_t, 2);
+    expected->addIncoming(guess, wide);
+    llvm::Value* sum = b_.CreateBitCast(b_.CreateFAdd(b_.CreateBitCast(expected, lanes_t), add), words_t);
+    auto* cas = b_.CreateAtomicCmpXchg(p, expected, sum, llvm::MaybeAlign(bytes), llvm::AtomicOrdering::Monotonic,
+                                       llvm::AtomicOrdering::Monotonic);
+    expected->addIncoming(b_.CreateExtractValue(cas, 0), loop);
+    b_.CreateCondBr(b_.CreateExtractValue(cas, 1), done, loop);
+    b_.SetInsertPoint(done);
+    for (size_t k = 0; k < n; ++k) values_[add_k(k)] = zero(DataType::f32);  // (unused)
   }
 
   void emit_stmt(const ir::Stmt* s) {
@@ -817,6 +931,7 @@ class Emitter {
   std::vector<LoopTarget> loops_;
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
+  std::unordered_set<const ir::Stmt*> used_;  // statements whose values another uses
 };
 
 // ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into

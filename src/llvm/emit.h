@@ -87,6 +87,11 @@ class TargetHooks {
   virtual std::string math_function(const std::string& name) const = 0;
   // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).
   virtual bool exact_frem() const = 0;
+  // How many adjacent 32-bit words one compare-and-swap may cover natively
+  // (1, 2 or 4): adjacent f32 atomic adds (a vector's components, a cell's
+  // fields) then become one compare-and-swap loop over the group where it
+  // is aligned to its size.
+  virtual unsigned cas_words() const = 0;
 };
 
 struct Emitted {

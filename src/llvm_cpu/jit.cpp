@@ -19,6 +19,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/TargetParser/Triple.h>
 #include <llvm/Transforms/Utils/Cloning.h>
 
 #include <algorithm>
@@ -124,6 +125,7 @@ std::optional<CpuCode> load(const DiskCache& cache, const std::string& key) {
 // [lo, hi) of a parallel loop, a count function per parallel task, libm.
 class CpuHooks final : public TargetHooks {
  public:
+  explicit CpuHooks(unsigned cas_words) : cas_words_(cas_words) {}
   // Symbols are "<kernel>.t<i>.<kind>" (each kernel is a shared object with
   // a symbol scope of its own, so names may repeat across kernels).
   std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const override {
@@ -156,6 +158,13 @@ class CpuHooks final : public TargetHooks {
   }
   std::string math_function(const std::string& name) const override { return name; }
   bool exact_frem() const override { return true; }
+  // x86-64 with cmpxchg16b and AArch64 compare and swap 128 bits inline,
+  // every 64-bit CPU 64 bits (an f32 atomic add is a compare-and-swap loop
+  // on both: a locked instruction each on x86).
+  unsigned cas_words() const override { return cas_words_; }
+
+ private:
+  unsigned cas_words_;
 };
 
 // Kernels LLVM compiled in this process (Jit::compilations()).
@@ -171,6 +180,7 @@ struct Jit::Impl {
   const llvm::Target* target = nullptr;
   size_t threads = 1;  // compile threads: the cores, at most 8
   std::string triple, cpu, features;
+  std::unique_ptr<CpuHooks> hooks;
 
   // Position-independent code: each kernel becomes a shared object
   // (linker.h) that the runtime opens with dlopen.
@@ -304,6 +314,11 @@ Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
       features.AddFeature(f.Key, info->getFeatureBits().test(f.Value));
   }
   impl_->features = features.getString();
+  const llvm::Triple triple(impl_->triple);
+  const std::vector<std::string>& flags = features.getFeatures();
+  const bool cx16 = std::find(flags.begin(), flags.end(), "+cx16") != flags.end();
+  const bool wide = triple.isAArch64() || (triple.getArch() == llvm::Triple::x86_64 && cx16);
+  impl_->hooks = std::make_unique<CpuHooks>(wide ? 4 : 2);
   impl_->threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   impl_->add_machine();
 }
@@ -380,8 +395,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
   module->setDataLayout(impl_->machines[0]->createDataLayout());
-  static const CpuHooks cpu;
-  Emitted emitted = emit_kernel(kernel, options, cpu, *module);
+  Emitted emitted = emit_kernel(kernel, options, *impl_->hooks, *module);
   std::string ir_before, ir_after, assembly;  // with keep_text
   std::vector<std::string> objects;
   if (options.keep_text) {

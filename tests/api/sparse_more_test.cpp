@@ -24,6 +24,42 @@ int32_t count_visits(Program& prog, const Field& f, const std::string& tag) {
   return count.read<int32_t>();
 }
 
+// A scatter's atomic adds to a vector and a scalar sharing cells (a
+// particle-to-grid transfer's grid_v and grid_m), from every iteration of
+// a parallel loop into a few cells: on the CPU the components of one cell
+// share a compare-and-swap where they are aligned, and go one by one where
+// not (cells of 3 words: every other one). The sums are exact integers.
+TEST_P(SparseMore, ScatteredVectorAddsIntoSharedCellsAreExact) {
+  Program prog(config());
+  Field gv = prog.vector_field(3, f32, "gv"), gm = prog.field(f32, "gm");
+  prog.root().pointer(i, 4).dense(i, 4).place(gv, gm);
+  Field dv = prog.vector_field(3, f32, "dv", {7});
+  constexpr int kN = 20000;
+  Kernel k = prog.kernel("scatter", [&] {
+    for_range(0, kN, [&](Expr q) {
+      const Expr c = q % 13;
+      gv(c) += Vec{Expr(1.0f), Expr(2.0f), cast(f32, q % 2)};
+      gm(c) += 1.0f;
+      dv(q % 7) += Vec{Expr(1.0f), cast(f32, q % 3), Expr(3.0f)};
+    });
+  });
+  k();
+  std::vector<float> want_g(16 * 3, 0.0f), want_m(16, 0.0f), want_d(7 * 3, 0.0f);
+  for (int q = 0; q < kN; ++q) {
+    const size_t c = static_cast<size_t>(q % 13), d = static_cast<size_t>(q % 7);
+    want_g[3 * c] += 1.0f;
+    want_g[3 * c + 1] += 2.0f;
+    want_g[3 * c + 2] += static_cast<float>(q % 2);
+    want_m[c] += 1.0f;
+    want_d[3 * d] += 1.0f;
+    want_d[3 * d + 1] += static_cast<float>(q % 3);
+    want_d[3 * d + 2] += 3.0f;
+  }
+  EXPECT_EQ(gv.to_vector<float>(), want_g);
+  EXPECT_EQ(gm.to_vector<float>(), want_m);
+  EXPECT_EQ(dv.to_vector<float>(), want_d);
+}
+
 TEST_P(SparseMore, PointerUnderDense) {
   Program prog(config());
   Field x = prog.field(i32, "x");

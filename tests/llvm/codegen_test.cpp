@@ -89,6 +89,13 @@ int32_t run_on_four_threads(const JitKernel& k, Buffers& buf, int32_t chunk) {
   return count;
 }
 
+// How often `what` occurs in `text`.
+size_t test_count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // ---- one binary operation on arguments a, b of type `t` -------------------------
 
 std::string type_text(DataType t) { return std::string(type_name(t)); }
@@ -381,6 +388,76 @@ kernel @p() stage lowered {
     ASSERT_EQ(buf.tree[static_cast<size_t>(i) + 4], static_cast<uint32_t>(i) * static_cast<uint32_t>(i)) << i;
   // Nothing below the loop's first index was written.
   for (size_t w = 4; w < 14; ++w) EXPECT_EQ(buf.tree[w], 0u) << w;
+}
+
+// f32 atomic adds to consecutive words, with values between them, become
+// one compare-and-swap of the group (TargetHooks::cas_words: 128 bits on
+// x86-64 with cmpxchg16b and AArch64, else 64): four words at an aligned
+// address, the same four one word off (the unaligned path, add by add), a
+// pair, and a lone add. Four threads hit 8 cells; the sums are exact.
+TEST(LlvmCodegen, AdjacentFloatAddsShareOneCompareAndSwap) {
+  JitKernel k = compile(R"(
+kernel @g() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 40000
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = const i32 8
+      %5 = binary mod i32 %3 %4
+      %6 = cast u32 %5
+      %7 = const u32 16
+      %8 = binary mul u32 %6 %7
+      %9 = const f32 1
+      %10 = const f32 2
+      %11 = const f32 3
+      %12 = const f32 4
+      %13 = tree_atomic add f32 @t1[%8] %9
+      %14 = const u32 1
+      %15 = binary add u32 %8 %14
+      %16 = tree_atomic add f32 @t1[%15] %10
+      %17 = const u32 2
+      %18 = binary add u32 %8 %17
+      %19 = binary add f32 %9 %10
+      %20 = tree_atomic add f32 @t1[%18] %19
+      %21 = const u32 3
+      %22 = binary add u32 %8 %21
+      %23 = tree_atomic add f32 @t1[%22] %12
+      %24 = const u32 5
+      %25 = binary add u32 %24 %8
+      %26 = binary add u32 %25 %14
+      %27 = binary add u32 %25 %17
+      %28 = binary add u32 %25 %21
+      %29 = tree_atomic add f32 @t1[%25] %9
+      %30 = tree_atomic add f32 @t1[%26] %10
+      %31 = tree_atomic add f32 @t1[%27] %11
+      %32 = tree_atomic add f32 @t1[%28] %12
+      %33 = const u32 10
+      %34 = binary add u32 %8 %33
+      %35 = binary add u32 %34 %14
+      %36 = tree_atomic add f32 @t1[%34] %11
+      %37 = tree_atomic add f32 @t1[%35] %12
+      %38 = binary add u32 %34 %17
+      %39 = tree_atomic add f32 @t1[%38] %9
+    }
+  }
+}
+)");
+  const std::string features = "," + jit().features() + ",";
+  const bool wide = features.find(",+cx16,") != std::string::npos || jit().target().find("aarch64") != std::string::npos;
+  const std::string group = wide ? "i128" : "i64";
+  EXPECT_EQ(test_count(k.ir_before, "cmpxchg ptr"), wide ? 3u : 5u) << k.ir_before;
+  EXPECT_NE(k.ir_before.find(", " + group + " %"), std::string::npos) << jit().target();
+  Buffers buf(8 * 16 + 4);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(buf.tree.data()) % 16, 0u);  // (malloc's alignment)
+  ASSERT_EQ(run_on_four_threads(k, buf, 613), 40000);
+  auto at = [&](size_t w) { return std::bit_cast<float>(buf.tree[w]); };
+  for (size_t c = 0; c < 8; ++c) {
+    SCOPED_TRACE(c);
+    const size_t b = c * 16;
+    const float want[16] = {1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 3, 4, 1, 0, 0, 0};
+    for (size_t w = 0; w < 16; ++w) EXPECT_EQ(at(b + w), want[w] * 5000.0f) << "word " << w;
+  }
 }
 
 // A sum marked `accumulate` (ir::mark_reductions) is kept in a local over a
