@@ -125,13 +125,6 @@ int64_t FieldWalk::sparse_cell(const int64_t* index, std::span<const uint32_t> w
   return addr;
 }
 
-bool FieldWalk::all_active(std::span<const uint32_t> words, int64_t words_from) const {
-  if (dense()) return true;
-  bool all = true;
-  for_each_run(words, words_from, [&](const Run& r) { all = all && r.address >= 0; });
-  return all;
-}
-
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
                        DataType as, void* out, size_t stride, size_t component, size_t width) {
   auto* bytes = static_cast<unsigned char*>(out);
@@ -184,13 +177,17 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
 
 std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
                                            int64_t words_from, const void* values, size_t value_bytes, bool each,
-                                           size_t stride, size_t component, size_t width) {
+                                           size_t stride, size_t component, size_t width, bool* inactive) {
   int64_t lo = INT64_MAX, hi = 0;
   const int64_t size = storage_words(dtype);
   const auto last_part = static_cast<int64_t>(width - 1) * size;  // the last component's word in an element
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   const size_t v_step = (each ? stride : 0) * value_bytes;
   walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    if (r.address < 0 && inactive != nullptr) {
+      *inactive = true;
+      return;
+    }
     GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
     const auto* first = static_cast<const unsigned char*>(values) +
                         (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;

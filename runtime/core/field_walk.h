@@ -59,8 +59,6 @@ class FieldWalk {
   // slots and masks). (A template: a call per run costs no indirection.)
   template <typename RunFn>
   void for_each_run(std::span<const uint32_t> words, int64_t words_from, RunFn&& run) const;
-  // Whether every element's cell is active (always, for a dense field).
-  bool all_active(std::span<const uint32_t> words, int64_t words_from) const;
 
  private:
   struct Digits {  // one index's digit at one node: (u / stride) % extent, times multiplier
@@ -153,11 +151,14 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
 // (4 or 8) bytes each from `values`, the bits of the field's compute type
 // (4 bytes: its low word), one value for all or (`each`) one per element,
 // element n's at value n * stride + component. Every element must be
-// active: a -1 address is an internal error. `width` as in
-// copy_elements_out (component c of element n from value n * stride +
-// component + c). Returns the words written, [first, end), or (0, 0).
+// active: a -1 address is an internal error, unless `inactive` is given:
+// then the elements of inactive cells are skipped and *inactive is set.
+// `width` as in copy_elements_out (component c of element n from value n *
+// stride + component + c). Returns the words written, [first, end), or
+// (0, 0).
 std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype, std::span<uint32_t> words,
                                            int64_t words_from, const void* values, size_t value_bytes, bool each,
-                                           size_t stride = 1, size_t component = 0, size_t width = 1);
+                                           size_t stride = 1, size_t component = 0, size_t width = 1,
+                                           bool* inactive = nullptr);
 
 }  // namespace grove::rt

@@ -213,47 +213,48 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
-  rt::Context::HostSpan words;
-  if (forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
-    // Writes activate, which only the runtime may do. Where every cell is
-    // active already (a copy into a field written before), the values are
-    // stored as they are; else Grove's own kernel writes every element
-    // first (the value itself for a fill; 0, to be replaced below, for a
-    // copy), activating every cell.
-    bool active = false;
-    if (each) {
-      words = context->host_span(instance, walks, lease.words(), false);
-      active = std::all_of(walks.begin(), walks.end(),
-                           [&](const rt::FieldWalk& w) { return w.all_active(words.words, words.from); });
-    }
-    if (!active) {
-      const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
-      for (size_t c = 0; c < ids.size(); ++c) {
-        ArgValue v(uint64_t{0});
-        v.type = compute_type(field_decl(ids[c]).dtype);
-        v.bits = each ? 0 : value(0);
-        std::vector<ArgValue> args{v};
-        if (is_tree_type(tree)) args.emplace_back(handle);
-        launch(filler_kernel(ids[c]), args);
-      }
-      check_pools();
-      if (!each) return;
-      words = context->host_span(instance, walks, lease.words(), true);  // after the launches
-    }
-  } else {
-    words = context->host_span(instance, walks, lease.words(), true);
-  }
-  int64_t lo = INT64_MAX, hi = 0;
   const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;  // as in copy_field_out
-  for (size_t c = 0; c < ids.size(); c += width) {
-    const auto [first, end] = rt::store_elements(walks[c], field_decl(ids[c]).dtype, words.words, words.from, values,
-                                                 value_bytes, each, ids.size(), c, width);
-    if (end > first) {
-      lo = std::min(lo, first);
-      hi = std::max(hi, end);
+  // Stores the values into `words` and sends them where they are a copy;
+  // with `inactive`, skips the elements of inactive cells and says whether
+  // there were any (and then sends nothing).
+  auto store = [&](const rt::Context::HostSpan& words, bool* inactive) {
+    int64_t lo = INT64_MAX, hi = 0;
+    for (size_t c = 0; c < ids.size(); c += width) {
+      const auto [first, end] = rt::store_elements(walks[c], field_decl(ids[c]).dtype, words.words, words.from,
+                                                   values, value_bytes, each, ids.size(), c, width, inactive);
+      if (end > first) {
+        lo = std::min(lo, first);
+        hi = std::max(hi, end);
+      }
     }
+    if (inactive != nullptr && *inactive) return;
+    if (!words.in_place && hi > lo) context->write_words(instance, lo, hi - lo, words.words.data() + (lo - words.from));
+  };
+  if (!forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
+    store(context->host_span(instance, walks, lease.words(), true), nullptr);
+    return;
   }
-  if (!words.in_place && hi > lo) context->write_words(instance, lo, hi - lo, words.words.data() + (lo - words.from));
+  // Writes activate, which only the runtime may do. Where every cell is
+  // active already (a copy into a field written before), the values are
+  // stored as they are; else Grove's own kernel writes every element first
+  // (the value itself for a fill; 0, to be replaced below, for a copy),
+  // activating every cell.
+  if (each) {
+    bool inactive = false;
+    store(context->host_span(instance, walks, lease.words(), false), &inactive);
+    if (!inactive) return;
+  }
+  const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
+  for (size_t c = 0; c < ids.size(); ++c) {
+    ArgValue v(uint64_t{0});
+    v.type = compute_type(field_decl(ids[c]).dtype);
+    v.bits = each ? 0 : value(0);
+    std::vector<ArgValue> args{v};
+    if (is_tree_type(tree)) args.emplace_back(handle);
+    launch(filler_kernel(ids[c]), args);
+  }
+  check_pools();
+  if (each) store(context->host_span(instance, walks, lease.words(), true), nullptr);  // after the launches
 }
 
 }  // namespace detail
