@@ -53,6 +53,71 @@ kernel @k() stage typed {
 )"));
 }
 
+// x % m is x where x is a range_for's index (or its cast to u32) and the
+// loop's constant bounds lie in [0, m]: a field's index wrapped to its
+// node's extent inside a loop over the field. Not for a bound past m, a
+// begin below 0, bounds that are not constants, or another value.
+TEST(ConstantFold, ModOfALoopIndexBelowTheDivisorIsTheIndex) {
+  EXPECT_EQ(folded(R"(
+kernel @k(n: i32) stage typed {
+  %0 = const i32 0
+  %1 = const i32 64
+  %2 = arg i32 0
+  %3 = const i32 -1
+  %4 = range_for %0 %1 {
+    %5 = loop_index i32 %4 0
+    %6 = cast u32 %5
+    %7 = const u32 64
+    %8 = binary mod u32 %6 %7
+    %9 = binary mod i32 %5 %1
+    %10 = const u32 63
+    %11 = binary mod u32 %6 %10
+    %12 = binary add i32 %5 %5
+    %13 = binary mod i32 %12 %1
+    print "{} {} {} {}" %8 %9 %11 %13
+  }
+  %14 = range_for %0 %2 {
+    %15 = loop_index i32 %14 0
+    %16 = binary mod i32 %15 %1
+    print "{}" %16
+  }
+  %17 = range_for %3 %1 {
+    %18 = loop_index i32 %17 0
+    %19 = binary mod i32 %18 %1
+    print "{}" %19
+  }
+}
+)"),
+            text(R"(
+kernel @k(n: i32) stage typed {
+  %0 = const i32 0
+  %1 = const i32 64
+  %2 = arg i32 0
+  %3 = const i32 -1
+  %4 = range_for %0 %1 {
+    %5 = loop_index i32 %4 0
+    %6 = cast u32 %5
+    %7 = const u32 64
+    %8 = const u32 63
+    %9 = binary mod u32 %6 %8
+    %10 = binary add i32 %5 %5
+    %11 = binary mod i32 %10 %1
+    print "{} {} {} {}" %6 %5 %9 %11
+  }
+  %12 = range_for %0 %2 {
+    %13 = loop_index i32 %12 0
+    %14 = binary mod i32 %13 %1
+    print "{}" %14
+  }
+  %15 = range_for %3 %1 {
+    %16 = loop_index i32 %15 0
+    %17 = binary mod i32 %16 %1
+    print "{}" %17
+  }
+}
+)"));
+}
+
 TEST(ConstantFold, OverflowWrapsAndDivisionByZeroGivesZero) {
   EXPECT_EQ(folded(R"(
 kernel @k() stage typed {

@@ -159,6 +159,25 @@ class Folder {
     return is_float(t) ? float_identity(op, l, r) : integer_identity(b, s, op, l, r);
   }
 
+  // Whether integer `x` is known to lie in [0, m) for the constant `m`
+  // (of x's type): the index of a range_for whose constant bounds lie in
+  // [0, m], or such an index cast to another integer type that holds it.
+  static bool below(const Stmt* x, const Stmt* m) {
+    const DataType t = m->type();
+    if (is_float(t) || t == DataType::u1) return false;
+    const int64_t limit = bits_to_int(t, m->bits());  // (a u64 past INT64_MAX: negative, never below)
+    if (limit <= 0) return false;
+    if (x->kind() == StmtKind::Cast && !is_float(x->operand()->type()) && bit_width(x->type()) >= 32 &&
+        bit_width(x->operand()->type()) <= bit_width(x->type()))
+      x = x->operand();
+    if (x->kind() != StmtKind::LoopIndex || x->loop()->kind() != StmtKind::RangeFor) return false;
+    const Stmt* loop = x->loop();
+    if (!loop->begin()->is_const() || !loop->end()->is_const()) return false;
+    const DataType it = loop->begin()->type();
+    const int64_t first = bits_to_int(it, loop->begin()->bits()), end = bits_to_int(it, loop->end()->bits());
+    return first >= 0 && end <= limit;
+  }
+
   // Identities of integers (u1 included), all exact under wrapping arithmetic.
   Stmt* integer_identity(Builder& b, Stmt* s, BinaryOp op, Stmt* l, Stmt* r) {
     DataType t = l->type();
@@ -192,7 +211,9 @@ class Folder {
         if (is_const_bits(l, 0)) return r;
         if (is_const_bits(r, 1) || is_const_bits(l, 1)) return b.const_bits(DataType::u1, 1);
         return nullptr;
-      case BinaryOp::mod: case BinaryOp::min: case BinaryOp::max: case BinaryOp::pow:
+      case BinaryOp::mod:  // x % m of an x known in [0, m): a range_for's index wrapped to a node's extent
+        return r->is_const() && below(l, r) ? l : nullptr;
+      case BinaryOp::min: case BinaryOp::max: case BinaryOp::pow:
       case BinaryOp::atan2: case BinaryOp::cmp_lt: case BinaryOp::cmp_le: case BinaryOp::cmp_gt:
       case BinaryOp::cmp_ge: case BinaryOp::cmp_eq: case BinaryOp::cmp_ne:
         return nullptr;
