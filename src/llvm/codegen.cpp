@@ -156,6 +156,7 @@ class Emitter {
     target_.bind(*fn_, buffer_index_, bound_);
     accumulators_.clear();
     reductions_.clear();
+    wide_.clear();
   }
 
   void end_function() {
@@ -208,21 +209,7 @@ class Emitter {
     if (s->kind() != StmtKind::TreeAtomic || s->atomic_op() != ir::AtomicOp::add || s->type() != DataType::f32 ||
         used_.count(s) != 0 || reductions_.count(s) != 0)
       return std::nullopt;
-    // (u32 words: the constants' sum wraps as the addresses do.)
-    const ir::Stmt* a = s->address();
-    uint32_t words = 0;
-    while (a->kind() == StmtKind::Binary && a->binary_op() == BinaryOp::add) {
-      if (a->rhs()->kind() == StmtKind::Const) {
-        words += static_cast<uint32_t>(a->rhs()->bits());
-        a = a->lhs();
-      } else if (a->lhs()->kind() == StmtKind::Const) {
-        words += static_cast<uint32_t>(a->lhs()->bits());
-        a = a->rhs();
-      } else {
-        break;
-      }
-    }
-    return std::pair{a, uint64_t{words}};
+    return constant_offset(s->address());
   }
 
   // The positions of f32 atomic adds from block->at(i) on to consecutive
@@ -240,7 +227,7 @@ class Emitter {
       const ir::Stmt* s = block->at(j);
       if (ir::is_value(s->kind())) continue;
       const auto next = groupable_add(s);
-      if (!next || next->first != first->first || next->second != ((first->second + group.size()) & 0xffffffffu) ||
+      if (!next || next->first != first->first || next->second != first->second + group.size() ||
           s->tree() != head->tree() || s->tree_param() != head->tree_param())
         break;
       group.push_back(j);
@@ -813,10 +800,60 @@ class Emitter {
     return base;
   }
 
+  // The word a tree access names, its address computed in 64 bits: the
+  // adds and the multiplications by constants of Grove's address arithmetic
+  // (a node's offset, a cell's number times its words, a field's place in
+  // the cell) never wrap 32 bits for a valid address, and widened they let
+  // LLVM's loop vectoriser see each access as the loop's index times a
+  // stride (it gave up on mpm3d's particle loops, whose 27 words each
+  // needed a runtime check that zext(9 i) does not wrap: "too many SCEV
+  // assumptions"). Anything else (a mod, a load, an argument) is a u32
+  // value widened where it stands, as are adds of constants of 2^31 or more
+  // (a u32 subtraction written as an add).
   llvm::Value* word_pointer(const ir::Stmt* s, uint32_t plus = 0) {
-    llvm::Value* address = b_.CreateZExt(value(s->address()), b_.getInt64Ty());
+    llvm::Value* address = wide_address(s->address(), 0);
     if (plus) address = b_.CreateAdd(address, b_.getInt64(plus));
     return b_.CreateGEP(b_.getInt32Ty(), base_of(s), address);
+  }
+  llvm::Value* wide_address(const ir::Stmt* a, int depth) {
+    // Made once per basic block (where it is made, it dominates what follows).
+    auto [it, fresh] = wide_.try_emplace(a, nullptr, nullptr);
+    if (!fresh && it->second.second == b_.GetInsertBlock()) return it->second.first;
+    llvm::Value* w = widen(a, depth);
+    it = wide_.find(a);  // (widen may have added entries)
+    it->second = {w, b_.GetInsertBlock()};
+    return w;
+  }
+  llvm::Value* widen(const ir::Stmt* a, int depth) {
+    static constexpr uint64_t kLarge = uint64_t{1} << 31;
+    auto small_const = [](const ir::Stmt* x) { return x->is_const() && (x->bits() & 0xffffffffu) < kLarge; };
+    if (a->is_const()) return b_.getInt64(a->bits() & 0xffffffffu);
+    if (depth < 32 && a->kind() == StmtKind::Binary && a->type() == DataType::u32) {
+      const ir::Stmt* l = a->lhs();
+      const ir::Stmt* r = a->rhs();
+      const bool wrapping = (l->is_const() && !small_const(l)) || (r->is_const() && !small_const(r));
+      if (a->binary_op() == BinaryOp::add && !wrapping)
+        return b_.CreateAdd(wide_address(l, depth + 1), wide_address(r, depth + 1));
+      if (a->binary_op() == BinaryOp::mul && (small_const(l) || small_const(r)))
+        return b_.CreateMul(wide_address(l, depth + 1), wide_address(r, depth + 1));
+    }
+    return b_.CreateZExt(value(a), b_.getInt64Ty());
+  }
+  // A u32 address as a value plus constant words (nested adds of constants).
+  static std::pair<const ir::Stmt*, uint64_t> constant_offset(const ir::Stmt* a) {
+    uint64_t words = 0;
+    while (a->kind() == StmtKind::Binary && a->binary_op() == BinaryOp::add) {
+      if (a->rhs()->kind() == StmtKind::Const) {
+        words += static_cast<uint32_t>(a->rhs()->bits());
+        a = a->lhs();
+      } else if (a->lhs()->kind() == StmtKind::Const) {
+        words += static_cast<uint32_t>(a->lhs()->bits());
+        a = a->rhs();
+      } else {
+        break;
+      }
+    }
+    return {a, words};
   }
 
   llvm::Value* tree_load(const ir::Stmt* s) {
@@ -932,6 +969,8 @@ class Emitter {
   std::vector<Accumulator> accumulators_;
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
   std::unordered_set<const ir::Stmt*> used_;  // statements whose values another uses
+  // Addresses widened to 64 bits (word_pointer), and the block each was made in.
+  std::unordered_map<const ir::Stmt*, std::pair<llvm::Value*, llvm::BasicBlock*>> wide_;
 };
 
 // ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into
