@@ -51,6 +51,7 @@ class Simulation {
     v = prog.vector_field(3, f32, "v", {n});
     C = prog.matrix_field(3, 3, f32, "C", {n});
     F = prog.matrix_field(3, 3, f32, "F", {n});
+    A = prog.matrix_field(3, 3, f32, "A", {n});  // each particle's affine momentum term, from `stress`
     grid_v = prog.vector_field(3, f32, "grid_v");
     grid_m = prog.field(f32, "grid_m");
     blocks = &prog.root().pointer(ijk, g / p.block);
@@ -80,16 +81,26 @@ class Simulation {
       return Vec{Expr(static_cast<float>(a)), Expr(static_cast<float>(b)), Expr(static_cast<float>(c))};
     };
 
-    p2g = prog.kernel("p2g", [=, this] {
+    // The stress of every particle first, in a loop of its own: with no
+    // scatter in it, the compiler computes several particles' SVDs at once
+    // in vector lanes (the SVD is a long chain of dependent square roots
+    // and divisions, which one particle at a time leaves waiting).
+    stress = prog.kernel("stress", [=, this] {
       for_range(0, n, [&](Expr q) {
-        const Stencil s = stencil(x(q).vec());
         // Fixed corotated: P F^T = 2 mu (F - R) F^T + lambda J (J - 1) I.
         const Mat Fq = F(q).mat();
         const Svd d = svd(Fq);
         const Mat R = d.U * transpose(d.V);
         const Expr J = determinant(Fq);
         const Mat PF = 2.0f * mu_0 * (Fq - R) * transpose(Fq) + Mat::identity(3, f32) * (lambda_0 * J * (J - 1.0f));
-        const Mat affine = (-dt * p_vol * 4.0f * inv_dx * inv_dx) * PF + p_mass * C(q).mat();
+        A(q) = (-dt * p_vol * 4.0f * inv_dx * inv_dx) * PF + p_mass * C(q).mat();
+      });
+    });
+
+    p2g = prog.kernel("p2g", [=, this] {
+      for_range(0, n, [&](Expr q) {
+        const Stencil s = stencil(x(q).vec());
+        const Mat affine = A(q).mat();
         const Vec mv = p_mass * v(q).vec();
         for (int a = 0; a < 3; ++a)
           for (int b = 0; b < 3; ++b)
@@ -155,6 +166,7 @@ class Simulation {
   // One substep: the grid's blocks freed, then scatter, update, gather.
   void substep() {
     blocks->deactivate_all();
+    stress();
     p2g();
     grid_update();
     g2p();
@@ -163,9 +175,9 @@ class Simulation {
   // The grid's blocks that exist now (those the last scatter touched).
   int64_t active_blocks(grove::Program& prog) const { return prog.stats().at(blocks->name()).active_cells; }
 
-  grove::Field x, v, C, F, grid_v, grid_m;
+  grove::Field x, v, C, F, A, grid_v, grid_m;
   grove::SNode* blocks = nullptr;
-  grove::Kernel p2g, grid_update, g2p;
+  grove::Kernel stress, p2g, grid_update, g2p;
 
  private:
   Params p_;
