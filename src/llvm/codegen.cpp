@@ -293,6 +293,13 @@ class Emitter {
         values_[s] = constant(s->type(), s->bits());
         return;
       case StmtKind::Arg: {
+        // Read in the entry block: an argument is the same in every
+        // iteration, and its 64-bit slot read inside a loop made LLVM's
+        // vectoriser size the loop's lanes for 64 bits (2 floats per SSE
+        // register, 4 per AVX2 one).
+        llvm::IRBuilderBase::InsertPointGuard guard(b_);
+        if (llvm::Instruction* end = entry_->getTerminator()) b_.SetInsertPoint(end);
+        else b_.SetInsertPoint(entry_);
         llvm::Value* bits = target_.arg_bits(b_, *fn_, bound_, buffer_index_.size(), s->index());
         values_[s] = from_u64(bits, s->type());
         return;

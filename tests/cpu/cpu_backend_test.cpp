@@ -26,6 +26,7 @@
 using namespace grove;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 namespace {
 
@@ -149,6 +150,36 @@ TEST(CpuBackend, DumpsLlvmIrAndAssemblyAndTheDenseLoopIsVectorCode) {
   EXPECT_TRUE(std::regex_search(assembly, std::regex("f(mul|add|mla)\\s+v[0-9]+\\.4s"))) << "no NEON float math";
 #endif
 }
+
+#if defined(__x86_64__)
+// A kernel argument read inside the loop must not size its lanes: its
+// 64-bit slot is read once, in the entry block, so a saxpy's f32 loop at
+// x86-64-v3 (AVX2: 256-bit registers) runs 8 lanes, not 4, and 4 at
+// x86-64-v2 (SSE), not 2.
+TEST(CpuBackend, KernelArgumentsDoNotNarrowTheVectorLoop) {
+  for (const auto& [target, lanes] : {std::pair{"x86-64-v3", 8}, std::pair{"x86-64-v2", 4}}) {
+    SCOPED_TRACE(target);
+    const grove::testing::ScratchDir dir(std::string("grove_dump_cpu_lanes_") + target);
+    setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+    Config c = cpu();
+    c.cpu_target = target;
+    Program prog(c);
+    const int n = 4096;
+    Field x = prog.field(f32, "x", {n}), y = prog.field(f32, "y", {n});
+    Kernel saxpy = prog.kernel("saxpy", {arg(f32, "a")}, [&](Args a) {
+      for_range(0, n, [&](Expr i) { y(i) = a[0] * x(i) + y(i); });
+    });
+    x.fill(2.0f);
+    y.fill(1.0f);
+    saxpy(3.0f);
+    unsetenv("GROVE_DUMP_DIR");
+    EXPECT_EQ(y.read<float>({n - 1}), 7.0f);
+    const std::string after = read_file(dir / "saxpy.cpu.opt.ll");
+    EXPECT_THAT(after, HasSubstr("<" + std::to_string(lanes) + " x float>"));
+    EXPECT_THAT(after, Not(HasSubstr("<" + std::to_string(lanes / 2) + " x float>")));
+  }
+}
+#endif
 
 // A struct-for over 8x8x8 blocks: an iteration reads its block's list entry
 // once and walks the block's 512 cells in a loop of its own, which -O3
