@@ -149,13 +149,9 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
       if (r.address < 0) {
         for (int64_t k = 0; k < r.count; ++k) std::memset(to + static_cast<size_t>(k) * to_step, 0, size);
       } else if (same && size == 4 && !r.offsets) {
-        if (r.step == 1 && stride == 1) {
-          std::memcpy(to, w(r.address), static_cast<size_t>(r.count) * 4);
-        } else {
-          auto* o = reinterpret_cast<uint32_t*>(to);
-          const uint32_t* in = w(r.address + part);
-          for (int64_t k = 0; k < r.count; ++k) o[static_cast<size_t>(k) * stride] = in[k * r.step];
-        }
+        auto* o = reinterpret_cast<uint32_t*>(to);
+        const uint32_t* in = w(r.address + part);
+        for (int64_t k = 0; k < r.count; ++k) o[static_cast<size_t>(k) * stride] = in[k * r.step];
       } else if (same) {
         for (int64_t k = 0; k < r.count; ++k)
           std::memcpy(to + static_cast<size_t>(k) * to_step, w(r.word(k) + part), size);
@@ -191,12 +187,14 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
     GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
     const auto* first = static_cast<const unsigned char*>(values) +
                         (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;
-    const bool plain = dtype != DataType::f16 && !r.offsets && static_cast<size_t>(size) * 4 == value_bytes;
-    if (plain && each && stride == width && r.step == static_cast<int64_t>(width) * size) {
+    // Words stored as they are (f16 is converted; offsets are in any order).
+    const bool direct = dtype != DataType::f16 && !r.offsets;
+    if (direct && each && static_cast<size_t>(size) * 4 == value_bytes && stride == width &&
+        r.step == static_cast<int64_t>(width) * size) {
       // Every component of the run side by side, as the host's values are,
       // and in the field's own bits: one copy of the whole run.
       std::memcpy(w(r.address), first, static_cast<size_t>(r.count) * width * value_bytes);
-    } else if (!each && size == 1 && dtype != DataType::f16 && !r.offsets && r.step == static_cast<int64_t>(width)) {
+    } else if (direct && !each && size == 1 && r.step == static_cast<int64_t>(width)) {
       uint32_t bits = 0;  // the value's low word (little-endian, whatever value_bytes is)
       std::memcpy(&bits, first, 4);
       std::fill_n(w(r.address), r.count * static_cast<int64_t>(width), bits);
@@ -210,11 +208,9 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
           else std::memcpy(&x, v + static_cast<size_t>(k) * v_step, 8);
           return x;
         };
-        if (size == 1 && dtype != DataType::f16 && !r.offsets) {  // a word each, its low bits: store_element's
+        if (direct && size == 1) {  // a word each, its low bits: store_element's
           uint32_t* to = w(r.address + part);
-          if (value_bytes == 4 && v_step == 4 && r.step == 1) {
-            std::memcpy(to, v, static_cast<size_t>(r.count) * 4);
-          } else if (value_bytes == 4 && each) {
+          if (value_bytes == 4 && each) {
             for (int64_t k = 0; k < r.count; ++k) std::memcpy(to + k * r.step, v + static_cast<size_t>(k) * v_step, 4);
           } else {
             for (int64_t k = 0; k < r.count; ++k) to[k * r.step] = static_cast<uint32_t>(value(k));

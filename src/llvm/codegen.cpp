@@ -256,7 +256,7 @@ class Emitter {
     b_.CreateCondBr(aligned, wide, narrow);
 
     b_.SetInsertPoint(narrow);
-    for (size_t k = 0; k < n; ++k) values_[add_k(k)] = tree_atomic(add_k(k));
+    for (size_t k = 0; k < n; ++k) tree_atomic(add_k(k));  // (old values unused)
     b_.CreateBr(done);
 
     b_.SetInsertPoint(wide);
@@ -284,7 +284,6 @@ class Emitter {
     expected->addIncoming(b_.CreateExtractValue(cas, 0), loop);
     b_.CreateCondBr(b_.CreateExtractValue(cas, 1), done, loop);
     b_.SetInsertPoint(done);
-    for (size_t k = 0; k < n; ++k) values_[add_k(k)] = zero(DataType::f32);  // (unused)
   }
 
   void emit_stmt(const ir::Stmt* s) {
