@@ -125,6 +125,35 @@ int64_t FieldWalk::sparse_cell(const int64_t* index, std::span<const uint32_t> w
   return addr;
 }
 
+// Consecutive copies of whole runs, joined where one run's words and
+// values follow the last's (pool entries made in order often do), so that
+// a sparse field's copy is a few large copies rather than one per block.
+class JoinedCopies {
+ public:
+  void add(void* to, const void* from, size_t bytes) {
+    auto* t = static_cast<unsigned char*>(to);
+    const auto* f = static_cast<const unsigned char*>(from);
+    if (bytes_ != 0 && to_ + bytes_ == t && from_ + bytes_ == f) {
+      bytes_ += bytes;
+      return;
+    }
+    flush();
+    to_ = t;
+    from_ = f;
+    bytes_ = bytes;
+  }
+  void flush() {
+    if (bytes_ != 0) std::memcpy(to_, from_, bytes_);
+    bytes_ = 0;
+  }
+  ~JoinedCopies() { flush(); }
+
+ private:
+  unsigned char* to_ = nullptr;
+  const unsigned char* from_ = nullptr;
+  size_t bytes_ = 0;
+};
+
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
                        DataType as, void* out, size_t stride, size_t component, size_t width) {
   auto* bytes = static_cast<unsigned char*>(out);
@@ -135,14 +164,20 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
   const bool same = as == dtype && as != DataType::u1 && as != DataType::f16 && bit_width(as) >= 32;
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   const size_t to_step = stride * size;
+  if (same && stride == width && walk.step() == static_cast<int64_t>(width) * element_words) {
+    // Every component of a run side by side, as the host's values are: one
+    // copy of each whole run (zeros for an inactive cell's).
+    JoinedCopies copies;
+    walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+      unsigned char* first = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
+      const size_t run_bytes = static_cast<size_t>(r.count) * width * size;
+      if (r.address < 0) std::memset(first, 0, run_bytes);
+      else copies.add(first, w(r.address), run_bytes);
+    });
+    return;
+  }
   walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
     unsigned char* first = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
-    // Every component of the run side by side, as the host's values are:
-    // one copy of the whole run.
-    if (r.address >= 0 && same && !r.offsets && stride == width && r.step == static_cast<int64_t>(width) * element_words) {
-      std::memcpy(first, w(r.address), static_cast<size_t>(r.count) * width * size);
-      return;
-    }
     for (size_t c = 0; c < width; ++c) {
       unsigned char* to = first + c * size;
       const int64_t part = static_cast<int64_t>(c) * element_words;  // the component's word in an element
@@ -179,22 +214,37 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
   const auto last_part = static_cast<int64_t>(width - 1) * size;  // the last component's word in an element
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   const size_t v_step = (each ? stride : 0) * value_bytes;
-  walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+  // False (with `inactive`: noted) for a run of an inactive cell.
+  auto active = [&](const FieldWalk::Run& r) {
     if (r.address < 0 && inactive != nullptr) {
       *inactive = true;
-      return;
+      return false;
     }
     GROVE_ASSERT(r.address >= 0, "store_elements: an element whose cell is not active");
+    return true;
+  };
+  if (dtype != DataType::f16 && each && static_cast<size_t>(size) * 4 == value_bytes && stride == width &&
+      walk.step() == static_cast<int64_t>(width) * size) {
+    // Every component of a run side by side, as the host's values are, and
+    // in the field's own bits: one copy of each whole run.
+    JoinedCopies copies;
+    walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+      if (!active(r)) return;
+      const auto* first = static_cast<const unsigned char*>(values) + (static_cast<size_t>(r.first) * stride + component) * value_bytes;
+      copies.add(w(r.address), first, static_cast<size_t>(r.count) * width * value_bytes);
+      lo = std::min(lo, r.address);
+      hi = std::max(hi, r.word(r.count - 1) + last_part);
+    });
+    hi += size;
+    return hi > lo ? std::pair{lo, hi} : std::pair<int64_t, int64_t>{0, 0};
+  }
+  walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    if (!active(r)) return;
     const auto* first = static_cast<const unsigned char*>(values) +
                         (each ? static_cast<size_t>(r.first) * stride + component : 0) * value_bytes;
     // Words stored as they are (f16 is converted; offsets are in any order).
     const bool direct = dtype != DataType::f16 && !r.offsets;
-    if (direct && each && static_cast<size_t>(size) * 4 == value_bytes && stride == width &&
-        r.step == static_cast<int64_t>(width) * size) {
-      // Every component of the run side by side, as the host's values are,
-      // and in the field's own bits: one copy of the whole run.
-      std::memcpy(w(r.address), first, static_cast<size_t>(r.count) * width * value_bytes);
-    } else if (direct && !each && size == 1 && r.step == static_cast<int64_t>(width)) {
+    if (direct && !each && size == 1 && r.step == static_cast<int64_t>(width)) {
       uint32_t bits = 0;  // the value's low word (little-endian, whatever value_bytes is)
       std::memcpy(&bits, first, 4);
       std::fill_n(w(r.address), r.count * static_cast<int64_t>(width), bits);

@@ -36,6 +36,9 @@ class FieldWalk {
   // element's last word.
   int64_t first_word() const { return lo_; }
   int64_t end_word() const { return hi_; }
+  // The step between the words of consecutive elements of every run, or
+  // -1 when runs give each element's offset (Run::offsets).
+  int64_t step() const { return last_step_; }
   // Whether the fields of `walks` (two or more) are the components of one
   // vector or matrix field stored side by side in each cell, in order:
   // component c of an element at word(k) + c * its storage words, and the
@@ -109,20 +112,55 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
   const size_t indices = shape_.size();
   int64_t index[kMaxAxes] = {};
   const size_t last = indices == 0 ? 0 : indices - 1;
+  // One sparse node (the common pointer-over-dense-blocks tree): its
+  // container is the root's cell, and the indices before the last give
+  // the same digits along a row, so a cell costs a digit and a slot read.
+  const bool one_sparse = sparse_levels_ == 1;
+  const Level* top = one_sparse ? &levels_.front() : nullptr;
+  const int64_t top_container = root_offset_ + (one_sparse ? top->node.component_offset : 0);
+  auto word = [&](int64_t a) { return words[static_cast<size_t>(a - words_from)]; };
   for (int64_t first = 0; first < elements_; first += row_) {
     int64_t outer = constant_;
     for (size_t d = 0; d < outer_part_.size(); ++d) outer += outer_part_[d][static_cast<size_t>(index[d])];
-    for (int64_t u0 = 0; u0 < row_; u0 += span_) {  // a cell of the deepest sparse node: one walk
-      index[last] = u0;
-      const int64_t cell = sparse_levels_ == 0 ? root_offset_ : sparse_cell(index, words, words_from);
-      Run r;
-      r.first = first + u0;
-      r.count = std::min(span_, row_ - u0);
-      r.address = cell < 0 ? -1 : cell + outer;
-      r.step = last_step_;
-      if (last_step_ < 0) r.offsets = last_part_.data();
-      run(r);
+    int64_t row_digits = 0;  // one_sparse: the top node's digits of the indices before the last
+    if (one_sparse)
+      for (size_t d = 0; d < last; ++d) row_digits += top->digits[d].of(index[d]);
+    // Cells a batch at a time, then their runs: the slot reads of a batch
+    // do not wait behind the copies of the runs before them. Runs that
+    // continue each other in memory (pool entries made in order) are one.
+    constexpr int64_t kBatch = 32;
+    int64_t cells[kBatch];
+    Run r;
+    bool open = false;  // r holds runs not yet passed on
+    for (int64_t b0 = 0; b0 < row_; b0 += kBatch * span_) {
+      const int64_t b_end = std::min(row_, b0 + kBatch * span_);
+      int64_t n = 0;
+      for (int64_t u0 = b0; u0 < b_end; u0 += span_, ++n) {  // a cell of the deepest sparse node: one walk
+        int64_t cell = root_offset_;
+        if (one_sparse) {
+          const int64_t c = row_digits + (indices == 0 ? 0 : top->digits[last].of(u0));
+          cell = cell_in_container(top->node, top_container, c, word);
+        } else if (sparse_levels_ > 1) {
+          index[last] = u0;
+          cell = sparse_cell(index, words, words_from);
+        }
+        cells[n] = cell;
+      }
+      n = 0;
+      for (int64_t u0 = b0; u0 < b_end; u0 += span_, ++n) {
+        const int64_t address = cells[n] < 0 ? -1 : cells[n] + outer;
+        const int64_t count = std::min(span_, row_ - u0);
+        if (open && address >= 0 && r.address >= 0 && last_step_ > 0 && address == r.address + r.count * last_step_) {
+          r.count += count;
+          continue;
+        }
+        if (open) run(r);
+        r = Run{.first = first + u0, .count = count, .address = address, .step = last_step_,
+                .offsets = last_step_ < 0 ? last_part_.data() : nullptr};
+        open = true;
+      }
     }
+    if (open) run(r);
     for (size_t d = last; d-- > 0;) {  // the next row: the indices before the last, row-major
       if (++index[d] < shape_[d]) break;
       index[d] = 0;

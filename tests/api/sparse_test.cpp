@@ -2,6 +2,7 @@
 // activation on write, reads that never activate, struct-fors over active
 // cells only, deactivation and reuse.
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -802,6 +803,44 @@ TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
   EXPECT_EQ(p.to_vector<float>(), std::vector<float>(pm.size(), -0.5f));
   EXPECT_EQ(b.to_vector<int64_t>(), std::vector<int64_t>(bm.size(), -9));
   EXPECT_EQ(p[0].read<float>({6, 9}), -0.5f);
+}
+
+// A host copy moves the elements of blocks whose pool entries follow each
+// other (made in order) as one run, and must stop such a run at a block
+// made out of order or an inactive one: blocks 0-3 activated in order,
+// 7, 6, 5 in reverse, 4 and 8-9 left inactive, in 1-D (blocks of one run
+// each) and in 2-D (a block's rows are not contiguous with its
+// neighbour's).
+TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");   // 10 blocks of 8
+  Field y = prog.field(i32, "y");   // 2 x 4 blocks of 2 x 4: 4 x 16
+  prog.root().pointer(i, 10).dense(i, 8).place(x);
+  prog.root().pointer(ij, {2, 4}).dense(ij, {2, 4}).place(y);
+  std::vector<float> xm(80, 0.0f);
+  for (int blk : {0, 1, 2, 3, 7, 6, 5}) {
+    x.write({blk * 8 + 3}, 1.0f);  // activates the block, its pool entry the next one
+    xm[static_cast<size_t>(blk * 8 + 3)] = 1.0f;
+  }
+  EXPECT_EQ(x.to_vector<float>(), xm);
+  std::vector<float> xv(80);
+  for (size_t n = 0; n < xv.size(); ++n) xv[n] = static_cast<float>(n) + 0.5f;
+  x.from_vector(xv);  // activates 4, 8 and 9 too, after the others
+  EXPECT_EQ(x.to_vector<float>(), xv);
+  for (int n : {0, 7, 8, 31, 32, 39, 40, 47, 55, 56, 63, 64, 79})
+    EXPECT_EQ(x.read<float>({n}), xv[static_cast<size_t>(n)]) << "element " << n;
+
+  std::vector<int32_t> ym(64, 0);
+  for (auto [bi, bj] : {std::pair{0, 0}, {0, 1}, {0, 2}, {1, 3}, {1, 1}}) {
+    y.write({bi * 2 + 1, bj * 4 + 2}, bi * 10 + bj + 1);
+    ym[static_cast<size_t>((bi * 2 + 1) * 16 + bj * 4 + 2)] = bi * 10 + bj + 1;
+  }
+  EXPECT_EQ(y.to_vector<int32_t>(), ym);
+  std::vector<int32_t> yv(64);
+  std::iota(yv.begin(), yv.end(), -20);
+  y.from_vector(yv);
+  EXPECT_EQ(y.to_vector<int32_t>(), yv);
+  EXPECT_EQ(y.read<int32_t>({3, 15}), 63 - 20);
 }
 
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
