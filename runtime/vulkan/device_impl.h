@@ -197,6 +197,9 @@ class DeviceImpl {
   std::deque<std::unique_ptr<Submission>> in_flight_;  // oldest first
   std::uint64_t next_serial_ = 1;
   std::uint64_t completed_serial_ = 0;  // every serial <= this has finished
+  // The barrier submission of the last wait_visible_to_host: while it is
+  // the last submission, the host sees every device write already.
+  std::uint64_t visible_serial_ = 0;
   std::vector<Garbage> garbage_;
   std::vector<VkDescriptorBufferInfo> set_infos_;  // write_set's scratch
   std::vector<VkWriteDescriptorSet> set_writes_;

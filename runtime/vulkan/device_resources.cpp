@@ -293,14 +293,20 @@ void DeviceImpl::wait_visible_to_host() {
   // A submission of one barrier: its fence covers everything submitted to
   // the queue before it (the application's work too, on an adopted device),
   // and the barrier makes those writes visible to the host, which a fence
-  // alone does not.
+  // alone does not. Nothing submitted since the last such barrier: nothing
+  // more to see (on Grove's own device; on an adopted one the application
+  // may have submitted work to the queue since).
+  if (owns_device_ && visible_serial_ != 0 && visible_serial_ == next_serial_ - 1 && completed_serial_ >= visible_serial_)
+    return;
   Recording rec(*this, 0, 0);
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
   to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
   api_.vkCmdPipelineBarrier(rec.cmd(), VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host,
                             0, nullptr, 0, nullptr);
-  wait_for(rec.submit());
+  const std::uint64_t serial = rec.submit();
+  wait_for(serial);
+  visible_serial_ = serial;
 }
 
 void DeviceImpl::fill_buffer(BufferId id, std::uint64_t offset, std::uint64_t bytes, std::uint32_t value) {

@@ -188,6 +188,16 @@ TEST_P(VulkanBuffers, HostMemoryIsTheBufferItselfWhereMemoryIsUnified) {
   device().fill_buffer(b, 0, 16, 7);  // after the host's writes
   words = read_words(b);
   for (std::uint32_t i = 0; i < 1024; ++i) ASSERT_EQ(words[i], i < 4 ? 7u : i) << "word " << i;
+  // Each look after new work waits for that work; a look with nothing
+  // queued since the last one (which submits nothing) sees the same bytes.
+  for (std::uint32_t v : {9u, 10u}) {
+    device().fill_buffer(b, 16, 16, v);
+    for (int look = 0; look < 2; ++look) {
+      std::uint32_t w = 0;
+      std::memcpy(&w, device().host_memory(b).data() + 20, 4);
+      EXPECT_EQ(w, v) << "look " << look;
+    }
+  }
   // A new buffer: zero there too, its fill finished before the host looks.
   const BufferId c = device().create_buffer(1 << 20, "mapped_zero");
   const std::span<std::byte> zero = device().host_memory(c);
