@@ -200,6 +200,10 @@ class DeviceImpl {
   // The barrier submission of the last wait_visible_to_host: while it is
   // the last submission, the host sees every device write already.
   std::uint64_t visible_serial_ = 0;
+  // The application was given this device's handles, a buffer's or a
+  // recording: it may queue work Grove does not see, so every
+  // wait_visible_to_host submits its barrier.
+  mutable bool shared_ = false;
   std::vector<Garbage> garbage_;
   std::vector<VkDescriptorBufferInfo> set_infos_;  // write_set's scratch
   std::vector<VkWriteDescriptorSet> set_writes_;

@@ -294,9 +294,9 @@ void DeviceImpl::wait_visible_to_host() {
   // the queue before it (the application's work too, on an adopted device),
   // and the barrier makes those writes visible to the host, which a fence
   // alone does not. Nothing submitted since the last such barrier: nothing
-  // more to see (on Grove's own device; on an adopted one the application
-  // may have submitted work to the queue since).
-  if (owns_device_ && visible_serial_ != 0 && visible_serial_ == next_serial_ - 1 && completed_serial_ >= visible_serial_)
+  // more to see (unless the application may have queued work: an adopted
+  // device, or one whose handles, buffers or recordings it was given).
+  if (owns_device_ && !shared_ && visible_serial_ != 0 && visible_serial_ == next_serial_ - 1 && completed_serial_ >= visible_serial_)
     return;
   Recording rec(*this, 0, 0);
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -605,6 +605,7 @@ VkDescriptorSet DeviceImpl::recorded_set(const Pipeline& p, const Dispatch& d) {
 
 void DeviceImpl::record(void* command_buffer, const std::vector<Dispatch>& dispatches) {
   ensure_usable();
+  shared_ = true;
   if (command_buffer == nullptr) throw Error("record: the command buffer (a VkCommandBuffer) is null");
   if (dispatches.empty()) return;
   std::uint32_t sets = 0, descriptors = 0;
@@ -635,10 +636,12 @@ void DeviceImpl::record_barrier(void* command_buffer, std::uint32_t dst_stage_ma
 }
 
 void* DeviceImpl::buffer_handle(BufferId id) const {
+  shared_ = true;
   return reinterpret_cast<void*>(lookup(id, "buffer_handle").buffer);
 }
 
 ExternalDevice DeviceImpl::handles() const {
+  shared_ = true;
   ExternalDevice h;
   h.instance = instance_.handle();
   h.physical_device = physical_;
