@@ -213,6 +213,14 @@ void Stmt::set_atomic_load(bool atomic) {
   expect_kind(this, {K::TreeLoad}, "set_atomic_load");
   mark_ = atomic ? 1 : 0;
 }
+bool Stmt::unlikely() const {
+  expect_kind(this, {K::If}, "unlikely");
+  return mark_ != 0;
+}
+void Stmt::set_unlikely(bool unlikely) {
+  expect_kind(this, {K::If}, "set_unlikely");
+  mark_ = unlikely ? 1 : 0;
+}
 Reduction Stmt::reduction() const {
   expect_kind(this, {K::TreeAtomic}, "reduction");
   return static_cast<Reduction>(mark_);

@@ -217,6 +217,12 @@ class Stmt {
   // "Memory ordering"). 32-bit storage only.
   bool atomic_load() const;
   void set_atomic_load(bool atomic);
+  // If: its condition is rarely true (the sparse runtime's allocation, once
+  // per block a kernel activates), so an executor may lay the then-block
+  // out of the way: the LLVM backend weights the branch and compiles each
+  // distinct large one once, as a function of its own.
+  bool unlikely() const;
+  void set_unlikely(bool unlikely);
   Reduction reduction() const;   // TreeAtomic (set by mark_reductions)
   void set_reduction(Reduction r);
   uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
@@ -251,7 +257,7 @@ class Stmt {
   int field_ = -1;
   int tree_param_ = -1;
   uint64_t bits_ = 0;
-  uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction
+  uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction; If: unlikely
   // Its number in the last Numbering that reached it, and that numbering.
   mutable uint32_t number_ = 0;
   mutable uint64_t numbering_ = 0;

@@ -751,7 +751,10 @@ class Parser {
         break;
       }
       case StmtKind::If: {
+        const bool unlikely = is_word("unlikely");
+        if (unlikely) take();
         s = b.if_stmt(operand());
+        s->set_unlikely(unlikely);
         block(s->then_block());
         if (is_word("else")) {
           take();

@@ -124,7 +124,9 @@ void append_tree(std::string& out, int id) {
 
 class Printer {
  public:
-  explicit Printer(const Kernel& kernel) : kernel_(kernel) {
+  // `number`: number the kernel's values (else every value prints `%?`).
+  explicit Printer(const Kernel& kernel, bool number = true) : kernel_(kernel) {
+    if (!number) return;
     walk(kernel.body(), [&](Stmt* s) {
       if (numbered(s)) numbers_.set(s, next_++);
     });
@@ -247,6 +249,7 @@ class Printer {
         out += std::to_string(s->index());
         break;
       case StmtKind::If:
+        if (s->unlikely()) out += " unlikely";
         operand(out, s->cond());
         open_block(out, s->then_block(), depth, nested);
         out += " else";
@@ -430,6 +433,12 @@ std::string print_kernel(const Kernel& kernel) {
 std::string print_stmt(const Kernel& kernel, const Stmt* stmt) {
   std::string out;
   Printer(kernel).stmt(out, stmt, 0, false);
+  return out;
+}
+
+std::string print_shape(const Kernel& kernel, const Stmt* stmt) {
+  std::string out;
+  Printer(kernel, false).stmt(out, stmt, 0, false);
   return out;
 }
 

@@ -16,5 +16,10 @@ std::string print_module(const std::vector<const Kernel*>& kernels);
 // (operands that are not in the kernel print as `%?`); a statement with blocks
 // prints its header and `{ ... }`. For diagnostics such as the verifier's.
 std::string print_stmt(const Kernel& kernel, const Stmt* stmt);
+// One statement of `kernel` without numbering the kernel: every value it
+// uses or defines prints as `%?` and its blocks as `{ ... }`, leaving its
+// kind, type and attributes (a key of its shape, whose operands the
+// caller compares its own way).
+std::string print_shape(const Kernel& kernel, const Stmt* stmt);
 
 }  // namespace grove::ir

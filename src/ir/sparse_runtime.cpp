@@ -51,8 +51,8 @@ Stmt* SparseRuntime::var(DataType t, Stmt* init) {
 Stmt* SparseRuntime::get(Stmt* v) { return b_.local_load(v); }
 void SparseRuntime::set(Stmt* v, Stmt* value) { b_.local_store(v, value); }
 
-void SparseRuntime::if_then(Stmt* cond, const std::function<void()>& then_body,
-                            const std::function<void()>& else_body) {
+Stmt* SparseRuntime::if_then(Stmt* cond, const std::function<void()>& then_body,
+                             const std::function<void()>& else_body) {
   Stmt* s = b_.if_stmt(cond);
   Block* saved = b_.block();
   size_t pos = b_.position();
@@ -63,6 +63,7 @@ void SparseRuntime::if_then(Stmt* cond, const std::function<void()>& then_body,
     else_body();
   }
   b_.set_insert_point(saved, pos);
+  return s;
 }
 
 void SparseRuntime::serial_loop(Stmt* begin, Stmt* end, const std::function<void(Stmt*)>& body) {
@@ -148,7 +149,7 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<voi
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* value = var(U32, load_shared(t, slot));
-  if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
+  Stmt* empty = if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
     // Tries until the slot holds an entry: the first almost always ends it.
     Stmt* tries = var(U32, u32(0));
     Stmt* loop = b_.while_loop();
@@ -204,6 +205,7 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<voi
         });
     b_.set_insert_point(saved, pos);
   });
+  empty->set_unlikely(true);  // once per block activated; every later access finds the entry
   return get(value);
 }
 

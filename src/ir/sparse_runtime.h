@@ -98,8 +98,9 @@ class SparseRuntime {
   Stmt* var(DataType t, Stmt* init);
   Stmt* get(Stmt* var);
   void set(Stmt* var, Stmt* value);
-  void if_then(Stmt* cond, const std::function<void()>& then_body,
-               const std::function<void()>& else_body = nullptr);
+  // The if statement made.
+  Stmt* if_then(Stmt* cond, const std::function<void()>& then_body,
+                const std::function<void()>& else_body = nullptr);
   void serial_loop(Stmt* begin, Stmt* end, const std::function<void(Stmt*)>& body);
   Stmt* state(int pool, int64_t which);  // address of a pool state word
 

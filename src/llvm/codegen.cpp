@@ -11,6 +11,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -22,6 +23,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <map>
 #include <set>
@@ -408,9 +410,10 @@ class Emitter {
     auto* then_bb = llvm::BasicBlock::Create(c_, "then", fn_);
     auto* else_bb = llvm::BasicBlock::Create(c_, "else", fn_);
     auto* merge = llvm::BasicBlock::Create(c_, "endif", fn_);
-    b_.CreateCondBr(value(s->cond()), then_bb, else_bb);
+    b_.CreateCondBr(value(s->cond()), then_bb, else_bb,
+                    s->unlikely() ? llvm::MDBuilder(c_).createUnlikelyBranchWeights() : nullptr);
     b_.SetInsertPoint(then_bb);
-    emit_block(s->then_block());
+    if (!s->unlikely() || !emit_out_of_line(s->then_block())) emit_block(s->then_block());
     branch_if_open(merge);
     b_.SetInsertPoint(else_bb);
     emit_block(s->else_block());
@@ -481,6 +484,183 @@ class Emitter {
     if (parallel && !accumulators_.empty()) back->setMetadata(llvm::LLVMContext::MD_loop, interleave_once());
     b_.SetInsertPoint(exit);
     if (parallel) flush_accumulators();
+  }
+
+  // ---- unlikely blocks, out of line ----
+  // An unlikely if's then-block of kOutOfLine statements or more (the
+  // sparse runtime's allocation, about 60) is a call of a function that
+  // runs it, made once per distinct block: a kernel activating at eight
+  // neighbours (sparse_life's count) or 27 grid nodes (MPM's scatter)
+  // carried that many copies of the allocator, which took most of LLVM's
+  // time (docs/ir.md, `if unlikely`).
+  static constexpr size_t kOutOfLine = 16;
+
+  // What a block out of line takes: the values it uses that are defined
+  // before it (constants are made again inside), in order of first use,
+  // and the trees it accesses.
+  struct OutOfLine {
+    std::vector<const ir::Stmt*> free;
+    std::set<TreeKey> trees;
+  };
+
+  // Whether `block` can run as a function of its own: nothing in it leaves
+  // it (a break or continue of a loop outside it, an assertion's return),
+  // reads what only the task's function has (arguments, the context
+  // buffer) or feeds an accumulator. Counts its statements into `count`.
+  bool can_run_out_of_line(const ir::Block* block, int loops, size_t& count) const {
+    for (size_t i = 0; i < block->size(); ++i) {
+      const ir::Stmt* s = block->at(i);
+      ++count;
+      if (reductions_.count(s) != 0) return false;
+      switch (s->kind()) {
+        case StmtKind::Arg:
+        case StmtKind::Print:
+        case StmtKind::Assert:
+          return false;
+        case StmtKind::Break:
+        case StmtKind::Continue:
+          if (loops == 0) return false;
+          break;
+        case StmtKind::RangeFor:
+        case StmtKind::While:
+          if (s == parallel_loop_ || !can_run_out_of_line(s->body(), loops + 1, count)) return false;
+          break;
+        case StmtKind::If:
+          if (!can_run_out_of_line(s->then_block(), loops, count) || !can_run_out_of_line(s->else_block(), loops, count))
+            return false;
+          break;
+        default:
+          break;
+      }
+    }
+    return true;
+  }
+
+  void collect_out_of_line(const ir::Block* block, std::unordered_set<const ir::Stmt*>& defined, OutOfLine& out) const {
+    for (size_t i = 0; i < block->size(); ++i) {
+      const ir::Stmt* s = block->at(i);
+      for (const ir::Stmt* op : s->operands())
+        if (defined.count(op) == 0 && std::find(out.free.begin(), out.free.end(), op) == out.free.end())
+          out.free.push_back(op);
+      if (ir::is_tree_access(s->kind())) out.trees.insert({s->tree(), s->tree_param()});
+      defined.insert(s);
+      for (const auto& inner : s->blocks()) collect_out_of_line(inner.get(), defined, out);
+    }
+  }
+
+  // The block's shape: each statement's kind, type and attributes, and
+  // its operands as constants (by value), statements of the block (by
+  // position) or inputs (by their place in in.free, and their types): two
+  // blocks with equal keys compute the same from corresponding inputs.
+  std::string out_of_line_key(const ir::Block* block, const OutOfLine& in) const {
+    std::unordered_map<const ir::Stmt*, size_t> local, input;
+    for (const ir::Stmt* f : in.free)
+      if (!f->is_const()) input.emplace(f, input.size());
+    std::string key;
+    const std::function<void(const ir::Block*)> add = [&](const ir::Block* b) {
+      key += "{\n";
+      for (size_t i = 0; i < b->size(); ++i) {
+        const ir::Stmt* s = b->at(i);
+        if (s->is_const()) continue;  // written where it is used
+        key += ir::print_shape(kernel_, s);
+        for (const ir::Stmt* op : s->operands()) {
+          if (op->is_const()) {
+            key += " c" + std::string(type_name(op->type())) + ":" + std::to_string(op->bits());
+          } else if (auto l = local.find(op); l != local.end()) {
+            key += " l" + std::to_string(l->second);
+          } else {
+            key += " f" + std::to_string(input.at(op));
+          }
+        }
+        key += '\n';
+        local.emplace(s, local.size());
+        for (const auto& inner : s->blocks()) add(inner.get());
+      }
+      key += "}\n";
+    };
+    add(block);
+    for (const ir::Stmt* f : in.free)
+      if (!f->is_const())
+        key += (f->kind() == StmtKind::Alloca ? " var " : " value ") + std::string(type_name(f->type()));
+    return key;
+  }
+
+  // `block` as a call of its function (made on first use); false (nothing
+  // emitted) when it stays inline.
+  bool emit_out_of_line(const ir::Block* block) {
+    size_t count = 0;
+    if (!can_run_out_of_line(block, 0, count) || count < kOutOfLine) return false;
+    OutOfLine in;
+    std::unordered_set<const ir::Stmt*> defined;
+    collect_out_of_line(block, defined, in);
+    std::vector<llvm::Value*> args;
+    for (const ir::Stmt* f : in.free) {
+      if (f->is_const()) continue;
+      const auto& from = f->kind() == StmtKind::Alloca ? variables_ : values_;
+      auto it = from.find(f);
+      if (it == from.end()) return false;  // a loop statement (the index of a loop outside)
+      args.push_back(it->second);
+    }
+    for (const TreeKey& k : in.trees) args.push_back(base_of(k));
+    llvm::Function*& fn = out_of_line_[out_of_line_key(block, in)];
+    if (fn == nullptr) fn = make_out_of_line(block, in, args);
+    b_.CreateCall(fn, args);
+    return true;
+  }
+
+  llvm::Function* make_out_of_line(const ir::Block* block, const OutOfLine& in, const std::vector<llvm::Value*>& args) {
+    std::vector<llvm::Type*> params;
+    for (llvm::Value* a : args) params.push_back(a->getType());
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+                                      llvm::Function::InternalLinkage,
+                                      fn_->getName() + ".unlikely" + std::to_string(out_of_line_.size()), m_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::NoInline);
+    fn->addFnAttr(llvm::Attribute::Cold);
+    // The task function's state, put back when the block's function is made.
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    struct Saved {
+      llvm::Function* fn;
+      llvm::BasicBlock* entry;
+      Bindings bound;
+      const ir::Stmt* parallel_loop;
+      std::unordered_map<const ir::Stmt*, llvm::Value*> values, variables, loop_index;
+      std::vector<LoopTarget> loops;
+      std::vector<Accumulator> accumulators;
+      std::unordered_map<const ir::Stmt*, std::pair<llvm::Value*, llvm::BasicBlock*>> wide;
+    } saved{fn_, entry_, std::move(bound_), parallel_loop_, std::move(values_), std::move(variables_),
+            std::move(loop_index_), std::move(loops_), std::move(accumulators_), std::move(wide_)};
+    fn_ = fn;
+    entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
+    b_.SetInsertPoint(entry_);
+    bound_ = {};
+    parallel_loop_ = nullptr;
+    values_.clear();
+    variables_.clear();
+    loop_index_.clear();
+    loops_.clear();
+    accumulators_.clear();
+    wide_.clear();
+    unsigned a = 0;
+    for (const ir::Stmt* f : in.free) {
+      if (f->is_const()) values_[f] = constant(f->type(), f->bits());
+      else if (f->kind() == StmtKind::Alloca) variables_[f] = fn->getArg(a++);
+      else values_[f] = fn->getArg(a++);
+    }
+    for (const TreeKey& k : in.trees) bound_.trees[k] = fn->getArg(a++);
+    emit_block(block);
+    end_function();
+    fn_ = saved.fn;
+    entry_ = saved.entry;
+    bound_ = std::move(saved.bound);
+    parallel_loop_ = saved.parallel_loop;
+    values_ = std::move(saved.values);
+    variables_ = std::move(saved.variables);
+    loop_index_ = std::move(saved.loop_index);
+    loops_ = std::move(saved.loops);
+    accumulators_ = std::move(saved.accumulators);
+    wide_ = std::move(saved.wide);
+    return fn;
   }
 
   // Loop metadata: do not interleave (one copy of each vector per iteration).
@@ -834,7 +1014,10 @@ class Emitter {
     static constexpr uint64_t kLarge = uint64_t{1} << 31;
     auto small_const = [](const ir::Stmt* x) { return x->is_const() && (x->bits() & 0xffffffffu) < kLarge; };
     if (a->is_const()) return b_.getInt64(a->bits() & 0xffffffffu);
-    if (depth < 32 && a->kind() == StmtKind::Binary && a->type() == DataType::u32) {
+    // (Into operands this function has: a block out of line takes a sum
+    // made before it as one value.)
+    if (depth < 32 && a->kind() == StmtKind::Binary && a->type() == DataType::u32 && values_.count(a->lhs()) != 0 &&
+        values_.count(a->rhs()) != 0) {
       const ir::Stmt* l = a->lhs();
       const ir::Stmt* r = a->rhs();
       const bool wrapping = (l->is_const() && !small_const(l)) || (r->is_const() && !small_const(r));
@@ -977,6 +1160,8 @@ class Emitter {
   std::unordered_set<const ir::Stmt*> used_;  // statements whose values another uses
   // Addresses widened to 64 bits (word_pointer), and the block each was made in.
   std::unordered_map<const ir::Stmt*, std::pair<llvm::Value*, llvm::BasicBlock*>> wide_;
+  // Functions running unlikely blocks (emit_out_of_line), by key.
+  std::map<std::string, llvm::Function*> out_of_line_;
 };
 
 // ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into

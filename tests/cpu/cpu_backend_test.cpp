@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <sys/resource.h>
 #include <thread>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -180,6 +182,54 @@ TEST(CpuBackend, KernelArgumentsDoNotNarrowTheVectorLoop) {
   }
 }
 #endif
+
+// The sparse runtime's allocation is an unlikely block (docs/ir.md),
+// compiled once per pool as a function of its own that every activation
+// calls: four writes into one pointer field's blocks (at indices computed
+// from the loop's, as a stencil's neighbours are) make one such function,
+// a write into another pointer's field a second (its pool's words
+// differ). Values and active blocks are a plain model's.
+TEST(CpuBackend, ActivationsShareOneOutOfLineAllocatorPerPool) {
+  const grove::testing::ScratchDir dir("grove_dump_cpu_unlikely");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  Program prog(cpu());
+  Field x = prog.field(i32, "x"), y = prog.field(i32, "y");
+  SNode& xb = prog.root().pointer(ij, {8, 4});  // 64 x 32 in blocks of 8 x 8
+  xb.dense(ij, 8).place(x);
+  SNode& yb = prog.root().pointer(i, 8);  // 64 in blocks of 8
+  yb.dense(i, 8).place(y);
+  auto columns = [](int i) { return std::array<int, 4>{i / 4, i / 4 + 9, 31 - i / 4, i / 2}; };
+  Kernel write = prog.kernel("write", [&] {
+    for_range(0, 64, [&](Expr i) {
+      x(i, i / 4) += 1;
+      x(i, i / 4 + 9) += 2;
+      x(i, 31 - i / 4) += 3;
+      x(i, i / 2) += 4;
+      y(i) += i;
+    });
+  });
+  write();
+  write();
+  unsetenv("GROVE_DUMP_DIR");
+  std::vector<int> xm(64 * 32, 0);
+  std::set<std::pair<int, int>> blocks;
+  for (int i = 0; i < 64; ++i) {
+    const std::array<int, 4> j = columns(i);
+    for (int k = 0; k < 4; ++k) {
+      xm[static_cast<size_t>(i * 32 + j[static_cast<size_t>(k)])] += 2 * (k + 1);
+      blocks.insert({i / 8, j[static_cast<size_t>(k)] / 8});
+    }
+  }
+  EXPECT_EQ(x.to_vector<int>(), xm);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(y.read<int>({i}), 2 * i);
+  const auto stats = prog.stats();
+  EXPECT_EQ(stats.at(xb.name()).active_cells, static_cast<int64_t>(blocks.size()));
+  EXPECT_EQ(stats.at(yb.name()).active_cells, 8);
+  const std::string ll = read_file(dir / "write.cpu.ll");
+  const std::regex made("define internal void @write\\.t[0-9]+\\.[a-z_]+\\.unlikely[0-9]+\\(");
+  EXPECT_EQ(std::distance(std::sregex_iterator(ll.begin(), ll.end(), made), std::sregex_iterator()), 2) << ll;
+  EXPECT_THAT(ll, HasSubstr("!prof"));  // the unlikely branches are weighted
+}
 
 // A struct-for over 8x8x8 blocks: an iteration reads its block's list entry
 // once and walks the block's 512 cells in a loop of its own, which -O3

@@ -140,5 +140,39 @@ kernel @k(a: i32) stage typed {
 )"));
 }
 
+// `unlikely` speaks of the condition, which both ifs share: the merged
+// if is unlikely when either was.
+TEST(MergeIfs, AnUnlikelyIfMakesTheMergedOneUnlikely) {
+  EXPECT_EQ(merge(R"(
+field @x : i32[4]
+
+kernel @k(a: i32) stage typed {
+  %0 = arg i32 0
+  %1 = const i32 0
+  %2 = binary cmp_gt u1 %0 %1
+  if %2 {
+    field_store @x[%1] %0
+  } else {
+  }
+  if unlikely %2 {
+    field_store @x[%0] %1
+  } else {
+  }
+}
+)"),
+            text(R"(
+kernel @k(a: i32) stage typed {
+  %0 = arg i32 0
+  %1 = const i32 0
+  %2 = binary cmp_gt u1 %0 %1
+  if unlikely %2 {
+    field_store @x[%1] %0
+    field_store @x[%0] %1
+  } else {
+  }
+}
+)"));
+}
+
 }  // namespace
 }  // namespace grove::ir

@@ -223,6 +223,11 @@ kernel @lowered(v: f32) stage lowered {
       %16 = tree_atomic reduce add i32 @t1[%0] %12
       %17 = tree_atomic accumulate add f32 @t0[%0] %1
     }
+    %18 = binary cmp_eq u1 %9 %0
+    if unlikely %18 {
+      tree_store @t1[%0] %9 as u32
+    } else {
+    }
   }
 }
 
@@ -806,6 +811,8 @@ TEST(TextTest, SparseStatementsKeepTheirAttributes) {
   const Stmt* cas = low->at(12);
   EXPECT_EQ(cas->expected(), low->at(0));
   EXPECT_EQ(cas->desired(), low->at(0));
+  ASSERT_EQ(low->at(16)->kind(), StmtKind::If);
+  EXPECT_TRUE(low->at(16)->unlikely());
 
   const Block* off = m.kernels[3]->body();
   ASSERT_EQ(off->size(), 7u);

@@ -26,6 +26,8 @@ bool merge_in(Block* block) {
       // The values between move before the first if (i + 1 .. j - 1 -> i ..).
       for (size_t k = i + 1; k < j; ++k) block->insert(k - 1, block->take(k));
       i = j - 1;  // the first if, now just before the second
+      // One condition: rarely true if either says so.
+      first->set_unlikely(first->unlikely() || second->unlikely());
       move_all(second->then_block(), first->then_block());
       move_all(second->else_block(), first->else_block());
       block->take(j);
