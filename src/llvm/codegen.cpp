@@ -497,9 +497,13 @@ class Emitter {
 
   // What a block out of line takes: the values it uses that are defined
   // before it (constants are made again inside), in order of first use,
-  // and the trees it accesses.
+  // and the trees it accesses. A variable of the task function it uses
+  // comes in as its value, and those it writes (`written`, in order of
+  // first use) go back as the function's result: passing their addresses
+  // would keep them in memory on the hot path too.
   struct OutOfLine {
     std::vector<const ir::Stmt*> free;
+    std::vector<const ir::Stmt*> written;
     std::set<TreeKey> trees;
   };
 
@@ -543,6 +547,9 @@ class Emitter {
         if (defined.count(op) == 0 && std::find(out.free.begin(), out.free.end(), op) == out.free.end())
           out.free.push_back(op);
       if (ir::is_tree_access(s->kind())) out.trees.insert({s->tree(), s->tree_param()});
+      if (s->kind() == StmtKind::LocalStore && defined.count(s->ptr()) == 0 &&
+          std::find(out.written.begin(), out.written.end(), s->ptr()) == out.written.end())
+        out.written.push_back(s->ptr());
       defined.insert(s);
       for (const auto& inner : s->blocks()) collect_out_of_line(inner.get(), defined, out);
     }
@@ -602,16 +609,36 @@ class Emitter {
       args.push_back(it->second);
     }
     for (const TreeKey& k : in.trees) args.push_back(base_of(k));
+    // Variables by value.
+    std::vector<llvm::Type*> params;
+    for (size_t i = 0, a = 0; i < in.free.size(); ++i) {
+      const ir::Stmt* f = in.free[i];
+      if (f->is_const()) continue;
+      if (f->kind() == StmtKind::Alloca) {
+        params.push_back(type_of(f->type()));
+        args[a] = b_.CreateLoad(params.back(), args[a]);
+      } else {
+        params.push_back(args[a]->getType());
+      }
+      ++a;
+    }
+    for (size_t k = 0; k < in.trees.size(); ++k) params.push_back(args[args.size() - in.trees.size() + k]->getType());
     llvm::Function*& fn = out_of_line_[out_of_line_key(block, in)];
-    if (fn == nullptr) fn = make_out_of_line(block, in, args);
-    b_.CreateCall(fn, args);
+    if (fn == nullptr) fn = make_out_of_line(block, in, params);
+    llvm::Value* result = b_.CreateCall(fn, args);
+    for (size_t w = 0; w < in.written.size(); ++w)
+      b_.CreateStore(in.written.size() == 1 ? result : b_.CreateExtractValue(result, static_cast<unsigned>(w)),
+                     variables_.at(in.written[w]));
     return true;
   }
 
-  llvm::Function* make_out_of_line(const ir::Block* block, const OutOfLine& in, const std::vector<llvm::Value*>& args) {
-    std::vector<llvm::Type*> params;
-    for (llvm::Value* a : args) params.push_back(a->getType());
-    auto* fn = llvm::Function::Create(llvm::FunctionType::get(b_.getVoidTy(), params, false),
+  llvm::Function* make_out_of_line(const ir::Block* block, const OutOfLine& in, const std::vector<llvm::Type*>& params) {
+    std::vector<llvm::Type*> results;
+    for (const ir::Stmt* v : in.written) results.push_back(type_of(v->type()));
+    llvm::Type* result = results.empty()       ? b_.getVoidTy()
+                         : results.size() == 1 ? results[0]
+                                               : static_cast<llvm::Type*>(llvm::StructType::get(c_, results));
+    auto* fn = llvm::Function::Create(llvm::FunctionType::get(result, params, false),
                                       llvm::Function::InternalLinkage,
                                       fn_->getName() + ".unlikely" + std::to_string(out_of_line_.size()), m_);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
@@ -643,13 +670,31 @@ class Emitter {
     wide_.clear();
     unsigned a = 0;
     for (const ir::Stmt* f : in.free) {
-      if (f->is_const()) values_[f] = constant(f->type(), f->bits());
-      else if (f->kind() == StmtKind::Alloca) variables_[f] = fn->getArg(a++);
-      else values_[f] = fn->getArg(a++);
+      if (f->is_const()) {
+        values_[f] = constant(f->type(), f->bits());
+      } else if (f->kind() == StmtKind::Alloca) {  // a variable of its own, from the caller's value
+        llvm::AllocaInst* var = b_.CreateAlloca(type_of(f->type()));
+        b_.CreateStore(fn->getArg(a++), var);
+        variables_[f] = var;
+      } else {
+        values_[f] = fn->getArg(a++);
+      }
     }
     for (const TreeKey& k : in.trees) bound_.trees[k] = fn->getArg(a++);
     emit_block(block);
-    end_function();
+    if (!b_.GetInsertBlock()->getTerminator()) {
+      if (in.written.empty()) {
+        b_.CreateRetVoid();
+      } else {
+        llvm::Value* out = in.written.size() == 1 ? nullptr : llvm::PoisonValue::get(result);
+        for (size_t w = 0; w < in.written.size(); ++w) {
+          llvm::Value* v = b_.CreateLoad(results[w], variables_.at(in.written[w]));
+          out = in.written.size() == 1 ? v : b_.CreateInsertValue(out, v, static_cast<unsigned>(w));
+        }
+        b_.CreateRet(out);
+      }
+    }
+    end_function();  // (the blocks left open are dead ones, after a break)
     fn_ = saved.fn;
     entry_ = saved.entry;
     bound_ = std::move(saved.bound);
