@@ -35,7 +35,9 @@ Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
 }
 
 Stmt* SparseRuntime::load(int tree, Stmt* address) { return b_.tree_load(tree, U32, address); }
-Stmt* SparseRuntime::load_shared(int tree, Stmt* address) { return b_.tree_load(tree, U32, address, true); }
+Stmt* SparseRuntime::load_shared(int tree, Stmt* address) {
+  return b_.tree_load(tree, U32, address, task_changes_words_);
+}
 void SparseRuntime::store(int tree, Stmt* address, Stmt* value) {
   b_.tree_store(tree, U32, address, value);
 }

@@ -29,6 +29,11 @@ class SparseRuntime {
   // cells of the container in a serial loop, which the vectoriser sees as a
   // dense loop; a container of more cells is split into runs of n.
   void set_cells_per_iteration(uint32_t n) { cells_per_iteration_ = n; }
+  // Whether other invocations of the task being lowered may change the
+  // runtime's words (it activates, deactivates, appends or has atomics):
+  // else load_shared is a plain load, which LLVM's vectoriser takes (it
+  // refuses a loop with an atomic load) and nothing can change under it.
+  void set_task_changes_words(bool changes) { task_changes_words_ = changes; }
 
   struct Cell {
     Stmt* address;  // u32: first word of the cell (safe to read even when !ok)
@@ -91,7 +96,8 @@ class SparseRuntime {
   Stmt* load(int tree, Stmt* address);
   // A word other invocations of the same task may change with atomics
   // (slots, bitmask words, lengths): an atomic load (docs/memory.md,
-  // "Memory ordering").
+  // "Memory ordering"), or a plain one in a task that changes no such
+  // word (set_task_changes_words).
   Stmt* load_shared(int tree, Stmt* address);           // u32 word
   void store(int tree, Stmt* address, Stmt* value);  // u32 word
   Stmt* atomic(AtomicOp op, int tree, Stmt* address, Stmt* value);  // u32
@@ -156,6 +162,7 @@ class SparseRuntime {
   const SNodeForest& forest_;
   Builder& b_;
   uint32_t cells_per_iteration_ = 1;
+  bool task_changes_words_ = true;
 };
 
 }  // namespace grove::ir

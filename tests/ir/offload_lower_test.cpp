@@ -236,14 +236,32 @@ kernel @k() stage typed {
 }
 )";
   std::string text = run(module, true);
-  // The slot of pointer cell 2 is read (with an atomic load: another
-  // invocation may be publishing it); no compare-and-swap, no read-modify-
-  // write, and the value is selected against 0 for an inactive cell.
-  EXPECT_NE(text.find("tree_load atomic u32 @t1["), std::string::npos) << text;
+  // The slot of pointer cell 2 is read (a plain load: nothing in this task
+  // activates or deactivates, so no other invocation changes it); no
+  // compare-and-swap, no read-modify-write, and the value is selected
+  // against 0 for an inactive cell.
+  EXPECT_NE(text.find("tree_load u32 @t1["), std::string::npos) << text;
+  EXPECT_EQ(text.find("tree_load atomic"), std::string::npos) << text;
   EXPECT_EQ(text.find("tree_cas"), std::string::npos) << text;
   EXPECT_EQ(text.find("tree_atomic"), std::string::npos) << text;
   EXPECT_NE(text.find("select f32"), std::string::npos) << text;
   EXPECT_EQ(task_lines(text), (std::vector<std::string>{"task serial $-1 \"serial\""}));
+
+  // In a task that also activates (a write to s), another invocation may be
+  // publishing the slot it reads: an atomic load.
+  text = run(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 5
+  %1 = field_load f32 @s[%0]
+  %2 = const i32 12
+  field_store @s[%2] %1
+}
+)", true);
+  const size_t read = text.find("tree_load atomic u32 @t1[");
+  ASSERT_NE(read, std::string::npos) << text;
+  EXPECT_LT(read, text.find("tree_cas")) << text;  // the read's, before the write's activation
 }
 
 TEST(LowerAccess, ASparseWriteActivatesWithCompareAndSwap) {

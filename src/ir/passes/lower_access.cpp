@@ -30,14 +30,45 @@ class Lowerer {
       Block* b = task->body();
       Stmt* loop = b->at(b->size() - 1);
       GROVE_ASSERT(loop->kind() == StmtKind::StructFor, "a struct_for task must end with its struct_for");
+      changes_words_ = changes_words(task);
       lower_struct_for(loop);
     }
-    lower_block(kernel_.body());
+    for (size_t n = 0; n < kernel_.body()->size(); ++n) {
+      Stmt* task = kernel_.body()->at(n);
+      changes_words_ = changes_words(task);
+      lower_block(task->body());
+    }
     kernel_.stage = Stage::lowered;
   }
 
  private:
   [[noreturn]] void fail(const std::string& m) { throw Error("kernel '" + kernel_.name() + "': " + m); }
+
+  // Whether invocations of `task` may change the sparse runtime's words
+  // (slots, masks, lengths) or, through a narrow atomic's compare-and-swap
+  // loop, a field's word that another reads: a write to a field under a
+  // sparse node (it may activate), any atomic, or an SNode operation that
+  // activates, deactivates or appends. Else its runtime reads are plain
+  // loads (SparseRuntime::set_task_changes_words).
+  bool changes_words(Stmt* task) const {
+    bool changes = false;
+    walk(task->body(), [&](Stmt* s) {
+      switch (s->kind()) {
+        case StmtKind::FieldAtomic:
+          changes = true;
+          break;
+        case StmtKind::FieldStore:
+          if (forest_.is_sparse_path(parent_of_place(s->field()))) changes = true;
+          break;
+        case StmtKind::SNodeOp:
+          if (s->snode_op() != SNodeOpKind::is_active && s->snode_op() != SNodeOpKind::length) changes = true;
+          break;
+        default:
+          break;
+      }
+    });
+    return changes;
+  }
 
   int node_of_struct_for(const Stmt* s) const {
     return s->field() >= 0 ? forest_.snode(forest_.place_of(s->field())).parent : s->snode();
@@ -63,6 +94,7 @@ class Lowerer {
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
     rt.set_cells_per_iteration(options_.cells_per_iteration);
+    rt.set_task_changes_words(changes_words_);
     const int node = node_of_struct_for(loop);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
@@ -201,6 +233,7 @@ class Lowerer {
     Builder b(block, pos);
     b.set_tree_param(s->tree_param());  // every tree statement it becomes works on its instance
     SparseRuntime rt(forest_, b);
+    rt.set_task_changes_words(changes_words_);
     Stmt* replacement = nullptr;
     auto field_indices = [&](const FieldDecl& f) {
       return physical(b, parent_of_place(f.id), s->indices(), &f, false);
@@ -305,6 +338,7 @@ class Lowerer {
   const SNodeForest& forest_;
   LowerAccessOptions options_;
   std::unordered_map<const Stmt*, Stmt*> own_cell_;
+  bool changes_words_ = true;  // the task being lowered may change runtime words (changes_words)
   std::unordered_map<const Stmt*, Stmt*> replaced_;  // a lowered statement -> its value
   // Lowered statements stay allocated until the pass ends: their addresses
   // are keys of `replaced_`, which no new statement may take.
