@@ -213,6 +213,10 @@ void Stmt::set_atomic_load(bool atomic) {
   expect_kind(this, {K::TreeLoad}, "set_atomic_load");
   mark_ = atomic ? 1 : 0;
 }
+void Stmt::set_field(int field) {
+  expect_kind(this, {K::TreeLoad, K::TreeStore, K::TreeAtomic, K::TreeCas}, "set_field");
+  field_ = field;
+}
 bool Stmt::unlikely() const {
   expect_kind(this, {K::If}, "unlikely");
   return mark_ != 0;

@@ -204,6 +204,12 @@ class Stmt {
   TaskKind task_kind() const;    // Task
   int index() const { return index_; }       // Arg: argument number; LoopIndex: axis
   int field() const { return field_; }       // FieldLoad/Store/Atomic, StructFor (-1: over an SNode)
+  // Tree statements: what the word they access holds: an element of field
+  // `field()` (set by lower_access), the sparse runtime's own words
+  // (kRuntimeWords: slots, masks, lengths, lists; reads only), or
+  // anything (-1). Accesses of two different kinds never touch one word,
+  // which the LLVM backend tells its optimiser (docs/ir.md).
+  void set_field(int field);
   int snode() const;                         // SNodeOp, StructFor, Task (-1 if none)
   int tree() const;                          // TreeLoad/Store/Atomic/Cas: the tree (its id: its type)
   // Field and SNode operations, struct_for, tree statements and tasks: the
@@ -381,6 +387,9 @@ class Numbering {
  private:
   uint64_t serial_;
 };
+
+// A tree statement's field() for the sparse runtime's own words (Stmt::set_field).
+inline constexpr int kRuntimeWords = -2;
 
 // Every use of `from` in `root` (recursively) now refers to `to`.
 void replace_all_uses(Block* root, Stmt* from, Stmt* to);

@@ -549,6 +549,15 @@ class Parser {
     if (s == nullptr) s = memory_stmt(b, kind, def, t);
     if (s == nullptr) s = control_stmt(b, kind, def);
     GROVE_ASSERT(s != nullptr, "the parser reads no statement kind '" + word.text + "'");
+    if (is_tree_access(kind)) {
+      if (is_word("runtime")) {
+        take();
+        s->set_field(kRuntimeWords);
+      } else if (is_word("field")) {
+        take();
+        s->set_field(field_name().id);
+      }
+    }
     if (is_tree_bound(kind) && kind != StmtKind::StructFor && kind != StmtKind::Task) s->set_tree_param(via());
     if (s->has_result()) {
       if (s->type() != t) s->set_type(t);

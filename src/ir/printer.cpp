@@ -323,6 +323,12 @@ class Printer {
         open_block(out, s->body(), depth, nested);
         break;
     }
+    if (is_tree_access(s->kind()) && s->field() == kRuntimeWords) out += " runtime";
+    if (is_tree_access(s->kind()) && s->field() >= 0) {
+      out += " field ";
+      if (s->field() < kernel_.fields().size()) append_global(out, kernel_.fields().get(s->field()).name);
+      else out += "@?";
+    }
     if (is_tree_bound(s->kind()) && s->kind() != StmtKind::StructFor && s->kind() != StmtKind::Task) via(out, s);
     if (nested) out += '\n';
   }
@@ -419,7 +425,8 @@ class Printer {
 };
 
 int field_of(const Stmt* s) {
-  return is_field_access(s->kind()) || s->kind() == StmtKind::StructFor ? s->field() : -1;
+  return is_field_access(s->kind()) || is_tree_access(s->kind()) || s->kind() == StmtKind::StructFor ? s->field()
+                                                                                                      : -1;
 }
 
 }  // namespace

@@ -34,9 +34,15 @@ Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
   return b_.binary(op, a, c);
 }
 
-Stmt* SparseRuntime::load(int tree, Stmt* address) { return b_.tree_load(tree, U32, address); }
+Stmt* SparseRuntime::load(int tree, Stmt* address) {
+  Stmt* v = b_.tree_load(tree, U32, address);
+  v->set_field(kRuntimeWords);
+  return v;
+}
 Stmt* SparseRuntime::load_shared(int tree, Stmt* address) {
-  return b_.tree_load(tree, U32, address, task_changes_words_);
+  Stmt* v = b_.tree_load(tree, U32, address, task_changes_words_);
+  v->set_field(kRuntimeWords);
+  return v;
 }
 void SparseRuntime::store(int tree, Stmt* address, Stmt* value) {
   b_.tree_store(tree, U32, address, value);
@@ -335,6 +341,7 @@ Stmt* SparseRuntime::load_field_at(int field, DataType dtype, const Cell& cell) 
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
   Stmt* v = b_.tree_load(place.tree, dtype, addr);
+  v->set_field(field);
   if (cell.ok->is_const() && cell.ok->const_int() == 1) return v;
   return b_.select(cell.ok, v, zero_of(b_, compute_type(dtype)));
 }
@@ -348,10 +355,10 @@ void SparseRuntime::store_field_at(int field, DataType dtype, const Cell& cell, 
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
   if (cell.ok->is_const() && cell.ok->const_int() == 1) {
-    b_.tree_store(place.tree, dtype, addr, value);
+    b_.tree_store(place.tree, dtype, addr, value)->set_field(field);
     return;
   }
-  if_then(cell.ok, [&] { b_.tree_store(place.tree, dtype, addr, value); });
+  if_then(cell.ok, [&] { b_.tree_store(place.tree, dtype, addr, value)->set_field(field); });
 }
 
 Stmt* SparseRuntime::atomic_field(AtomicOp op, int field, DataType dtype,
@@ -367,7 +374,9 @@ Stmt* SparseRuntime::atomic_field_at(AtomicOp op, int field, DataType dtype, con
   Stmt* result = var(ct, zero_of(b_, ct));
   if_then(cell.ok, [&] {
     if (bit_width(dtype) >= 32) {
-      set(result, b_.tree_atomic(op, t, ct, addr, value));
+      Stmt* old = b_.tree_atomic(op, t, ct, addr, value);
+      old->set_field(field);
+      set(result, old);
       return;
     }
     // Narrow integers share no atomic instruction with 32-bit words: a
@@ -375,7 +384,7 @@ Stmt* SparseRuntime::atomic_field_at(AtomicOp op, int field, DataType dtype, con
     GROVE_ASSERT(is_integral(dtype), "atomic on a narrow float must be rejected before lowering");
     // The word a failed swap returns is the next expected value, so the loop
     // reads memory once.
-    Stmt* expected = var(U32, load_shared(t, addr));
+    Stmt* expected = var(U32, b_.tree_load(t, U32, addr, task_changes_words_));  // the field's word: no kRuntimeWords
     Stmt* w = b_.while_loop();
     Block* saved = b_.block();
     size_t pos = b_.position();

@@ -519,6 +519,8 @@ class Verifier {
   // The tree id and the u32 word address of a tree statement.
   void tree_address(const Stmt* s) const {
     if (s->tree() < 0) fail(s, "tree id " + std::to_string(s->tree()) + " is not a tree");
+    if (s->field() < kRuntimeWords || s->field() >= kernel_.fields().size())
+      fail(s, "it accesses field " + std::to_string(s->field()) + ", which the kernel's field table lacks");
     expect_type(s, value(s, s->address(), "address"), DataType::u32, "address");
   }
 

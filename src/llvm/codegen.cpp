@@ -64,6 +64,7 @@ class Emitter {
     ir::walk(const_cast<ir::Block*>(body), [&](const ir::Stmt* s) {
       for (const ir::Stmt* op : s->operands()) used_.insert(op);
     });
+    make_scopes();
     for (size_t i = 0; i < body->size(); ++i) {
       const ir::Stmt* task = body->at(i);
       if (task->kind() != StmtKind::Task)
@@ -373,9 +374,10 @@ class Emitter {
         if (!t->isIntegerTy(32) && !t->isIntegerTy(64))
           throw InternalError("LLVM codegen: a compare-and-swap of a " + std::string(type_name(s->type())) +
                               " in " + what_);
-        auto* cas = b_.CreateAtomicCmpXchg(word_pointer(s), value(s->expected()), value(s->desired()),
-                                           llvm::MaybeAlign(t->getPrimitiveSizeInBits() / 8),
-                                           llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+        auto* cas = mark(b_.CreateAtomicCmpXchg(word_pointer(s), value(s->expected()), value(s->desired()),
+                                                llvm::MaybeAlign(t->getPrimitiveSizeInBits() / 8),
+                                                llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic),
+                         s);
         values_[s] = b_.CreateExtractValue(cas, 0);
         return;
       }
@@ -1090,22 +1092,57 @@ class Emitter {
     return {a, words};
   }
 
+  // ---- what tree words hold (Stmt::field): alias scopes ----
+  // One scope per field whose elements the kernel accesses, and one for
+  // the sparse runtime's words: an access of one is in its scope and
+  // aliases none of the others' (their words are disjoint in every tree),
+  // which lets LLVM reorder and vectorise a loop that reads one field and
+  // writes another through the same buffer. An access of unknown words
+  // (field() -1: stores that clear cells, the scratch tree) has no scope
+  // and may alias anything.
+  void make_scopes() {
+    std::set<int> kinds;
+    ir::walk(const_cast<ir::Block*>(kernel_.body()), [&](const ir::Stmt* s) {
+      if (ir::is_tree_access(s->kind()) && s->field() != -1) kinds.insert(s->field());
+    });
+    if (kinds.size() < 2) return;
+    llvm::MDBuilder md(c_);
+    llvm::MDNode* domain = md.createAliasScopeDomain(kernel_.name() + ".words");
+    std::map<int, llvm::MDNode*> scope;
+    for (int k : kinds)
+      scope[k] = md.createAliasScope(k == ir::kRuntimeWords ? "runtime" : "field " + std::to_string(k), domain);
+    for (int k : kinds) {
+      std::vector<llvm::Metadata*> others;
+      for (int o : kinds)
+        if (o != k) others.push_back(scope[o]);
+      scopes_[k] = {llvm::MDNode::get(c_, {scope[k]}), llvm::MDNode::get(c_, others)};
+    }
+  }
+  template <typename Inst>
+  Inst* mark(Inst* access, const ir::Stmt* s) {
+    if (auto it = scopes_.find(s->field()); it != scopes_.end()) {
+      access->setMetadata(llvm::LLVMContext::MD_alias_scope, it->second.first);
+      access->setMetadata(llvm::LLVMContext::MD_noalias, it->second.second);
+    }
+    return access;
+  }
+
   llvm::Value* tree_load(const ir::Stmt* s) {
     const DataType st = s->storage();
     llvm::Value* p = word_pointer(s);
     llvm::Value* r = nullptr;
     switch (st) {
       case DataType::i64: case DataType::u64: case DataType::f64: {
-        llvm::LoadInst* w = b_.CreateAlignedLoad(type_of(st), p, llvm::Align(8));
+        llvm::LoadInst* w = mark(b_.CreateAlignedLoad(type_of(st), p, llvm::Align(8)), s);
         if (s->atomic_load()) w->setAtomic(llvm::AtomicOrdering::Monotonic);
         r = w;
         break;
       }
       case DataType::f32:
-        r = b_.CreateAlignedLoad(b_.getFloatTy(), p, llvm::Align(4));
+        r = mark(b_.CreateAlignedLoad(b_.getFloatTy(), p, llvm::Align(4)), s);
         break;
       default: {
-        llvm::LoadInst* w = b_.CreateAlignedLoad(b_.getInt32Ty(), p, llvm::Align(4));
+        llvm::LoadInst* w = mark(b_.CreateAlignedLoad(b_.getInt32Ty(), p, llvm::Align(4)), s);
         if (s->atomic_load()) w->setAtomic(llvm::AtomicOrdering::Monotonic);
         switch (st) {
           case DataType::u1: r = b_.CreateICmpNE(b_.CreateAnd(w, u32(1)), u32(0)); break;
@@ -1126,21 +1163,21 @@ class Emitter {
     llvm::Value* p = word_pointer(s);
     switch (st) {
       case DataType::i64: case DataType::u64: case DataType::f64:
-        b_.CreateAlignedStore(v, p, llvm::Align(8));
+        mark(b_.CreateAlignedStore(v, p, llvm::Align(8)), s);
         return;
       case DataType::f32:
-        b_.CreateAlignedStore(v, p, llvm::Align(4));
+        mark(b_.CreateAlignedStore(v, p, llvm::Align(4)), s);
         return;
       case DataType::u1:
-        b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4));
+        mark(b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4)), s);
         return;
       case DataType::f16: {
         llvm::Value* h = b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
-        b_.CreateAlignedStore(b_.CreateZExt(h, b_.getInt32Ty()), p, llvm::Align(4));
+        mark(b_.CreateAlignedStore(b_.CreateZExt(h, b_.getInt32Ty()), p, llvm::Align(4)), s);
         return;
       }
       default:
-        b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4));  // narrow: zero-extended
+        mark(b_.CreateAlignedStore(b_.CreateZExt(v, b_.getInt32Ty()), p, llvm::Align(4)), s);  // narrow: zero-extended
         return;
     }
   }
@@ -1164,19 +1201,19 @@ class Emitter {
     if (!f && !ty->isIntegerTy(32) && !ty->isIntegerTy(64))
       throw InternalError("LLVM codegen: an atomic on a " + std::string(type_name(t)) + " in " + what_);
     switch (s->atomic_op()) {
-      case ir::AtomicOp::add: return b_.CreateAtomicRMW(f ? RMW::FAdd : RMW::Add, p, v, align, kOrder);
-      case ir::AtomicOp::sub: return b_.CreateAtomicRMW(f ? RMW::FSub : RMW::Sub, p, v, align, kOrder);
-      case ir::AtomicOp::exchange: return b_.CreateAtomicRMW(RMW::Xchg, p, v, align, kOrder);
-      case ir::AtomicOp::bit_and: return b_.CreateAtomicRMW(RMW::And, p, v, align, kOrder);
-      case ir::AtomicOp::bit_or: return b_.CreateAtomicRMW(RMW::Or, p, v, align, kOrder);
-      case ir::AtomicOp::bit_xor: return b_.CreateAtomicRMW(RMW::Xor, p, v, align, kOrder);
+      case ir::AtomicOp::add: return mark(b_.CreateAtomicRMW(f ? RMW::FAdd : RMW::Add, p, v, align, kOrder), s);
+      case ir::AtomicOp::sub: return mark(b_.CreateAtomicRMW(f ? RMW::FSub : RMW::Sub, p, v, align, kOrder), s);
+      case ir::AtomicOp::exchange: return mark(b_.CreateAtomicRMW(RMW::Xchg, p, v, align, kOrder), s);
+      case ir::AtomicOp::bit_and: return mark(b_.CreateAtomicRMW(RMW::And, p, v, align, kOrder), s);
+      case ir::AtomicOp::bit_or: return mark(b_.CreateAtomicRMW(RMW::Or, p, v, align, kOrder), s);
+      case ir::AtomicOp::bit_xor: return mark(b_.CreateAtomicRMW(RMW::Xor, p, v, align, kOrder), s);
       case ir::AtomicOp::min:
       case ir::AtomicOp::max: {
         // Integers only: legalize made float min/max compare-and-swap loops.
         if (f) break;
         const bool min = s->atomic_op() == ir::AtomicOp::min;
         const RMW op = is_signed(t) ? (min ? RMW::Min : RMW::Max) : (min ? RMW::UMin : RMW::UMax);
-        return b_.CreateAtomicRMW(op, p, v, align, kOrder);
+        return mark(b_.CreateAtomicRMW(op, p, v, align, kOrder), s);
       }
     }
     throw InternalError("LLVM codegen: an unknown atomic in " + what_);
@@ -1207,6 +1244,8 @@ class Emitter {
   std::unordered_map<const ir::Stmt*, std::pair<llvm::Value*, llvm::BasicBlock*>> wide_;
   // Functions running unlikely blocks (emit_out_of_line), by key.
   std::map<std::string, llvm::Function*> out_of_line_;
+  // By Stmt::field: the alias scope list an access is in, and those it aliases none of (make_scopes).
+  std::map<int, std::pair<llvm::MDNode*, llvm::MDNode*>> scopes_;
 };
 
 // ThreadSanitizer builds: LLVM's pass turns memset, memcpy and memmove into

@@ -209,15 +209,16 @@ kernel @k() stage typed {
 )";
   // Root cell at word 16 (the 4-word header, then the next 64-byte line);
   // the dense node's cells are one word each; indices are reduced modulo
-  // the extent (then folded).
+  // the extent (then folded). Each access names the field whose element
+  // its word holds.
   EXPECT_EQ(run(module, true), R"(kernel @k() stage lowered {
   task serial $-1 "serial" {
     %0 = const f32 1.5
     %1 = const u32 18
-    tree_store @t0[%1] %0 as f32
-    %2 = tree_load f32 @t0[%1]
+    tree_store @t0[%1] %0 as f32 field @d
+    %2 = tree_load f32 @t0[%1] field @d
     %3 = const u32 19
-    tree_store @t0[%3] %2 as f32
+    tree_store @t0[%3] %2 as f32 field @d
   }
 }
 )");

@@ -228,6 +228,9 @@ kernel @lowered(v: f32) stage lowered {
       tree_store @t1[%0] %9 as u32
     } else {
     }
+    %19 = tree_load f32 @t0[%0] field @a
+    tree_store @t0[%0] %19 as f32 field @a
+    %20 = tree_load u32 @t1[%0] runtime
   }
 }
 
@@ -813,6 +816,11 @@ TEST(TextTest, SparseStatementsKeepTheirAttributes) {
   EXPECT_EQ(cas->desired(), low->at(0));
   ASSERT_EQ(low->at(16)->kind(), StmtKind::If);
   EXPECT_TRUE(low->at(16)->unlikely());
+  // What the accessed words hold: unknown unless named.
+  EXPECT_EQ(low->at(2)->field(), -1);
+  EXPECT_EQ(low->at(17)->field(), 0);  // @a
+  EXPECT_EQ(low->at(18)->field(), 0);
+  EXPECT_EQ(low->at(19)->field(), kRuntimeWords);
 
   const Block* off = m.kernels[3]->body();
   ASSERT_EQ(off->size(), 7u);

@@ -245,6 +245,7 @@ class Lowerer {
       check_bounds(b, f, s->indices());
       if (Stmt* cell = own_cell(s)) {
         replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
+        replacement->set_field(f.id);
       } else if (const SparseRuntime::Cell* cell = activated(known, s, f)) {
         replacement = rt.load_field_at(f.id, f.dtype, *cell);
       } else {
@@ -254,7 +255,8 @@ class Lowerer {
       const FieldDecl& f = kernel_.fields().get(s->field());
       check_bounds(b, f, s->indices());
       if (Stmt* cell = own_cell(s)) {
-        b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value());
+        b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value())
+            ->set_field(f.id);
       } else {
         rt.store_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f), s->value());
       }
