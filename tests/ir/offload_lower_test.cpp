@@ -265,6 +265,33 @@ kernel @k() stage typed {
   EXPECT_LT(read, text.find("tree_cas")) << text;  // the read's, before the write's activation
 }
 
+// A struct-for that writes only the cells it visits changes no slot, so
+// its read of a neighbour (which may lie in another block) reads the slot
+// with a plain load; writing the neighbour instead may activate, and the
+// slot reads become atomic.
+TEST(LowerAccess, AStructForWritingItsOwnCellsReadsSlotsPlainly) {
+  auto kernel = [](const char* written) {
+    return std::string(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = struct_for @s {
+    %1 = loop_index i32 %0 0
+    %2 = const i32 1
+    %3 = binary add i32 %1 %2
+    %4 = field_load f32 @s[%3]
+    field_store @s[)") + written + R"(] %4
+  }
+}
+)";
+  };
+  const std::string own = run(kernel("%1"), true);
+  EXPECT_NE(own.find("tree_load u32 @t1["), std::string::npos) << own;
+  EXPECT_EQ(own.find("tree_load atomic"), std::string::npos) << own;
+  const std::string other = run(kernel("%3"), true);
+  EXPECT_NE(other.find("tree_load atomic u32 @t1["), std::string::npos) << other;
+}
+
 TEST(LowerAccess, ASparseWriteActivatesWithCompareAndSwap) {
   const std::string module = R"(field @d : i32[4]
 field @s : f32[16]

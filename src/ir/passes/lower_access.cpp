@@ -22,6 +22,9 @@ class Lowerer {
   Lowerer(Kernel& k, const LowerAccessOptions& o) : kernel_(k), forest_(*k.forest), options_(o) {}
 
   void run() {
+    // Decided before anything is lowered (a struct-for's loop is gone after).
+    std::vector<bool> changes;
+    for (size_t n = 0; n < kernel_.body()->size(); ++n) changes.push_back(changes_words(kernel_.body()->at(n)));
     // Struct-fors first: their bodies move into the list loops and are then
     // lowered like any other statements.
     for (size_t n = 0; n < kernel_.body()->size(); ++n) {
@@ -30,13 +33,12 @@ class Lowerer {
       Block* b = task->body();
       Stmt* loop = b->at(b->size() - 1);
       GROVE_ASSERT(loop->kind() == StmtKind::StructFor, "a struct_for task must end with its struct_for");
-      changes_words_ = changes_words(task);
+      changes_words_ = changes[n];
       lower_struct_for(loop);
     }
     for (size_t n = 0; n < kernel_.body()->size(); ++n) {
-      Stmt* task = kernel_.body()->at(n);
-      changes_words_ = changes_words(task);
-      lower_block(task->body());
+      changes_words_ = changes[n];
+      lower_block(kernel_.body()->at(n)->body());
     }
     kernel_.stage = Stage::lowered;
   }
@@ -47,18 +49,27 @@ class Lowerer {
   // Whether invocations of `task` may change the sparse runtime's words
   // (slots, masks, lengths) or, through a narrow atomic's compare-and-swap
   // loop, a field's word that another reads: a write to a field under a
-  // sparse node (it may activate), any atomic, or an SNode operation that
-  // activates, deactivates or appends. Else its runtime reads are plain
-  // loads (SparseRuntime::set_task_changes_words).
+  // sparse node (it may activate; not one within the cells a struct-for
+  // visits, is_within_own_cells, in a loop that deactivates nothing), any
+  // atomic, or an SNode operation that activates, deactivates or appends.
+  // Else its runtime reads are plain loads (SparseRuntime::set_task_changes_words).
   bool changes_words(Stmt* task) const {
-    bool changes = false;
+    const Block* body = task->body();
+    const Stmt* loop = task->task_kind() == TaskKind::struct_for ? body->at(body->size() - 1) : nullptr;
+    bool deactivates = false;
+    walk(task->body(), [&](Stmt* s) {
+      if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) deactivates = true;
+    });
+    bool changes = deactivates;
     walk(task->body(), [&](Stmt* s) {
       switch (s->kind()) {
         case StmtKind::FieldAtomic:
           changes = true;
           break;
         case StmtKind::FieldStore:
-          if (forest_.is_sparse_path(parent_of_place(s->field()))) changes = true;
+          if (forest_.is_sparse_path(parent_of_place(s->field())) &&
+              (loop == nullptr || deactivates || !is_within_own_cells(forest_, kernel_.fields(), s, loop)))
+            changes = true;
           break;
         case StmtKind::SNodeOp:
           if (s->snode_op() != SNodeOpKind::is_active && s->snode_op() != SNodeOpKind::length) changes = true;
