@@ -126,7 +126,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
     out.stages.emplace_back(std::string(stage), std::move(text));
   };
   ir::OffloadResult offloaded;
-  options.offload.scratch_tree = scratch_tree;
+  options.offload.scratch_tree = scratch->tree();
   options.offload.scratch_base = 0;
   options.offload.scratch_words = std::min(max_buffer_words, ir::kMaxTreeWords);
   options.offload_result = &offloaded;
@@ -136,7 +136,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   options.on_lowered = [&](const ir::Kernel& k) {
     if (report) observe_lowered_kernel(k, config.debug);
     ir::PlanOptions plan_options;
-    plan_options.scratch_tree = scratch_tree;
+    plan_options.scratch_tree = scratch->tree();
     plan_options.scratch_words = offloaded.scratch_words_used;
     out.plan = ir::plan_kernel(k, offloaded.tasks, plan_options);
   };
@@ -152,7 +152,7 @@ void ProgramImpl::compile(KernelRecord& rec) {
   rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest, std::move(l.plan));
   if (const std::string dump = dump_dir(); !dump.empty())
     std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
-  ensure_scratch(l.scratch_words);
+  scratch->ensure(l.scratch_words);
   rec.ir = std::move(l.kernel);
   rec.stages = std::move(l.stages);
   ++rec.compile_count;
@@ -234,7 +234,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
   const rt::KernelPlan& plan = rec.compiled->plan;
   std::vector<int> slots;
   for (const rt::TreeSlotPlan& slot : plan.slots) {
-    if (slot.kind == rt::TreeSlotPlan::Kind::scratch) slots.push_back(scratch_instance);
+    if (slot.kind == rt::TreeSlotPlan::Kind::scratch) slots.push_back(scratch->instance());
     else if (slot.param >= 0) slots.push_back(passed.at(static_cast<size_t>(slot.param)));
     else slots.push_back(trees.own_instance(slot.tree_type));
   }

@@ -118,8 +118,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   backend = std::move(started.made.backend);
   context = std::make_unique<rt::Context>(std::move(started.made.device));
   arch = backend->arch();
-  scratch_tree = forest.add_scratch_tree(kInitialScratchWords);
-  scratch_instance = context->create_buffer(kInitialScratchWords, "scratch");
+  scratch = std::make_unique<ScratchBuffer>(forest, *context);
   if (const char* env = std::getenv("GROVE_PROFILE"); env && *env && std::string_view(env) != "0")
     config.profile = true;
   if (config.profile) context->set_profiling(true);
@@ -145,12 +144,18 @@ void ProgramImpl::check_same_program(const ProgramImpl* owner, std::string_view 
               ": fields, SNodes and kernels work only with the Program that made them");
 }
 
-void ProgramImpl::ensure_scratch(int64_t words) {
-  const int64_t have = forest.tree(scratch_tree).total_words;
+ScratchBuffer::ScratchBuffer(ir::SNodeForest& forest, rt::Context& context)
+    : forest_(forest),
+      context_(context),
+      tree_(forest.add_scratch_tree(kInitialScratchWords)),
+      instance_(context.create_buffer(kInitialScratchWords, "scratch")) {}
+
+void ScratchBuffer::ensure(int64_t words) {
+  const int64_t have = forest_.tree(tree_).total_words;
   if (words <= have) return;
   const int64_t grown = std::max(words, 2 * have);
-  context->resize_buffer(scratch_instance, grown);
-  forest.resize_scratch_tree(scratch_tree, grown);
+  context_.resize_buffer(instance_, grown);
+  forest_.resize_scratch_tree(tree_, grown);
 }
 
 Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m) {

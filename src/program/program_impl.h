@@ -178,6 +178,25 @@ class HostWords {
 // on every backend), and values kept in it live for one launch only.
 inline constexpr int64_t kInitialScratchWords = 256;
 
+// The buffer kernels keep values in across tasks: a tree of the forest
+// without SNodes (offload and plan_kernel name it) and its one instance.
+class ScratchBuffer {
+ public:
+  // Adds the tree to `forest` and its buffer, kInitialScratchWords long, to `context`.
+  ScratchBuffer(ir::SNodeForest& forest, rt::Context& context);
+  int tree() const { return tree_; }
+  int instance() const { return instance_; }
+  // Grows it to at least `words` (to twice its size at least); its
+  // contents are not kept, as values live for one launch.
+  void ensure(int64_t words);
+
+ private:
+  ir::SNodeForest& forest_;
+  rt::Context& context_;
+  int tree_ = -1;
+  int instance_ = -1;
+};
+
 // Most components of a vector or matrix field (each is a scalar field).
 inline constexpr int kMaxComponents = 64;
 
@@ -218,8 +237,7 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   bool trace_ended = false;
   int open_tree = -1;
   int64_t open_tree_dense_bytes = 0;  // what make_dense_field put in open_tree, with margins
-  int scratch_tree = -1;           // values kernels keep across tasks (see kInitialScratchWords)
-  int scratch_instance = -1;       // its buffer
+  std::unique_ptr<ScratchBuffer> scratch;  // values kernels keep across tasks
   int64_t launches = 0;
   // Profiling: launches timed since the tally was last reported (a Program
   // destroyed with some prints the table).
@@ -255,8 +273,6 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   int make_tree_type(std::string_view name, const std::function<void(TreeTypeBuilder&)>& declare);
   int instantiate(int type, std::string_view name);
   const TreeTypeRecord& tree_type(int type) const;
-  // Grows the scratch buffer to at least `words`.
-  void ensure_scratch(int64_t words);
 
   // Kernels
   // A kernel recorded from its body and run through the pass pipeline for
