@@ -292,6 +292,31 @@ kernel @k() stage typed {
   EXPECT_NE(other.find("tree_load atomic u32 @t1["), std::string::npos) << other;
 }
 
+// A read followed by a write of the same element (demote_atomics makes
+// `s[5] += 2` one) activates at the read: one walk of the tree for both,
+// and the read never looks at the cell before it exists (a lookup of an
+// inactive cell reads pool entry 0's words, which another invocation may
+// be writing: ThreadSanitizer saw that race).
+TEST(LowerAccess, AReadModifyWriteActivatesOnceAtTheRead) {
+  const std::string text = run(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k() stage typed {
+  %0 = const i32 5
+  %1 = field_load f32 @s[%0]
+  %2 = const f32 2
+  %3 = binary add f32 %1 %2
+  field_store @s[%0] %3
+}
+)", true);
+  const size_t slot = text.find("tree_load atomic u32 @t1[");
+  ASSERT_NE(slot, std::string::npos) << text;
+  EXPECT_EQ(text.find("tree_load atomic u32 @t1[", slot + 1), std::string::npos) << text;  // read once
+  const size_t read = text.find("tree_load f32 @t1[");
+  ASSERT_NE(read, std::string::npos) << text;
+  EXPECT_LT(text.find("tree_cas"), read) << text;  // activated before the read
+}
+
 TEST(LowerAccess, ASparseWriteActivatesWithCompareAndSwap) {
   const std::string module = R"(field @d : i32[4]
 field @s : f32[16]

@@ -237,6 +237,25 @@ class Lowerer {
     return cell;
   }
 
+  // Whether the statements from block->at(pos) on write the element `load`
+  // reads (a store or atomic of its field at the same indices) before
+  // anything but values, loads and other writes: a read-modify-write such
+  // as demote_atomics makes of `x(i) += v`. The read then activates the
+  // cell the write would: one walk for both, and the read never looks at a
+  // cell that is not yet there (a lookup of an inactive cell reads the
+  // words of pool entry 0, which another invocation may be writing).
+  bool written_next(const Block* block, size_t pos, const Stmt* load) const {
+    for (size_t k = pos; k < block->size(); ++k) {
+      const Stmt* s = block->at(k);
+      if (is_value(s->kind()) || s->kind() == StmtKind::FieldLoad) continue;
+      if (s->kind() != StmtKind::FieldStore && s->kind() != StmtKind::FieldAtomic) return false;
+      if (s->field() == load->field() && s->tree_param() == load->tree_param() &&
+          std::equal(s->indices().begin(), s->indices().end(), load->indices().begin(), load->indices().end()))
+        return true;
+    }
+    return false;
+  }
+
   // Lowers one statement in place; returns the position after its replacement.
   size_t lower(Block* block, size_t pos, Activations& known) {
     Stmt* s = block->at(pos);
@@ -259,6 +278,8 @@ class Lowerer {
         replacement->set_field(f.id);
       } else if (const SparseRuntime::Cell* cell = activated(known, s, f)) {
         replacement = rt.load_field_at(f.id, f.dtype, *cell);
+      } else if (forest_.is_sparse_path(parent_of_place(f.id)) && written_next(block, pos, s)) {
+        replacement = rt.load_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f));
       } else {
         replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }
