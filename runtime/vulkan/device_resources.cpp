@@ -296,8 +296,8 @@ void DeviceImpl::wait_visible_to_host() {
   // alone does not. Nothing submitted since the last such barrier: nothing
   // more to see (unless the application may have queued work: an adopted
   // device, or one whose handles, buffers or recordings it was given).
-  if (owns_device_ && !shared_ && visible_serial_ != 0 && visible_serial_ == next_serial_ - 1 && completed_serial_ >= visible_serial_)
-    return;
+  // (Its fence was waited for when it was made.)
+  if (owns_device_ && !shared_ && visible_serial_ != 0 && visible_serial_ == next_serial_ - 1) return;
   Recording rec(*this, 0, 0);
   VkMemoryBarrier to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   to_host.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;

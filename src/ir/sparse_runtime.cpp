@@ -328,6 +328,8 @@ Stmt* zero_of(Builder& b, DataType t) {
 }
 }  // namespace
 
+SparseRuntime::Cell SparseRuntime::active_cell(Stmt* address) { return {address, b_.const_int(U1, 1)}; }
+
 Stmt* SparseRuntime::cell_field_address(int field, Stmt* cell) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   return bin(BinaryOp::add, cell, u32(static_cast<uint64_t>(place.component_offset)));
@@ -339,7 +341,7 @@ Stmt* SparseRuntime::load_field(int field, DataType dtype, const std::vector<Stm
 
 Stmt* SparseRuntime::load_field_at(int field, DataType dtype, const Cell& cell) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
-  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  Stmt* addr = cell_field_address(field, cell.address);
   Stmt* v = b_.tree_load(place.tree, dtype, addr);
   v->set_field(field);
   if (cell.ok->is_const() && cell.ok->const_int() == 1) return v;
@@ -353,7 +355,7 @@ void SparseRuntime::store_field(int field, DataType dtype, const std::vector<Stm
 
 void SparseRuntime::store_field_at(int field, DataType dtype, const Cell& cell, Stmt* value) {
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
-  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  Stmt* addr = cell_field_address(field, cell.address);
   if (cell.ok->is_const() && cell.ok->const_int() == 1) {
     b_.tree_store(place.tree, dtype, addr, value)->set_field(field);
     return;
@@ -370,7 +372,7 @@ Stmt* SparseRuntime::atomic_field_at(AtomicOp op, int field, DataType dtype, con
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   int t = place.tree;
   DataType ct = compute_type(dtype);
-  Stmt* addr = bin(BinaryOp::add, cell.address, u32(static_cast<uint64_t>(place.component_offset)));
+  Stmt* addr = cell_field_address(field, cell.address);
   Stmt* result = var(ct, zero_of(b_, ct));
   if_then(cell.ok, [&] {
     if (bit_width(dtype) >= 32) {

@@ -78,6 +78,8 @@ class SparseRuntime {
   void emit_struct_for(int node, const StructForBody& body);
   // The address of `field`'s value in a cell of its place's parent SNode.
   Stmt* cell_field_address(int field, Stmt* cell);
+  // The cell at `address`, known to be active (a struct-for's own cell).
+  Cell active_cell(Stmt* address);
   // Garbage collection of one pool, two tasks: gc (parallel, one iteration
   // per spare slot and per queued entry: zero a queued entry, queueing what
   // lies below it for the gc of the pools below, which runs later; then

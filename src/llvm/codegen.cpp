@@ -147,8 +147,14 @@ class Emitter {
   }
 
   void begin_function(llvm::FunctionType* type, const std::string& name) {
-    fn_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_);
+    enter_function(llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, m_));
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
+    target_.bind(*fn_, buffer_index_, bound_);
+  }
+
+  // Emits into `fn` from its new entry block on, knowing no value yet.
+  void enter_function(llvm::Function* fn) {
+    fn_ = fn;
     entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
     b_.SetInsertPoint(entry_);
     values_.clear();
@@ -156,7 +162,6 @@ class Emitter {
     loop_index_.clear();
     loops_.clear();
     bound_ = {};
-    target_.bind(*fn_, buffer_index_, bound_);
     accumulators_.clear();
     reductions_.clear();
     wide_.clear();
@@ -602,29 +607,16 @@ class Emitter {
     OutOfLine in;
     std::unordered_set<const ir::Stmt*> defined;
     collect_out_of_line(block, defined, in);
-    std::vector<llvm::Value*> args;
+    for (const ir::Stmt* f : in.free)  // a loop statement (the index of a loop outside) stays inline
+      if (!f->is_const() && (f->kind() == StmtKind::Alloca ? variables_ : values_).count(f) == 0) return false;
+    std::vector<llvm::Value*> args;  // inputs (variables by value), then the trees' base pointers
     for (const ir::Stmt* f : in.free) {
       if (f->is_const()) continue;
-      const auto& from = f->kind() == StmtKind::Alloca ? variables_ : values_;
-      auto it = from.find(f);
-      if (it == from.end()) return false;  // a loop statement (the index of a loop outside)
-      args.push_back(it->second);
+      args.push_back(f->kind() == StmtKind::Alloca ? b_.CreateLoad(type_of(f->type()), variables_.at(f)) : values_.at(f));
     }
     for (const TreeKey& k : in.trees) args.push_back(base_of(k));
-    // Variables by value.
     std::vector<llvm::Type*> params;
-    for (size_t i = 0, a = 0; i < in.free.size(); ++i) {
-      const ir::Stmt* f = in.free[i];
-      if (f->is_const()) continue;
-      if (f->kind() == StmtKind::Alloca) {
-        params.push_back(type_of(f->type()));
-        args[a] = b_.CreateLoad(params.back(), args[a]);
-      } else {
-        params.push_back(args[a]->getType());
-      }
-      ++a;
-    }
-    for (size_t k = 0; k < in.trees.size(); ++k) params.push_back(args[args.size() - in.trees.size() + k]->getType());
+    for (llvm::Value* a : args) params.push_back(a->getType());
     llvm::Function*& fn = out_of_line_[out_of_line_key(block, in)];
     if (fn == nullptr) fn = make_out_of_line(block, in, params);
     llvm::Value* result = b_.CreateCall(fn, args);
@@ -656,20 +648,21 @@ class Emitter {
       std::unordered_map<const ir::Stmt*, llvm::Value*> values, variables, loop_index;
       std::vector<LoopTarget> loops;
       std::vector<Accumulator> accumulators;
+      std::unordered_map<const ir::Stmt*, size_t> reductions;
       std::unordered_map<const ir::Stmt*, std::pair<llvm::Value*, llvm::BasicBlock*>> wide;
-    } saved{fn_, entry_, std::move(bound_), parallel_loop_, std::move(values_), std::move(variables_),
-            std::move(loop_index_), std::move(loops_), std::move(accumulators_), std::move(wide_)};
-    fn_ = fn;
-    entry_ = llvm::BasicBlock::Create(c_, "entry", fn_);
-    b_.SetInsertPoint(entry_);
-    bound_ = {};
+    } saved{fn_,
+            entry_,
+            std::move(bound_),
+            parallel_loop_,
+            std::move(values_),
+            std::move(variables_),
+            std::move(loop_index_),
+            std::move(loops_),
+            std::move(accumulators_),
+            std::move(reductions_),
+            std::move(wide_)};
+    enter_function(fn);
     parallel_loop_ = nullptr;
-    values_.clear();
-    variables_.clear();
-    loop_index_.clear();
-    loops_.clear();
-    accumulators_.clear();
-    wide_.clear();
     unsigned a = 0;
     for (const ir::Stmt* f : in.free) {
       if (f->is_const()) {
@@ -706,6 +699,7 @@ class Emitter {
     loop_index_ = std::move(saved.loop_index);
     loops_ = std::move(saved.loops);
     accumulators_ = std::move(saved.accumulators);
+    reductions_ = std::move(saved.reductions);
     wide_ = std::move(saved.wide);
     return fn;
   }

@@ -56,20 +56,15 @@ class Lowerer {
   bool changes_words(Stmt* task) const {
     const Block* body = task->body();
     const Stmt* loop = task->task_kind() == TaskKind::struct_for ? body->at(body->size() - 1) : nullptr;
-    bool deactivates = false;
-    walk(task->body(), [&](Stmt* s) {
-      if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) deactivates = true;
-    });
-    bool changes = deactivates;
+    bool changes = false;
+    std::vector<const Stmt*> sparse_stores;
     walk(task->body(), [&](Stmt* s) {
       switch (s->kind()) {
         case StmtKind::FieldAtomic:
           changes = true;
           break;
         case StmtKind::FieldStore:
-          if (forest_.is_sparse_path(parent_of_place(s->field())) &&
-              (loop == nullptr || deactivates || !is_within_own_cells(forest_, kernel_.fields(), s, loop)))
-            changes = true;
+          if (forest_.is_sparse_path(parent_of_place(s->field()))) sparse_stores.push_back(s);
           break;
         case StmtKind::SNodeOp:
           if (s->snode_op() != SNodeOpKind::is_active && s->snode_op() != SNodeOpKind::length) changes = true;
@@ -78,7 +73,10 @@ class Lowerer {
           break;
       }
     });
-    return changes;
+    // (A deactivation has set `changes`, so the loop's cells stay active below.)
+    return changes || std::any_of(sparse_stores.begin(), sparse_stores.end(), [&](const Stmt* s) {
+             return loop == nullptr || !is_within_own_cells(forest_, kernel_.fields(), s, loop);
+           });
   }
 
   int node_of_struct_for(const Stmt* s) const {
@@ -274,8 +272,7 @@ class Lowerer {
       const FieldDecl& f = kernel_.fields().get(s->field());
       check_bounds(b, f, s->indices());
       if (Stmt* cell = own_cell(s)) {
-        replacement = b.tree_load(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell));
-        replacement->set_field(f.id);
+        replacement = rt.load_field_at(f.id, f.dtype, rt.active_cell(cell));
       } else if (const SparseRuntime::Cell* cell = activated(known, s, f)) {
         replacement = rt.load_field_at(f.id, f.dtype, *cell);
       } else if (forest_.is_sparse_path(parent_of_place(f.id)) && written_next(block, pos, s)) {
@@ -287,8 +284,7 @@ class Lowerer {
       const FieldDecl& f = kernel_.fields().get(s->field());
       check_bounds(b, f, s->indices());
       if (Stmt* cell = own_cell(s)) {
-        b.tree_store(forest_.snode(forest_.place_of(f.id)).tree, f.dtype, rt.cell_field_address(f.id, cell), s->value())
-            ->set_field(f.id);
+        rt.store_field_at(f.id, f.dtype, rt.active_cell(cell), s->value());
       } else {
         rt.store_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f), s->value());
       }
