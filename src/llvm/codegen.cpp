@@ -1340,7 +1340,8 @@ void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::
 }
 
 const ir::TargetOps& target_ops() {
-  static const ir::TargetOps ops{.float_round = true, .float_pow = true, .f16_storage = true};
+  static const ir::TargetOps ops{
+      .float_round = true, .float_pow = true, .f16_storage = true, .float_math = true, .f64_math = true};
   return ops;
 }
 

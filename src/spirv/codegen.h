@@ -54,29 +54,24 @@
 // (Long serial loops therefore cannot run on lavapipe; parallel loops spread
 // their iterations over enough invocations.)
 //
-// Semantics follow src/ir/interpreter.cpp bit for bit where SPIR-V allows it:
-// integer division and remainder by zero (and INT_MIN / -1) give 0 through
-// selects; shift counts are taken modulo the width; i8/i16/u8/u16 values live
-// in 32-bit words (signed ones sign-extended) and are re-wrapped after every
-// operation, so no Int8/Int16 capability is needed; f16 is converted with
-// exact integer arithmetic both ways (no Float16 capability, and no
-// UnpackHalf2x16, which lavapipe traps on without F16C); float arithmetic is
-// decorated NoContraction so no driver fuses it into FMAs, and a task that
-// computes in floats declares SignedZeroInfNanPreserve where the device
-// keeps signed zeros, infinities and NaN (DeviceFeatures); truncation is
-// Floor or Ceil by the sign (lavapipe's f64 Trunc returns values of 2^24 and
-// more unchanged on x86 without AVX-512) and sign extension to 64 bits is
-// built from two words (lavapipe miscompiles OpSConvert followed by a signed
-// compare); float min/max, round (half away from zero),
-// fmod (exact long division), pow's special cases and float-to-int casts
-// (saturating, NaN -> 0) are written out. exp, log, atan, atan2, asin, acos
-// and tanh are Cephes' f32 algorithms in SPIR-V (within 3 ulp of the host's
-// libm on every device; lavapipe's own were up to 3826 ulp off). Known
-// differences: sin, cos, tan, sqrt and pow of finite arguments are the
-// driver's GLSL.std.450 (lavapipe: sin/cos/tan within 3 ulp, pow within ~40
-// ulp, wrong for subnormal bases); f64 transcendental functions keep f64's
-// range but only f32's precision (GLSL.std.450 defines them for 16- and
-// 32-bit floats only).
+// Semantics follow src/ir/interpreter.cpp bit for bit where SPIR-V allows it.
+// What an operation means where the device lacks it is legalize's
+// (src/ir/passes/legalize.h; target_ops() below declares nothing native):
+// guarded integer division, shift counts, saturating float-to-int casts,
+// min/max, round, pow's special cases, f16 storage, and the math functions
+// (Cephes' f32 algorithms, f64 through them) arrive here as primitives.
+// What stays here is how SPIR-V expresses a primitive on real drivers:
+// i8/i16/u8/u16 values live in 32-bit words (signed ones sign-extended)
+// and are re-wrapped after every operation, so no Int8/Int16 capability is
+// needed; float arithmetic is decorated NoContraction so no driver fuses it
+// into FMAs, and a task that computes in floats declares
+// SignedZeroInfNanPreserve where the device keeps signed zeros, infinities
+// and NaN (DeviceFeatures); sign extension to 64 bits is built from two
+// words (lavapipe miscompiles OpSConvert followed by a signed compare);
+// signed mod is a - (a / b) * b (NVIDIA's OpSRem was wrong for negative
+// dividends); fmod is exact long division (codegen_math.cpp). sin, cos,
+// tan of |x| > 8192, sqrt and pow of a positive base are the driver's
+// GLSL.std.450 (lavapipe: sin/cos/tan within 3 ulp, pow within ~40 ulp).
 #pragma once
 
 #include <cstdint>

@@ -138,31 +138,11 @@ Id TaskEmitter::float_op(Op op, Id a, Id b) {
 }
 
 Id TaskEmitter::float_math(GLSLstd450 op, DataType t, std::vector<Id> args) {
-  if (t == DataType::f64) {
-    // f64: exp, log and atan2 keep f64's range (f32 precision); the odd
-    // functions return tiny arguments as they are (f32 would flush them).
-    switch (op) {
-      case GLSLstd450Exp: return f64_exp(args[0]);
-      case GLSLstd450Log: return f64_log(args[0]);
-      case GLSLstd450Atan2: return f64_atan2(args[0], args[1]);
-      case GLSLstd450Pow: return f64_exp(float_op(Op::OpFMul, args[1], f64_log(args[0])));
-      default: break;
-    }
-    const Id x = args[0];
-    for (Id& a : args) a = m_.convert(Op::OpFConvert, m_.type_float(32), a);
-    Id r = soft_math(op, args);
-    if (r == 0) r = m_.ext_inst(m_.type_float(32), op, args);
-    r = m_.convert(Op::OpFConvert, m_.type_float(64), r);
-    if (op == GLSLstd450Sin || op == GLSLstd450Tan || op == GLSLstd450Asin || op == GLSLstd450Atan ||
-        op == GLSLstd450Tanh) {
-      Id tiny = m_.compare(Op::OpFOrdLessThan, m_.ext_inst(m_.type_float(64), GLSLstd450FAbs, {x}),
-                           m_.constant_f64(1e-4));
-      r = m_.select(tiny, x, r);
-    }
-    return r;
-  }
-  Id r = soft_math(op, args);
-  return r != 0 ? r : m_.ext_inst(m_.type_float(32), op, args);
+  if (t != DataType::f32)  // GLSL.std.450's transcendentals take 16- and 32-bit floats only
+    throw InternalError("SPIR-V codegen: " + std::string(type_name(t)) + " math (GLSL.std.450 " +
+                        std::to_string(static_cast<int>(op)) + ") in " + what_ +
+                        " (legalize writes it in f32 operations)");
+  return m_.ext_inst(m_.type_float(32), op, args);
 }
 
 Id TaskEmitter::unary(UnaryOp op, DataType t, Id x) {

@@ -45,36 +45,12 @@ class TaskEmitter {
   Id compare(ir::BinaryOp op, DataType t, Id a, Id b);  // bool
   Id opaque_zero(Id v, DataType t);
   void begin_task_function(Id fn, const std::string& name);  // with what every function starts with
-  // GLSL.std.450 math; f64 operands compute in f32 (the extended set has no f64 forms).
+  // GLSL.std.450's f32 math: what legalize left to the device (sqrt, pow of
+  // a positive base, sin, cos and tan of |x| > 8192).
   Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
   // Float arithmetic decorated NoContraction (never fused into an FMA).
   Id float_op(spv::Op op, Id a, Id b);
-  // f32 math written out (codegen_math.cpp); soft_math returns 0 for an
-  // instruction left to GLSL.std.450.
-  Id soft_math(GLSLstd450 op, const std::vector<Id>& args);
-  Id soft_exp(Id x);
-  Id soft_log(Id x);
-  Id soft_atan(Id x);
-  Id soft_atan2(Id y, Id x);
-  Id soft_asin(Id x);
-  Id soft_acos(Id x);
-  Id soft_tanh(Id x);
-  struct Octant {
-    Id j;  // u32, the even octant of |x| modulo 8
-    Id z;  // |x| - j pi / 4
-  };
-  Octant reduce_octant(Id a);
-  Id soft_sin_cos(Id x, bool cosine);
-  Id soft_tan(Id x);
-  Id f32c(float v);
-  Id horner(Id x, std::initializer_list<float> coefficients);  // highest power first
-  Id sign_bit(Id x);  // u1: the sign bit of f32 x
-  Id with_sign_of(Id magnitude, Id sign);
-  Id with_sign_of_any(Id magnitude, Id sign, DataType t);  // f32 or f64
   Id float_mod(Id x, Id y, DataType t);  // std::fmod, exact
-  Id f64_exp(Id x);
-  Id f64_log(Id x);
-  Id f64_atan2(Id y, Id x);
   Id op2(spv::Op op, Id a, Id b) { return m_.binary(op, a, b); }
   Id logical_not(Id b) { return m_.unary(spv::Op::OpLogicalNot, b); }
   // 64-bit values <-> their two words (low first).

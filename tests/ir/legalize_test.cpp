@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -31,7 +32,7 @@ using test::text;
 TargetOps nothing_native() { return {}; }
 TargetOps everything_native() {
   TargetOps t;
-  t.float_round = t.float_pow = t.f16_storage = true;
+  t.float_round = t.float_pow = t.f16_storage = t.float_math = t.f64_math = true;
   return t;
 }
 
@@ -289,6 +290,29 @@ std::vector<uint32_t> run(const Kernel& k, DataType in, const std::vector<uint64
   return words;
 }
 
+int64_t ulp_distance(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : INT64_MAX;
+  auto key = [](float f) {
+    const int32_t i = std::bit_cast<int32_t>(f);
+    return i < 0 ? int64_t{INT32_MIN} - i : int64_t{i};
+  };
+  return std::llabs(key(a) - key(b));
+}
+
+// Within the precision docs/ir.md states for math a target computes
+// through legalize: f32 within 3 ulp; f64 (computed in f32) within 1e-4 of
+// the result, absolute below 1 in magnitude. Infinities, NaN and zeros'
+// signs exactly.
+bool close(DataType t, uint64_t want, uint64_t got) {
+  if (t == DataType::f32)
+    return ulp_distance(std::bit_cast<float>(static_cast<uint32_t>(want)),
+                        std::bit_cast<float>(static_cast<uint32_t>(got))) <= 3;
+  const double w = std::bit_cast<double>(want), g = std::bit_cast<double>(got);
+  if (std::isnan(w) || std::isnan(g)) return std::isnan(w) && std::isnan(g);
+  if (std::isinf(w) || std::isinf(g) || w == 0) return w == g && std::signbit(w) == std::signbit(g);
+  return std::fabs(w - g) <= 1e-4 * std::max(1.0, std::fabs(w));
+}
+
 bool same(DataType t, uint64_t a, uint64_t b) {
   if (a == b) return true;
   if (t == DataType::f32) return std::isnan(std::bit_cast<float>(static_cast<uint32_t>(a))) &&
@@ -298,8 +322,10 @@ bool same(DataType t, uint64_t a, uint64_t b) {
 }
 
 // Runs the kernel `make` builds before and after legalize for both targets
-// and compares every result.
-void expect_same_meaning(const std::string& what, DataType in, DataType out, bool binary, const Op& op) {
+// and compares every result: bit for bit, or where `approximate` (a math
+// function the target without it gets from legalize) within its precision.
+void expect_same_meaning(const std::string& what, DataType in, DataType out, bool binary, const Op& op,
+                         bool approximate = false) {
   SCOPED_TRACE(what);
   FieldTable fields;
   const std::vector<uint64_t> values = edges(in);
@@ -309,6 +335,7 @@ void expect_same_meaning(const std::string& what, DataType in, DataType out, boo
   verify(*reference, "test kernel");
   const std::vector<uint32_t> want = run(*reference, in, values, results);
   for (const TargetOps& target : {nothing_native(), everything_native()}) {
+    const bool near_enough = approximate && !target.float_math;
     std::unique_ptr<Kernel> k = pairwise_kernel(fields, n, in, out, binary, op);
     legalize(*k, target);
     verify(*k, "legalize");
@@ -323,7 +350,7 @@ void expect_same_meaning(const std::string& what, DataType in, DataType out, boo
     for (int r = 0; r < results; ++r) {
       const int64_t at = 2 * n + 2 * r;
       const uint64_t w = rt::load_element(want, at, out), g = rt::load_element(got, at, out);
-      if (!same(out, w, g) && reported++ < 5)
+      if (!(near_enough ? close(out, w, g) : same(out, w, g)) && reported++ < 5)
         ADD_FAILURE() << "result " << r << " (" << (binary ? r / n : r) << ", " << (binary ? r % n : r)
                       << "): before 0x" << std::hex << w << ", after 0x" << g;
     }
@@ -339,11 +366,14 @@ TEST(Legalize, EveryBinaryOperationMeansTheSameAfterwards) {
       if (is_float(t) && needs_integers(op)) continue;
       if (!is_float(t) && op == BinaryOp::atan2) continue;
       const DataType result = binary_result_type(op, t, t);
-      expect_same_meaning(std::string(type_name(t)) + " " + op_name(op), t, result == DataType::u1 ? DataType::u32 : t,
-                          true, [op, result](Builder& b, Stmt* x, Stmt* y) {
-                            Stmt* r = b.binary(op, x, y);
-                            return result == DataType::u1 ? b.cast(DataType::u32, r) : r;
-                          });
+      const bool math = op == BinaryOp::atan2 || (op == BinaryOp::pow && t == DataType::f64);
+      expect_same_meaning(
+          std::string(type_name(t)) + " " + op_name(op), t, result == DataType::u1 ? DataType::u32 : t, true,
+          [op, result](Builder& b, Stmt* x, Stmt* y) {
+            Stmt* r = b.binary(op, x, y);
+            return result == DataType::u1 ? b.cast(DataType::u32, r) : r;
+          },
+          math);
     }
   }
 }
@@ -351,12 +381,103 @@ TEST(Legalize, EveryBinaryOperationMeansTheSameAfterwards) {
 TEST(Legalize, EveryUnaryOperationMeansTheSameAfterwards) {
   for (DataType t : kTypes) {
     for (UnaryOp op : {UnaryOp::neg, UnaryOp::bit_not, UnaryOp::abs, UnaryOp::floor, UnaryOp::ceil, UnaryOp::round,
-                       UnaryOp::sqrt, UnaryOp::rsqrt, UnaryOp::exp, UnaryOp::popcnt, UnaryOp::clz, UnaryOp::ctz}) {
+                       UnaryOp::sqrt, UnaryOp::rsqrt, UnaryOp::exp, UnaryOp::log, UnaryOp::atan, UnaryOp::asin,
+                       UnaryOp::acos, UnaryOp::tanh, UnaryOp::popcnt, UnaryOp::clz, UnaryOp::ctz}) {
       if (is_float(t) && needs_integers(op)) continue;
-      if (!is_float(t) && (op == UnaryOp::sqrt || op == UnaryOp::rsqrt || op == UnaryOp::exp)) continue;
+      if (!is_float(t) && !needs_integers(op) && op != UnaryOp::neg && op != UnaryOp::abs && op != UnaryOp::floor &&
+          op != UnaryOp::ceil && op != UnaryOp::round)
+        continue;
       if (unary_type(op, t) != t) continue;  // computed in another type: type_check casts first
-      expect_same_meaning(std::string(type_name(t)) + " " + op_name(op), t, t, false,
-                          [op](Builder& b, Stmt* x, Stmt*) { return b.unary(op, x); });
+      expect_same_meaning(
+          std::string(type_name(t)) + " " + op_name(op), t, t, false,
+          [op](Builder& b, Stmt* x, Stmt*) { return b.unary(op, x); },
+          op == UnaryOp::exp || op == UnaryOp::log || op == UnaryOp::atan || op == UnaryOp::asin ||
+              op == UnaryOp::acos || op == UnaryOp::tanh);
+    }
+  }
+}
+
+// The math functions a target without them gets from legalize, over many
+// arguments, against the host's libm (computed here, in double for f64):
+// f32 within 3 ulp (sin, cos and tan also within what an error of 2^-26
+// in the reduced argument makes: |f'(x)| 2^-26); f64 within 1e-4 of the
+// result, absolute below 1 in magnitude (docs/ir.md, "Precision of math
+// functions").
+struct MathCase {
+  const char* name;
+  UnaryOp op;
+  double lo, hi;  // arguments, spread evenly and some at random
+  double (*want)(double);
+  double (*slope)(double);  // |f'(x)|, for the argument reduction's error; null: none
+};
+
+double sin_slope(double x) { return std::fabs(std::cos(x)); }
+double cos_slope(double x) { return std::fabs(std::sin(x)); }
+double tan_slope(double x) { return 1 + std::tan(x) * std::tan(x); }
+
+const MathCase kMathCases[] = {
+    {"exp", UnaryOp::exp, -110, 100, [](double x) { return std::exp(x); }, nullptr},
+    {"log", UnaryOp::log, 1e-40, 1e6, [](double x) { return std::log(x); }, nullptr},
+    {"log near 1", UnaryOp::log, 0.5, 2, [](double x) { return std::log(x); }, nullptr},
+    {"sin", UnaryOp::sin, -8192, 8192, [](double x) { return std::sin(x); }, sin_slope},
+    {"sin small", UnaryOp::sin, -4, 4, [](double x) { return std::sin(x); }, sin_slope},
+    {"cos", UnaryOp::cos, -8192, 8192, [](double x) { return std::cos(x); }, cos_slope},
+    {"cos small", UnaryOp::cos, -4, 4, [](double x) { return std::cos(x); }, cos_slope},
+    {"tan", UnaryOp::tan, -8192, 8192, [](double x) { return std::tan(x); }, tan_slope},
+    {"tan small", UnaryOp::tan, -1.6, 1.6, [](double x) { return std::tan(x); }, tan_slope},
+    {"sin wide", UnaryOp::sin, -1e9, 1e9, [](double x) { return std::sin(x); }, sin_slope},
+    {"tan wide", UnaryOp::tan, -1e9, 1e9, [](double x) { return std::tan(x); }, tan_slope},
+    {"asin", UnaryOp::asin, -1, 1, [](double x) { return std::asin(x); }, nullptr},
+    {"acos", UnaryOp::acos, -1, 1, [](double x) { return std::acos(x); }, nullptr},
+    {"atan", UnaryOp::atan, -100, 100, [](double x) { return std::atan(x); }, nullptr},
+    {"tanh", UnaryOp::tanh, -12, 12, [](double x) { return std::tanh(x); }, nullptr},
+    {"tanh small", UnaryOp::tanh, -0.7, 0.7, [](double x) { return std::tanh(x); }, nullptr},
+};
+
+TEST(Legalize, MathFunctionsAreWithinTheirPrecisionOnATargetWithoutThem) {
+  FieldTable fields;
+  for (DataType t : {DataType::f32, DataType::f64}) {
+    for (const MathCase& c : kMathCases) {
+      SCOPED_TRACE(std::string(type_name(t)) + " " + c.name);
+      const double lo = c.lo, hi = c.hi;
+      std::vector<uint64_t> values;
+      uint64_t seed = 12345;
+      for (int k = 0; k < 4000; ++k) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double u = k < 2000 ? k / 1999.0 : static_cast<double>(seed >> 11) * 0x1p-53;
+        const double x = c.op == UnaryOp::log && c.lo < 1e-30 ? std::exp(std::log(lo) + u * (std::log(hi) - std::log(lo)))
+                                                               : lo + u * (hi - lo);
+        values.push_back(double_to_bits(t, x));
+      }
+      const int n = static_cast<int>(values.size());
+      std::unique_ptr<Kernel> k = pairwise_kernel(fields, n, t, t, false,
+                                                  [&c](Builder& b, Stmt* x, Stmt*) { return b.unary(c.op, x); });
+      legalize(*k, nothing_native());
+      verify(*k, "legalize");
+      const std::vector<uint32_t> words = run(*k, t, values, n);
+      double worst = 0, worst_x = 0;
+      for (int r = 0; r < n; ++r) {
+        const uint64_t bits = rt::load_element(words, 2 * n + 2 * r, t);
+        const double x = bits_to_double(t, values[static_cast<size_t>(r)]);
+        const double got = bits_to_double(t, bits);
+        double err;  // in units of the bound: above 1 fails
+        if (t == DataType::f32) {
+          const float want = static_cast<float>(c.want(x));
+          const double reduction = c.slope != nullptr ? c.slope(x) * 0x1p-26 : 0;
+          const bool within_reduction = std::fabs(got - static_cast<double>(want)) <= reduction;
+          err = within_reduction ? 0 : static_cast<double>(ulp_distance(static_cast<float>(got), want)) / 3;
+        } else {
+          const double want = c.want(x);
+          err = std::fabs(got - want) / (1e-4 * std::max(1.0, std::fabs(want)));
+        }
+        if (!(err <= worst)) {  // NaN too
+          worst = std::isnan(err) ? INFINITY : err;
+          worst_x = x;
+        }
+      }
+      std::printf("[ math     ] %s %-10s worst %.3f of the bound (at x = %.17g)\n", std::string(type_name(t)).c_str(),
+                  c.name, worst, worst_x);
+      EXPECT_LE(worst, 1.0) << "worst at x = " << worst_x;
     }
   }
 }

@@ -2,7 +2,8 @@
 // target lacks, written once in primitive statements (legalize.h). The
 // interpreter's arithmetic (eval.cpp) is the definition; every lowering
 // here computes the same bits, which tests/ir/legalize_test.cpp checks by
-// interpreting kernels before and after.
+// interpreting kernels before and after (the math functions, written in
+// legalize_math.cpp, within the precision docs/ir.md states).
 #include "ir/passes/legalize.h"
 
 #include <cmath>
@@ -12,11 +13,14 @@
 
 #include "ir/assert.h"
 #include "ir/builder.h"
+#include "ir/passes/legalize_emit.h"
 #include "ir/type_rules.h"
 
 namespace grove::ir {
 
 namespace {
+
+using legalize_detail::Emit;
 
 DataType unsigned_of(DataType t) {
   switch (bit_width(t)) {
@@ -34,70 +38,6 @@ uint64_t max_bits(DataType t) {
   const uint64_t all = w == 64 ? ~uint64_t{0} : (uint64_t{1} << w) - 1;
   return is_signed(t) ? all >> 1 : all;
 }
-
-// Primitive statements inserted before the statement being lowered.
-class Emit {
- public:
-  explicit Emit(Builder& b) : b_(b) {}
-  Builder& builder() { return b_; }
-
-  Stmt* bits(DataType t, uint64_t v) { return b_.const_bits(t, v); }
-  Stmt* num(DataType t, double v) { return is_float(t) ? b_.const_float(t, v) : b_.const_int(t, static_cast<int64_t>(v)); }
-  Stmt* zero(DataType t) { return t == DataType::u1 ? b_.const_int(t, 0) : num(t, 0); }
-  Stmt* one(DataType t) { return num(t, 1); }
-
-  Stmt* bin(BinaryOp op, Stmt* a, Stmt* b) {
-    return b_.binary_typed(op, binary_result_type(op, a->type(), b->type()), a, b);
-  }
-  Stmt* un(UnaryOp op, Stmt* x) { return b_.unary_typed(op, x->type(), x); }
-  Stmt* sel(Stmt* c, Stmt* a, Stmt* b) { return b_.select_typed(a->type(), c, a, b); }
-  Stmt* cast(DataType t, Stmt* x) { return x->type() == t ? x : b_.cast(t, x); }
-  Stmt* bitcast(DataType t, Stmt* x) { return x->type() == t ? x : b_.bitcast(t, x); }
-
-  Stmt* add(Stmt* a, Stmt* b) { return bin(BinaryOp::add, a, b); }
-  Stmt* sub(Stmt* a, Stmt* b) { return bin(BinaryOp::sub, a, b); }
-  Stmt* mul(Stmt* a, Stmt* b) { return bin(BinaryOp::mul, a, b); }
-  Stmt* div(Stmt* a, Stmt* b) { return bin(BinaryOp::div, a, b); }
-  Stmt* band(Stmt* a, Stmt* b) { return bin(BinaryOp::bit_and, a, b); }
-  Stmt* bor(Stmt* a, Stmt* b) { return bin(BinaryOp::bit_or, a, b); }
-  Stmt* shl(Stmt* a, int n) { return bin(BinaryOp::shl, a, num(a->type(), n)); }
-  Stmt* shr(Stmt* a, int n) { return bin(BinaryOp::shr, a, num(a->type(), n)); }
-  // With a constant operand (made first, so that statements come in one order).
-  Stmt* band_k(Stmt* a, uint64_t mask) { return band(a, bits(a->type(), mask)); }
-  Stmt* bor_k(Stmt* a, uint64_t v) { return bor(a, bits(a->type(), v)); }
-  Stmt* add_k(Stmt* a, uint64_t v) { return add(a, bits(a->type(), v)); }
-  Stmt* eq_k(Stmt* a, uint64_t v) { return eq(a, bits(a->type(), v)); }
-  Stmt* ne_k(Stmt* a, uint64_t v) { return ne(a, bits(a->type(), v)); }
-  Stmt* lt(Stmt* a, Stmt* b) { return bin(BinaryOp::cmp_lt, a, b); }
-  Stmt* le(Stmt* a, Stmt* b) { return bin(BinaryOp::cmp_le, a, b); }
-  Stmt* ge(Stmt* a, Stmt* b) { return bin(BinaryOp::cmp_ge, a, b); }
-  Stmt* eq(Stmt* a, Stmt* b) { return bin(BinaryOp::cmp_eq, a, b); }
-  Stmt* ne(Stmt* a, Stmt* b) { return bin(BinaryOp::cmp_ne, a, b); }
-  Stmt* land(Stmt* a, Stmt* b) { return bin(BinaryOp::logic_and, a, b); }
-  Stmt* lor(Stmt* a, Stmt* b) { return bin(BinaryOp::logic_or, a, b); }
-  Stmt* lnot(Stmt* a) { return b_.unary_typed(UnaryOp::logic_not, DataType::u1, a); }
-  Stmt* is_nan(Stmt* x) { return ne(x, x); }  // cmp_ne is unordered: true for NaN only
-  // |magnitude| with the sign bit of `sign` (f32 or f64).
-  Stmt* copysign(Stmt* magnitude, Stmt* sign) {
-    const DataType f = magnitude->type(), u = f == DataType::f64 ? DataType::u64 : DataType::u32;
-    const uint64_t sign_bit = uint64_t{1} << (bit_width(f) - 1);
-    Stmt* m = bitcast(u, magnitude);
-    m = band(m, bits(u, sign_bit - 1));
-    Stmt* s = bitcast(u, sign);
-    s = band(s, bits(u, sign_bit));
-    return bitcast(f, bor(m, s));
-  }
-  // Truncation toward zero from floor and ceil (drivers' Trunc has been
-  // seen wrong for large f64 values; floor and ceil were right).
-  Stmt* trunc(Stmt* x) {
-    Stmt* negative = lt(x, zero(x->type()));
-    Stmt* up = un(UnaryOp::ceil, x);
-    return sel(negative, up, un(UnaryOp::floor, x));
-  }
-
- private:
-  Builder& b_;
-};
 
 class Legalizer {
  public:
@@ -159,7 +99,7 @@ class Legalizer {
         return e.div(one, e.un(UnaryOp::sqrt, x));
       }
       if (op == UnaryOp::round && !target_.float_round) return round(e, x);
-      return nullptr;
+      return legalize_detail::math_unary(e, op, x, target_);
     }
     if (op != UnaryOp::abs) return nullptr;
     if (!is_signed(t)) return x;
@@ -195,7 +135,9 @@ class Legalizer {
       default: break;
     }
     if (is_float(t)) {
-      if (op == BinaryOp::pow && !target_.float_pow) return float_pow(e, a, b);
+      if (op == BinaryOp::pow && (!target_.float_pow || (t == DataType::f64 && !target_.f64_math)))
+        return float_pow(e, a, b);
+      if (op == BinaryOp::atan2) return legalize_detail::math_atan2(e, a, b, target_);
       return nullptr;
     }
     switch (op) {
@@ -302,7 +244,8 @@ class Legalizer {
     Stmt* x_neg = e.lt(x, zero);
     Stmt* y_neg = e.lt(y, zero);
     Stmt* odd_negative = e.land(x_neg, y_odd);
-    Stmt* core = e.bin(BinaryOp::pow, ax, y);
+    Stmt* core = legalize_detail::math_pow_core(e, ax, y, target_);
+    if (core == nullptr) core = e.bin(BinaryOp::pow, ax, y);
     core = e.sel(odd_negative, e.un(UnaryOp::neg, core), core);
     Stmt* r = e.sel(e.land(x_neg, e.lnot(y_int)), nan, core);  // finite x < 0, non-integer y
     // x = +-inf

@@ -27,6 +27,15 @@ struct TargetOps {
   // nearest even. Without it they become u16 words and the conversion in
   // integer arithmetic.
   bool f16_storage = false;
+  // f32 exp, log, sin, cos, tan, asin, acos, atan, tanh and atan2 within
+  // 1-2 ulp of libm. Without it, legalize writes Cephes' single-precision
+  // algorithms (within 3 ulp); sin, cos and tan of |x| > 8192 stay the
+  // target's own.
+  bool float_math = false;
+  // The same functions and pow on f64, with f64's precision. Without it,
+  // they are computed in f32 (the f32 forms above): exp, log, atan2 and pow
+  // keep f64's range, the odd functions return tiny arguments unchanged.
+  bool f64_math = false;
 };
 
 // Rewrites `kernel` (stage lowered) for `target`, which moves it to stage
