@@ -421,7 +421,8 @@ ModuleData parse_module(std::span<const uint8_t> bytes, std::string_view source_
       KernelPlan p = deserialize_plan(plan_bytes, source + ", section 'kernels', kernel " + std::to_string(k));
       r.part("kernel '" + p.name + "'");
       if (p.name.empty() || m.kernel(p.name) != nullptr) r.fail("its name is empty or taken");
-      if (p.backend != m.backend) r.fail("it was compiled for '" + p.backend + "', the module for '" + m.backend + "'");
+      if (p.backend() != m.backend)
+        r.fail("it was compiled for '" + std::string(p.backend()) + "', the module for '" + m.backend + "'");
       if (!m.features.covers(p.features))
         r.fail("it needs device features the module's info does not list");
       for (size_t s = 0; s < p.slots.size(); ++s) {

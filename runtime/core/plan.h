@@ -163,7 +163,6 @@ struct Features {
 
 struct KernelPlan {
   std::string name;
-  std::string backend;            // "vulkan", "cpu", "interp"
   std::vector<ArgPlan> args;
   uint32_t arg_words = 0;         // push-constant words in all
   std::vector<TreeSlotPlan> slots;
@@ -173,8 +172,11 @@ struct KernelPlan {
   bool may_allocate = false;      // some task may activate: pool failures are possible
   bool prints = false;            // has a print (launches of it wait, so its output comes in order)
   int64_t scratch_words = 0;      // words of the scratch slot it uses
-  PlanCode code;
+  PlanCode code;                  // its kind says which backend runs the plan
 
+  // The backend whose devices run the code: "interp" (no code), "vulkan"
+  // (SPIR-V), "cpu" (an ELF object), "cuda" (PTX).
+  std::string_view backend() const;
   // The code as the kind a device runs; grove::Error naming the kernel and
   // both kinds when it holds another.
   const SpirvCode& spirv() const;
@@ -188,8 +190,8 @@ struct KernelPlan {
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve; 6: messages numbered from
 // the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments); 7: the
-// code as a tagged kind (PlanCode), the SPIR-V of the tasks with it
-inline constexpr uint32_t kPlanVersion = 7;
+// code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind
+inline constexpr uint32_t kPlanVersion = 8;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

@@ -1321,10 +1321,9 @@ std::string to_text(const llvm::Module& m) {
   return out;
 }
 
-void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::vector<TaskCode>& tasks,
+void complete_plan(rt::KernelPlan& plan, const std::vector<TaskCode>& tasks,
                    std::vector<rt::MessagePlan> messages) {
   GROVE_ASSERT(tasks.size() == plan.tasks.size(), "the LLVM code generator made a function per task");
-  plan.backend = backend;
   plan.arg_words = 2 * static_cast<uint32_t>(plan.args.size());
   for (size_t n = 0; n < plan.args.size(); ++n) {
     plan.args[n].word = 2 * static_cast<uint32_t>(n);

@@ -40,10 +40,10 @@ struct TaskCode {
 };
 
 // Completes a kernel's plan (ir::plan_kernel's) from the tasks the
-// generator made, as both targets' ABI has it: `backend`, each argument in
+// generator made, as both targets' ABI has it: each argument in
 // a 64-bit slot of its own (words 2n and 2n + 1), each task's entry points
 // and tree slots, and the messages (which the device numbers at load).
-void complete_plan(rt::KernelPlan& plan, const std::string& backend, const std::vector<TaskCode>& tasks,
+void complete_plan(rt::KernelPlan& plan, const std::vector<TaskCode>& tasks,
                    std::vector<rt::MessagePlan> messages);
 
 // What LLVM computes as docs/ir.md defines it, on the CPU and on NVPTX

@@ -62,7 +62,7 @@ class CpuBackend : public Backend {
       std::ofstream(base.string() + ".cpu.opt.ll") << code.ir_after;
       std::ofstream(base.string() + ".cpu.s") << code.assembly;
     }
-    llvm_backend::complete_plan(plan, "cpu", code.tasks, std::move(code.messages));
+    llvm_backend::complete_plan(plan, code.tasks, std::move(code.messages));
     plan.code = rt::ElfCode{.object = std::move(code.library), .target = jit_->target(), .target_features = jit_->features()};
     return device_.load(std::move(plan));
   }

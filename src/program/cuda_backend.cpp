@@ -78,7 +78,7 @@ class CudaBackend : public Backend {
       std::ofstream(base.string() + ".cuda.opt.ll") << code.ir_after;
       std::ofstream(base.string() + ".ptx") << code.ptx;
     }
-    llvm_backend::complete_plan(plan, "cuda", code.tasks, std::move(code.messages));
+    llvm_backend::complete_plan(plan, code.tasks, std::move(code.messages));
     plan.code = rt::PtxCode{.ptx = std::move(code.ptx), .target = ptx_.target()};
     for (rt::TaskPlan& t : plan.tasks) t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
     return plan;

@@ -69,7 +69,7 @@ class InterpBackend : public Backend {
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest& forest,
                                             rt::KernelPlan plan) override {
     auto k = std::make_unique<InterpKernel>(kernel, forest);
-    plan.backend = "interp";  // the code is the lowered IR the interpreter keeps
+    // No code in the plan (its backend: "interp"): the interpreter keeps the lowered IR.
     k->plan = std::move(plan);
     return k;
   }

@@ -71,7 +71,6 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
   options.debug = debug;
   options.validate = spirv::validation_requested();
   spirv::KernelModules modules = spirv::generate_kernel(kernel, forest, options, target.push_constants);
-  plan.backend = "vulkan";
   rt::SpirvCode code;
   code.target = vk::describe(target);
   plan.arg_words = modules.arg_words;

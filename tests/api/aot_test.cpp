@@ -195,7 +195,7 @@ TEST_P(Aot, AModuleReadsBackWithEveryKernelsCode) {
   std::vector<std::string> names;
   for (const rt::KernelPlan& k : m.kernels) {
     names.push_back(k.name);
-    EXPECT_EQ(k.backend, backend);
+    EXPECT_EQ(k.backend(), backend);
     if (GetParam() == Arch::Vulkan) {  // a SPIR-V module per task (deserialize_plan checked none is empty)
       EXPECT_EQ(k.spirv().modules.size(), k.tasks.size()) << k.name;
       continue;

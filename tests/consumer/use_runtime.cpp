@@ -16,7 +16,6 @@ int main() {
   using namespace grove;
   rt::KernelPlan plan;
   plan.name = "consumer";
-  plan.backend = "vulkan";
   plan.args.push_back({"n", DataType::i32, 0, 1});
   plan.arg_words = 1;
   rt::TaskPlan task;

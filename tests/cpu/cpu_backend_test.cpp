@@ -316,7 +316,7 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   Field x = prog.field(i32, "x", {8});
   Kernel k = prog.kernel("k", [&] { for_range(0, 8, [&](Expr n) { x(n) = n * 2; }); });
   const rt::KernelPlan plan = rt::deserialize_plan(detail::kernel_plan_bytes(prog, "k"));
-  EXPECT_EQ(plan.backend, "cpu");
+  EXPECT_EQ(plan.backend(), "cpu");
   ASSERT_GE(plan.elf().object.size(), 4u);
   EXPECT_EQ(std::string(plan.elf().object.begin(), plan.elf().object.begin() + 4), "\x7f" "ELF");
   EXPECT_THAT(plan.elf().target_features, HasSubstr("+"));

@@ -44,7 +44,6 @@ rt::aot::ModuleData module(int variant) {
   m.tree_types.push_back({1, "world", f.layout(tree)});
   rt::KernelPlan k;
   k.name = "step";
-  k.backend = m.backend;
   k.args.push_back({"count", DataType::i32, 0, 1});
   k.arg_words = 1;
   rt::TreeSlotPlan slot;
