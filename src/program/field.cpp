@@ -196,7 +196,7 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
     std::memcpy(&x, static_cast<const unsigned char*>(values) + (each ? v : 0) * value_bytes, value_bytes);
     return x;
   };
-  if (trace && !trace_ended) {
+  if (trace.recording()) {
     // The AOT round trip replays these as writes of single elements, which
     // is what grove_runtime has.
     for_all_elements(this, ids, [&](size_t c, int64_t n, const int64_t* idx) {

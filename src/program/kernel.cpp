@@ -238,7 +238,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     else if (slot.param >= 0) slots.push_back(passed.at(static_cast<size_t>(slot.param)));
     else slots.push_back(trees.own_instance(slot.tree_type));
   }
-  if (!rec.internal) ++launches;
+  if (!rec.internal) launches.user_launch();
   std::optional<TraceScope> trace;
   if (!rec.internal) trace.emplace(*this, HostOp::Kind::launch);
   if (HostOp* op = trace ? trace->op() : nullptr) {
@@ -247,7 +247,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     op->trees = passed;
   }
   context->launch(*rec.compiled, bits, slots);
-  if (config.profile) ++unreported_launches;
+  if (config.profile) launches.timed();
 }
 
 KernelRecord& ProgramImpl::add_kernel(std::string name, std::vector<ArgSpec> args,
@@ -399,10 +399,10 @@ KernelRecord& ProgramImpl::clear_kernel(int snode) {
   return kernels.own(KernelTable::Own::clear, snode, [&] {
     const ir::SNodeDecl& s = forest.snode(snode);
     const bool typed = is_tree_type(s.tree);
-    const SNodeRef handle(snode_handles[static_cast<size_t>(snode)], typed ? 0 : -1);
+    const SNodeRef handle(snodes.at(snode), typed ? 0 : -1);
     const bool dynamic = s.type == ir::SNodeType::dynamic;
     const bool under_root = forest.snode(s.parent).type == ir::SNodeType::root;
-    const SNodeRef over = dynamic ? SNodeRef(snode_handles[static_cast<size_t>(s.parent)], handle.tree_param()) : handle;
+    const SNodeRef over = dynamic ? SNodeRef(snodes.at(s.parent), handle.tree_param()) : handle;
     std::vector<ArgSpec> args;
     if (typed) args.push_back({DataType::unknown, "tree", s.tree, weak_from_this()});
     add_kernel("__deactivate_all_" + s.name(), std::move(args), [handle, over, dynamic, under_root](Args) {

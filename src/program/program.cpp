@@ -52,19 +52,44 @@ std::atomic<int> g_programs{0};
 constexpr int64_t kMaxDeviceMemory = int64_t{1} << 48;
 }  // namespace
 
-TraceScope::TraceScope(ProgramImpl& p, HostOp::Kind kind) : p_(p), exceptions_(std::uncaught_exceptions()) {
-  if (!p.trace || p.trace_ended) return;
-  index_ = static_cast<long>(p.trace->size());
-  p.trace->emplace_back().kind = kind;
+long HostTrace::begin(HostOp::Kind kind) {
+  if (!recording()) return -1;
+  ops_->emplace_back().kind = kind;
+  return static_cast<long>(ops_->size()) - 1;
 }
+
+void HostTrace::raised(long index) {
+  at(index).raised = true;
+  ended_ = true;
+}
+
+TraceScope::TraceScope(ProgramImpl& p, HostOp::Kind kind)
+    : p_(p), index_(p.trace.begin(kind)), exceptions_(std::uncaught_exceptions()) {}
 
 TraceScope::~TraceScope() {
-  if (index_ < 0 || std::uncaught_exceptions() <= exceptions_) return;
-  (*p_.trace)[static_cast<size_t>(index_)].raised = true;
-  p_.trace_ended = true;
+  if (index_ >= 0 && std::uncaught_exceptions() > exceptions_) p_.trace.raised(index_);
 }
 
-HostOp* TraceScope::op() { return index_ < 0 ? nullptr : &(*p_.trace)[static_cast<size_t>(index_)]; }
+HostOp* TraceScope::op() { return index_ < 0 ? nullptr : &p_.trace.at(index_); }
+
+SNode& SNodeHandles::at(int id) {
+  while (static_cast<int>(handles_.size()) <= id) handles_.emplace_back(program_, static_cast<int>(handles_.size()));
+  return handles_[static_cast<size_t>(id)];
+}
+
+int ImplicitTree::open(ir::SNodeForest& forest) {
+  if (!is_open(forest)) tree_ = forest.add_tree();
+  return tree_;
+}
+
+void ImplicitTree::make_room(const ir::SNodeForest& forest, int64_t bytes, int64_t limit) {
+  if (is_open(forest) && dense_bytes_ + bytes > limit) tree_ = -1;
+}
+
+void ImplicitTree::add(const ir::SNodeForest& forest, int64_t bytes) {
+  if (!is_open(forest)) dense_bytes_ = 0;
+  dense_bytes_ += bytes;
+}
 
 TreeTypeRecord& TreeTable::add_type(int tree, std::string name) {
   TreeTypeRecord& rec = types_[tree];
@@ -103,7 +128,7 @@ void TreeTable::set_own_instance(int tree, int instance) {
 }
 
 ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
-  if (program_end_observed()) trace = std::make_unique<std::vector<HostOp>>();
+  if (program_end_observed()) trace.start();
   if (config.default_fp != DataType::f32 && config.default_fp != DataType::f64)
     throw Error("Config::default_fp must be f32 or f64, not " +
                 std::string(type_name(config.default_fp)));
@@ -165,7 +190,7 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
     throw Error("field '" + std::string(name) + "': a vector or matrix field has 1 to " +
                 std::to_string(kMaxComponents) + " components (scalarised, one field each), got " +
                 std::to_string(n) + "x" + std::to_string(m) + "; store larger ones in a field with one more axis");
-  std::string base = name.empty() ? "field" + std::to_string(field_records.size()) : std::string(name);
+  std::string base = name.empty() ? "field" + std::to_string(user_fields_) : std::string(name);
   FieldRecord rec;
   rec.n = n;
   rec.m = m;
@@ -185,7 +210,7 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
     }
   }
   for (const std::string& cname : names) rec.ids.push_back(fields.add(cname, type, {}).id);
-  field_records.push_back(rec);
+  ++user_fields_;
   return Field(weak_from_this(), rec.ids, n, m);
 }
 
@@ -237,11 +262,9 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
   // What a field may add beside others: a cache line of alignment, and the
   // stagger after a big container (ir/snode.cpp), which its header more than covers.
   const int64_t margin = alone >= (int64_t{64} << 10) ? 4096 + 64 : 64;
-  if (open_tree >= 0 && !forest.tree(open_tree).laid_out && open_tree_dense_bytes + alone + margin > limit)
-    open_tree = -1;  // a new implicit tree
+  implicit_tree_.make_room(forest, alone + margin, limit);
   Field f = make_field(type, name, n, m);
-  if (open_tree < 0 || forest.tree(open_tree).laid_out) open_tree_dense_bytes = 0;
-  open_tree_dense_bytes += alone + margin;
+  implicit_tree_.add(forest, alone + margin);
   if (shape.empty()) {
     root().place(f);
   } else {
@@ -252,15 +275,7 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
   return f;
 }
 
-SNode& ProgramImpl::root() {
-  if (open_tree < 0 || forest.tree(open_tree).laid_out) {
-    open_tree = forest.add_tree();
-    int id = forest.tree(open_tree).root;
-    while (static_cast<int>(snode_handles.size()) <= id)
-      snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
-  }
-  return snode_handles[static_cast<size_t>(forest.tree(open_tree).root)];
-}
+SNode& ProgramImpl::root() { return snodes.at(forest.tree(implicit_tree_.open(forest)).root); }
 
 // SNodeKind and rt::SNodeType are numbered by the same list (grove/snode_kinds.def).
 static ir::SNodeType to_ir(SNodeKind k) { return static_cast<ir::SNodeType>(k); }
@@ -268,10 +283,7 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
                               int64_t chunk) {
   std::vector<int> axis_list(ax.axis, ax.axis + ax.count);
   if (extents.size() == 1 && axis_list.size() > 1) extents.assign(axis_list.size(), extents[0]);
-  int id = forest.add_child(parent, to_ir(kind), axis_list, extents, chunk);
-  while (static_cast<int>(snode_handles.size()) <= id)
-    snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
-  return snode_handles[static_cast<size_t>(id)];
+  return snodes.at(forest.add_child(parent, to_ir(kind), axis_list, extents, chunk));
 }
 
 void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
@@ -317,8 +329,7 @@ void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
     ir::FieldDecl& decl = fields.get_mutable(id);
     decl.shape = shape;
     decl.offset = offset;
-    while (static_cast<int>(snode_handles.size()) <= leaf)
-      snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+    snodes.at(leaf);
   }
 }
 
@@ -388,18 +399,18 @@ void ProgramImpl::materialize_tree(int tree) {
   int64_t pool_bytes = 0;
   ir::SNodeForest laid_out;
   try {
-    laid_out = lay_out(tree, config.device_memory - budget_used, &pool_bytes);
+    laid_out = lay_out(tree, config.device_memory - budget_used_, &pool_bytes);
   } catch (const Error&) {
     // The tree keeps its fields and SNodes (a capacity set now may still
     // make it fit), but fields declared from now on go into a new one.
-    if (tree == open_tree) open_tree = -1;
+    implicit_tree_.close(tree);
     throw;
   }
   // Its own instance: a zeroed buffer with the header written.
   context->add_type(tree, laid_out.layout(tree));
   const int instance = context->create_instance(tree, std::to_string(tree));
   forest = std::move(laid_out);
-  budget_used += pool_bytes;
+  budget_used_ += pool_bytes;
   trees.set_own_instance(tree, instance);
 }
 
@@ -409,9 +420,7 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
   if (trees.has_type_named(name)) throw Error("a tree type named '" + std::string(name) + "' already exists; give each its own name");
   if (!declare) throw Error("tree type '" + std::string(name) + "' has no declaration");
   const int tree = forest.add_tree();
-  const int root_id = forest.tree(tree).root;
-  while (static_cast<int>(snode_handles.size()) <= root_id)
-    snode_handles.emplace_back(this, static_cast<int>(snode_handles.size()));
+  snodes.at(forest.tree(tree).root);
   TreeTypeRecord& rec = trees.add_type(tree, std::string(name));
   try {
     TreeTypeBuilder builder(this, tree);
@@ -477,7 +486,7 @@ void copy_stats(const rt::NodeStats& n, SNodeStats& ss) {
 void ProgramImpl::add_program_counts(Stats& st) const {
   for (const auto& k : kernels)
     if (!k->internal) st.kernels_compiled += k->compile_count;
-  st.kernel_launches = launches;
+  st.kernel_launches = launches.launches();
   st.allocation_failures = context->allocation_failures();
 }
 
@@ -487,7 +496,7 @@ Stats ProgramImpl::instance_stats(int tree, int instance) {
     SNodeStats ss;
     ss.id = n.id;
     ss.name = n.name;
-    ss.kind = snode_handles[static_cast<size_t>(n.id)].kind();
+    ss.kind = snodes.at(n.id).kind();
     copy_stats(n, ss);
     st.snodes.push_back(ss);
   }
@@ -626,7 +635,7 @@ std::string SNode::name() const {
 SNode* SNode::parent() const {
   const auto lock = program_->lock();
   int p = program_->forest.snode(id_).parent;
-  return p < 0 ? nullptr : &program_->snode_handles[static_cast<size_t>(p)];
+  return p < 0 ? nullptr : &program_->snodes.at(p);
 }
 
 Shape SNode::shape() const {
@@ -641,8 +650,8 @@ Shape SNode::shape() const {
 
 Program::Program(Config config) : impl_(std::make_shared<detail::ProgramImpl>(config)) {}
 Program::~Program() {
-  if (impl_ && impl_->trace) detail::end_traced_program(*this);
-  if (impl_ && impl_->config.profile && impl_->unreported_launches > 0) {
+  if (impl_ && impl_->trace.started()) detail::end_traced_program(*this);
+  if (impl_ && impl_->config.profile && impl_->launches.unreported() > 0) {
     try {
       std::cout << profile_report() << std::flush;
     } catch (const std::exception& e) {
@@ -730,7 +739,7 @@ const rt::Profile& finished_profile(detail::ProgramImpl& p, const char* what) {
   if (!p.config.profile)
     throw Error(std::string(what) + ": " + p.label() + " is not profiled; set Config::profile (or GROVE_PROFILE=1)");
   p.context->sync();
-  p.unreported_launches = 0;
+  p.launches.reported();
   return p.context->profile();
 }
 
@@ -781,7 +790,7 @@ Stats Program::stats() const {
     SNodeStats ss;
     ss.id = id;
     ss.name = s.name();
-    ss.kind = held->snode_handles[static_cast<size_t>(id)].kind();
+    ss.kind = held->snodes.at(id).kind();
     if (auto it = measured.find(id); it != measured.end()) detail::copy_stats(it->second, ss);
     st.snodes.push_back(ss);
   }
@@ -830,7 +839,7 @@ Field TreeTypeBuilder::matrix_field(int n, int m, DataType type, std::string_vie
 }
 
 SNode& TreeTypeBuilder::root() {
-  return program_->snode_handles[static_cast<size_t>(program_->forest.tree(type_).root)];
+  return program_->snodes.at(program_->forest.tree(type_).root);
 }
 
 const std::string& TreeType::name() const {

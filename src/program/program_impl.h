@@ -117,6 +117,28 @@ class KernelTable {
   std::array<std::vector<int>, 3> own_;  // by Own, then key: the kernel's id, or -1
 };
 
+// The host operations of a Program a test observes the end of
+// (test_hooks.h), in order, up to the first that raised.
+class HostTrace {
+ public:
+  // Traced from now on.
+  void start() { ops_ = std::make_unique<std::vector<HostOp>>(); }
+  bool started() const { return ops_ != nullptr; }
+  // Started and no operation has raised yet: operations are still recorded.
+  bool recording() const { return ops_ != nullptr && !ended_; }
+  // A new operation of `kind`: its index, or -1 when not recording.
+  long begin(HostOp::Kind kind);
+  HostOp& at(long index) { return (*ops_)[static_cast<size_t>(index)]; }
+  // Operation `index` raised: the trace ends with it.
+  void raised(long index);
+  // The operations, and no trace from now on.
+  std::unique_ptr<std::vector<HostOp>> take() { return std::move(ops_); }
+
+ private:
+  std::unique_ptr<std::vector<HostOp>> ops_;
+  bool ended_ = false;
+};
+
 // One host operation of a traced Program (test_hooks.h): op() is nullptr
 // when the Program is not traced. An exception leaving the scope marks the
 // operation as raised and ends the trace.
@@ -197,6 +219,60 @@ class ScratchBuffer {
   int instance_ = -1;
 };
 
+// The SNode handles Program::root, SNode::dense, ... hand out, by SNode id:
+// one per SNode, made on first use, kept as long as the Program (a deque:
+// references to them stay valid).
+class SNodeHandles {
+ public:
+  explicit SNodeHandles(ProgramImpl* program) : program_(program) {}
+  SNode& at(int id);
+
+ private:
+  ProgramImpl* program_;
+  std::deque<SNode> handles_;
+};
+
+// The tree Program::root and the fields Program::field makes with a shape
+// go into: open until it is laid out, or until the dense fields in it would
+// outgrow one buffer of the device.
+class ImplicitTree {
+ public:
+  // The open tree, added to `forest` when there is none.
+  int open(ir::SNodeForest& forest);
+  // Starts a new tree unless the open one has room for `bytes` more within `limit`.
+  void make_room(const ir::SNodeForest& forest, int64_t bytes, int64_t limit);
+  // Counts `bytes` of dense field put in the open tree (a new one from 0).
+  void add(const ir::SNodeForest& forest, int64_t bytes);
+  // Fields declared from now on go into a new tree if `tree` is the open one.
+  void close(int tree) {
+    if (tree == tree_) tree_ = -1;
+  }
+
+ private:
+  bool is_open(const ir::SNodeForest& forest) const { return tree_ >= 0 && !forest.tree(tree_).laid_out; }
+  int tree_ = -1;
+  int64_t dense_bytes_ = 0;  // what make_dense_field put in it, with margins
+};
+
+// How many times a Program's kernels were launched.
+class LaunchCounts {
+ public:
+  // A launch of a user's kernel (Grove's own are not counted).
+  void user_launch() { ++launches_; }
+  // A launch the profiler timed.
+  void timed() { ++unreported_; }
+  // The user's kernels' launches (Stats::kernel_launches).
+  int64_t launches() const { return launches_; }
+  // Launches timed since the profiler's tally was last reported (a Program
+  // destroyed with some prints the table).
+  int64_t unreported() const { return unreported_; }
+  void reported() { unreported_ = 0; }
+
+ private:
+  int64_t launches_ = 0;
+  int64_t unreported_ = 0;
+};
+
 // Most components of a vector or matrix field (each is a scalar field).
 inline constexpr int kMaxComponents = 64;
 
@@ -223,27 +299,17 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   BackendOptions backend_options;  // what the Config says to the backends
   ir::FieldTable fields;
   ir::SNodeForest forest;
-  std::vector<FieldRecord> field_records;        // per user-visible Field
-  std::deque<SNode> snode_handles;               // by SNode id
+  SNodeHandles snodes{this};
   // The run side (instances, launches, host access) and the compile side.
   std::unique_ptr<rt::Context> context;
   std::unique_ptr<Backend> backend;
   TreeTable trees;
   KernelTable kernels;
   std::function<void(std::string_view)> print_sink;
-  // Host operations, recorded while a test observes Programs' ends
-  // (test_hooks.h; nullptr otherwise), up to the first that raised.
-  std::unique_ptr<std::vector<HostOp>> trace;
-  bool trace_ended = false;
-  int open_tree = -1;
-  int64_t open_tree_dense_bytes = 0;  // what make_dense_field put in open_tree, with margins
+  HostTrace trace;                         // while a test observes Programs' ends
   std::unique_ptr<ScratchBuffer> scratch;  // values kernels keep across tasks
-  int64_t launches = 0;
-  // Profiling: launches timed since the tally was last reported (a Program
-  // destroyed with some prints the table).
-  int64_t unreported_launches = 0;
-  int64_t budget_used = 0;         // bytes of Config::device_memory given to trees so far
-  HostWords host_words;             // for host copies of whole fields
+  LaunchCounts launches;
+  HostWords host_words;                    // for host copies of whole fields
 
   // `type`, with `real` taken as Config::default_fp.
   DataType resolve(DataType type) const { return type == real ? config.default_fp : type; }
@@ -365,6 +431,11 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // A handle to instance `instance` of tree type `type`, for internal kernels.
   Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance, context->name_of(instance)); }
   int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
+
+ private:
+  ImplicitTree implicit_tree_;
+  int64_t user_fields_ = 0;   // made by make_field (naming unnamed ones)
+  int64_t budget_used_ = 0;   // bytes of Config::device_memory given to trees so far
 };
 
 // One node's measured statistics into the API's form.

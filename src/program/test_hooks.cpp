@@ -45,8 +45,8 @@ bool program_end_observed() { return static_cast<bool>(current_observer<ProgramE
 
 void end_traced_program(Program& program) {
   ProgramImpl& p = *program.impl();
-  if (!p.trace) return;
-  const std::unique_ptr<std::vector<HostOp>> trace = std::move(p.trace);  // what the observer does is not traced
+  if (!p.trace.started()) return;
+  const std::unique_ptr<std::vector<HostOp>> trace = p.trace.take();  // what the observer does is not traced
   const ProgramEndObserver observer = current_observer<ProgramEndObserver>();
   try {
     if (observer) observer(program, *trace);
