@@ -7,6 +7,8 @@
 //   host_fill_mat3           65,536 3x3 f32 matrix field, fill     (fill)
 //   host_from_vector_sparse  65,536 f32 under pointer(i, 1024).dense(i, 64), every block active
 //   host_to_vector_sparse    the same, out
+//   host_to_vector_into, host_to_vector_into_sparse
+//                            out into a vector kept from the last copy (Field::to_vector(out))
 //
 // The Grove side includes what the API does per call: checking every
 // value, and on Vulkan the staging transfers; the sparse copy in also runs
@@ -80,6 +82,17 @@ Pair copy_out(grove::Arch arch, int components, const std::function<grove::Field
           .bytes_per_run = bytes};
 }
 
+// Into a vector the caller keeps (Field::to_vector(out)), against memcpy
+// into one: what a loop reading the field every frame pays.
+Pair copy_out_into(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
+  auto s = state(arch, components, make);
+  const double bytes = 4.0 * static_cast<double>(s->values.size());
+  return {.grove = {[s] { s->f.to_vector(s->out); }, {}},
+          .baseline = {[s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }, {}},
+          .items_per_run = kElements,
+          .bytes_per_run = bytes};
+}
+
 Pair fill_mat3(grove::Arch arch) {
   auto s = state(arch, 9, [](grove::Program& p) { return p.matrix_field(3, 3, grove::f32, "m", {kElements}); });
   s->f.fill(1.5f);
@@ -104,6 +117,10 @@ void register_host_copy() {
                   [arch] { return copy_in(arch, 1, sparse_scalar); });
     register_pair("host_to_vector_sparse", arch, "memcpy", kIterations, kRepetitions,
                   [arch] { return copy_out(arch, 1, sparse_scalar); });
+    register_pair("host_to_vector_into", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_out_into(arch, 3, dense_vector); });
+    register_pair("host_to_vector_into_sparse", arch, "memcpy", kIterations, kRepetitions,
+                  [arch] { return copy_out_into(arch, 1, sparse_scalar); });
   }
 }
 

@@ -269,6 +269,13 @@ class Field {
     copy_out(type_of<T>(), out.data());
     return out;
   }
+  // The same into `out`, resized to fit: a loop reading a field every
+  // frame reuses its buffer (no allocation, nothing zeroed first).
+  template <typename T>
+  void to_vector(std::vector<T>& out) const {
+    out.resize(host_copy_bytes(sizeof(T)) / sizeof(T));
+    copy_out(type_of<T>(), out.data());
+  }
   template <typename T>
   void from_vector(const std::vector<T>& values) const {
     copy_in(type_of<T>(), values.data(), values.size());

@@ -13,9 +13,13 @@
 namespace grove::rt {
 
 uint64_t host_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return uint64_t{1} << 34;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  // Asked once: sysconf(_SC_PHYS_PAGES) is a system call, and every host copy checks against it.
+  static const uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return uint64_t{1} << 34;
+    return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+  }();
+  return bytes;
 }
 
 void Context::add_type(int id, TreeLayout layout) {

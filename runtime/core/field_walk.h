@@ -119,6 +119,15 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
   const Level* top = one_sparse ? &levels_.front() : nullptr;
   const int64_t top_container = root_offset_ + (one_sparse ? top->node.component_offset : 0);
   auto word = [&](int64_t a) { return words[static_cast<size_t>(a - words_from)]; };
+  // A pointer whose slots for the cells of a row follow one another (its
+  // digit of the last index a power-of-two split with multiplier 1 that
+  // does not wrap within a row): a batch reads its slots as an array.
+  const Digits* last_digit = one_sparse && indices > 0 ? &top->digits[last] : nullptr;
+  const bool slots_in_row = last_digit != nullptr && top->node.type == SNodeType::pointer &&
+                            last_digit->multiplier == 1 && last_digit->shift >= 0 &&
+                            last_digit->stride == span_ && row_ <= span_ * (last_digit->mask + 1);
+  const int64_t pool_offset = one_sparse ? top->node.pool_offset : 0;
+  const int64_t entry_words = one_sparse ? top->node.pool_entry_words : 0;
   for (int64_t first = 0; first < elements_; first += row_) {
     int64_t outer = constant_;
     for (size_t d = 0; d < outer_part_.size(); ++d) outer += outer_part_[d][static_cast<size_t>(index[d])];
@@ -135,7 +144,14 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
     for (int64_t b0 = 0; b0 < row_; b0 += kBatch * span_) {
       const int64_t b_end = std::min(row_, b0 + kBatch * span_);
       int64_t n = 0;
-      for (int64_t u0 = b0; u0 < b_end; u0 += span_, ++n) {  // a cell of the deepest sparse node: one walk
+      if (slots_in_row) {  // the batch's slots, one word each, in a row
+        const int64_t c0 = row_digits + top->digits[last].of(b0);
+        const int64_t count = (b_end - b0 + span_ - 1) / span_;
+        const uint32_t* slot = words.data() + (top_container + c0 - words_from);
+        for (; n < count; ++n)
+          cells[n] = slot[n] == 0 ? -1 : pool_offset + (int64_t{slot[n]} - 1) * entry_words;
+      }
+      for (int64_t u0 = b0 + n * span_; u0 < b_end; u0 += span_, ++n) {  // a cell of the deepest sparse node: one walk
         int64_t cell = root_offset_;
         if (one_sparse) {
           const int64_t c = row_digits + (indices == 0 ? 0 : top->digits[last].of(u0));

@@ -810,7 +810,7 @@ TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
 // made out of order or an inactive one: blocks 0-3 activated in order,
 // 7, 6, 5 in reverse, 4 and 8-9 left inactive, in 1-D (blocks of one run
 // each) and in 2-D (a block's rows are not contiguous with its
-// neighbour's).
+// neighbour's); and over more than a batch of power-of-two blocks.
 TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   Program prog(config());
   Field x = prog.field(f32, "x");   // 10 blocks of 8
@@ -841,6 +841,29 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   y.from_vector(yv);
   EXPECT_EQ(y.to_vector<int32_t>(), yv);
   EXPECT_EQ(y.read<int32_t>({3, 15}), 63 - 20);
+
+  // Power-of-two blocks (their slots read as an array along the row), more
+  // than one batch of them (32), made in a scrambled order, a third left
+  // inactive; then the rest made by a copy in.
+  Field z = prog.field(f64, "z");  // 64 blocks of 2
+  prog.root().pointer(i, 64).dense(i, 2).place(z);
+  std::vector<double> zm(128, 0.0);
+  for (int k = 0; k < 64; ++k) {
+    const int blk = (k * 37) % 64;
+    if (blk % 3 == 1) continue;
+    z.write({blk * 2 + 1}, blk + 0.25);
+    zm[static_cast<size_t>(blk * 2 + 1)] = blk + 0.25;
+  }
+  EXPECT_EQ(z.to_vector<double>(), zm);
+  std::vector<double> kept(500, 7.0);  // a buffer kept by the caller: resized, inactive cells' 7s become 0
+  z.to_vector(kept);
+  EXPECT_EQ(kept, zm);
+  std::vector<double> zv(128);
+  for (size_t n = 0; n < zv.size(); ++n) zv[n] = -static_cast<double>(n);
+  z.from_vector(zv);
+  EXPECT_EQ(z.to_vector<double>(), zv);
+  z.to_vector(kept);
+  EXPECT_EQ(kept, zv);
 }
 
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
