@@ -13,6 +13,6 @@ const grove::ir::Kernel& lowered_ir(const grove::Program& program, const grove::
   throw grove::Error("kernel '" + kernel.name() + "' has no compiled IR in this program");
 }
 
-const grove::ir::SNodeForest& snode_forest(const grove::Program& program) { return program.impl()->forest; }
+const grove::ir::SNodeForest& snode_forest(const grove::Program& program) { return program.impl()->forest(); }
 
 }  // namespace grove_bench

@@ -182,7 +182,7 @@ std::vector<uint8_t> Module::bytes() const {
   };
   for (const rt::aot::ModuleTreeType& t : impl_->data.tree_types) {
     for (const rt::FieldLayout& f : t.layout.fields) {
-      if (!p.forest.is_sparse_path(p.forest.snode(f.place).parent)) continue;
+      if (!p.forest().is_sparse_path(p.forest().snode(f.place).parent)) continue;
       own("__write_" + t.name + "." + f.name, "field '" + f.name + "' of tree type '" + t.name + "'",
           p.writer_kernel(f.id));
     }

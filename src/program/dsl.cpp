@@ -153,7 +153,7 @@ const ir::FieldDecl& checked_field(const Field& f, const Indices& index) {
   check_field_program(f);
   int id = f.component_ids().at(0);
   const ir::FieldDecl& d = ctx.program->field_decl(id);
-  if (ctx.program->forest.place_of(id) < 0)
+  if (ctx.program->forest().place_of(id) < 0)
     fail("field '" + f.name() + "' is used before it is placed; place it first, e.g. "
          "prog.root().dense(i, 16).place(" + f.name() + ")");
   if (f.instance() >= 0)
@@ -692,7 +692,7 @@ void for_each(const Field& field, const std::function<void(Indices)>& body, int 
   auto& ctx = current();
   check_field_program(field);
   int id = field.component_ids().at(0);
-  if (ctx.program->forest.place_of(id) < 0)
+  if (ctx.program->forest().place_of(id) < 0)
     fail("for_each over field '" + field.name() + "', which is not placed yet; place it first");
   const ir::FieldDecl& d = ctx.program->field_decl(id);
   if (field.instance() >= 0)
@@ -729,7 +729,7 @@ const ir::SNodeDecl& checked_snode(const SNodeRef& ref, const Indices& index, co
   auto& ctx = current();
   const SNode& sn = ref.snode();
   check_snode_program(sn);
-  const ir::SNodeDecl& s = ctx.program->forest.snode(sn.id());
+  const ir::SNodeDecl& s = ctx.program->forest().snode(sn.id());
   check_tree_param(s.tree, ref.tree_param(), std::string(op) + " on SNode '" + s.name() + "'");
   if (s.type == ir::SNodeType::root || s.type == ir::SNodeType::place)
     fail(std::string(op) + " needs a dense, pointer, bitmasked or dynamic SNode, not '" + s.name() + "'");
@@ -782,7 +782,7 @@ Expr append_values(const SNodeRef& sn, const Indices& index, const std::vector<E
   if (values.size() != s.children.size()) {
     std::string names;
     for (int c : s.children)
-      names += (names.empty() ? "'" : ", '") + current().program->field_decl(current().program->forest.snode(c).field).name + "'";
+      names += (names.empty() ? "'" : ", '") + current().program->field_decl(current().program->forest().snode(c).field).name + "'";
     fail("append on SNode '" + s.name() + "' got " + std::to_string(values.size()) + " value(s); its element has " +
          std::to_string(s.children.size()) + " field(s) (" + names + "): give one value per field, in that order");
   }
@@ -821,7 +821,7 @@ void for_each(const SNodeRef& sn, const std::function<void(Indices)>& body) { fo
 void for_each(const SNodeRef& ref, const std::function<void(Indices)>& body, int arity) {
   auto& ctx = current();
   check_snode_program(ref.snode());
-  const ir::SNodeDecl& s = ctx.program->forest.snode(ref.snode().id());
+  const ir::SNodeDecl& s = ctx.program->forest().snode(ref.snode().id());
   check_tree_param(s.tree, ref.tree_param(), "for_each over SNode '" + s.name() + "'");
   if (arity >= 0 && arity != s.num_indices())
     fail("for_each over SNode '" + s.name() + "' (" + std::to_string(s.num_indices()) +

@@ -76,7 +76,7 @@ int Field::ndim() const { return static_cast<int>(shape().size()); }
 bool Field::placed() const {
   const auto held = hold();
   const auto lock = held->lock();
-  return held->forest.place_of(ids_[0]) >= 0;
+  return held->forest().place_of(ids_[0]) >= 0;
 }
 
 int64_t Field::num_elements() const {
@@ -122,7 +122,7 @@ void Field::read_raw(std::initializer_list<int64_t> index, DataType as, void* ou
   std::vector<int64_t> idx = p->check_index(ids_[0], index);
   const int instance = p->host_instance(*this);
   detail::TraceScope trace(*p, detail::HostOp::Kind::read);
-  int64_t a = p->forest.find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
+  int64_t a = p->forest().find_element(ids_[0], p->physical_index(ids_[0], idx.data()).data(),
                                      [&](int64_t w) { return p->context->read_word(instance, w); });
   p->check_pools();
   DataType dt = dtype();
@@ -175,7 +175,7 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
 namespace detail {
 
 void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, DataType as, void* out) {
-  const rt::TreeLayout& layout = forest.layout(tree_of_field(ids[0]));
+  const rt::TreeLayout& layout = forest_.layout(tree_of_field(ids[0]));
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
@@ -184,7 +184,7 @@ void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, Data
   // A vector or matrix field's components side by side: all at once.
   const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;
   for (size_t c = 0; c < ids.size(); c += width)
-    rt::copy_elements_out(walks[c], fields.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c, width);
+    rt::copy_elements_out(walks[c], fields_.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c, width);
 }
 
 void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
@@ -209,7 +209,7 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
       }
     });
   }
-  const rt::TreeLayout& layout = forest.layout(tree);
+  const rt::TreeLayout& layout = forest_.layout(tree);
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
@@ -230,7 +230,7 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
     if (inactive != nullptr && *inactive) return;
     if (!words.in_place && hi > lo) context->write_words(instance, lo, hi - lo, words.words.data() + (lo - words.from));
   };
-  if (!forest.is_sparse_path(forest.snode(forest.place_of(ids[0])).parent)) {
+  if (!forest_.is_sparse_path(forest_.snode(forest_.place_of(ids[0])).parent)) {
     store(context->host_span(instance, walks, lease.words(), true), nullptr);
     return;
   }

@@ -92,9 +92,9 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
     if (a.tree_type >= 0) tree_params.push_back({a.name, a.tree_type});
     else args.push_back({a.name, a.type});
   }
-  auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields);
+  auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields_);
   kernel->tree_params = std::move(tree_params);
-  kernel->forest = &forest;
+  kernel->forest = &forest_;
   KernelContext ctx{this, &rec, kernel.get(), ir::Builder(kernel->body()), {}, -1};
   {
     ContextGuard guard(&ctx);
@@ -104,7 +104,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   ir::walk(kernel->body(), [&](ir::Stmt* s) {
     if (s->field() >= 0) used.insert(s->field());
     if (s->kind() == ir::StmtKind::SNodeOp || (s->kind() == ir::StmtKind::StructFor && s->field() < 0))
-      used_trees.insert(forest.snode(s->snode()).tree);
+      used_trees.insert(forest_.snode(s->snode()).tree);
   });
   for (int f : used) materialize_field(f, "kernel '" + rec.name + "'");
   for (int t : used_trees) materialize_tree(t);
@@ -149,7 +149,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
 void ProgramImpl::compile(KernelRecord& rec) {
   if (rec.ir) return;
   Lowered l = lower(rec, *backend, context->device().max_buffer_bytes() / 4, true);
-  rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest, std::move(l.plan));
+  rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest_, std::move(l.plan));
   if (const std::string dump = dump_dir(); !dump.empty())
     std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
   scratch->ensure(l.scratch_words);
@@ -162,7 +162,7 @@ rt::KernelPlan ProgramImpl::plan_for(KernelRecord& rec, Backend& target) {
   // Recorded again: the pipeline lowers for `target`'s devices, which the
   // Program's own compile did not (cells per iteration, buffer sizes).
   Lowered l = lower(rec, target, ir::kMaxTreeWords, false);
-  return target.generate(*l.kernel, l.stages.back().second, forest, std::move(l.plan));
+  return target.generate(*l.kernel, l.stages.back().second, forest_, std::move(l.plan));
 }
 
 namespace {
@@ -299,8 +299,8 @@ KernelRecord& KernelTable::own(Own kind, int key, const std::function<void()>& m
 
 KernelRecord& ProgramImpl::writer_kernel(int field) {
   return kernels.own(KernelTable::Own::writer, field, [&] {
-    const ir::FieldDecl& d = fields.get(field);
-    const int tree = forest.snode(forest.place_of(field)).tree;
+    const ir::FieldDecl& d = fields_.get(field);
+    const int tree = forest_.snode(forest_.place_of(field)).tree;
     // For a field of a tree type, one kernel serves every instance: it takes
     // the tree as its last argument.
     const bool typed = is_tree_type(tree);
@@ -320,8 +320,8 @@ KernelRecord& ProgramImpl::writer_kernel(int field) {
 
 KernelRecord& ProgramImpl::filler_kernel(int field) {
   return kernels.own(KernelTable::Own::filler, field, [&] {
-    const ir::FieldDecl& d = fields.get(field);
-    const int tree = forest.snode(forest.place_of(field)).tree;
+    const ir::FieldDecl& d = fields_.get(field);
+    const int tree = forest_.snode(forest_.place_of(field)).tree;
     const bool typed = is_tree_type(tree);
     std::vector<ArgSpec> args{arg(compute_type(d.dtype), "value")};
     if (typed) args.push_back({DataType::unknown, "tree", tree, weak_from_this()});
@@ -350,18 +350,18 @@ KernelRecord& ProgramImpl::filler_kernel(int field) {
 }
 
 void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint64_t bits) {
-  const ir::FieldDecl& d = fields.get(field);
+  const ir::FieldDecl& d = fields_.get(field);
   TraceScope trace(*this, HostOp::Kind::write);
   if (HostOp* op = trace.op()) {
     op->fields = {field};
-    op->instance = is_tree_type(forest.snode(forest.place_of(field)).tree) ? instance : -1;
+    op->instance = is_tree_type(forest_.snode(forest_.place_of(field)).tree) ? instance : -1;
     op->index.assign(index, index + d.ndim());
     op->bits = {bits};
   }
-  const int place = forest.place_of(field);
-  const int tree = forest.snode(place).tree;
-  if (!forest.is_sparse_path(forest.snode(place).parent)) {
-    int64_t a = forest.find_element(field, physical_index(field, index).data(),
+  const int place = forest_.place_of(field);
+  const int tree = forest_.snode(place).tree;
+  if (!forest_.is_sparse_path(forest_.snode(place).parent)) {
+    int64_t a = forest_.find_element(field, physical_index(field, index).data(),
                                     [](int64_t) { return 0u; });  // dense: reads nothing
     std::vector<uint32_t> words(2, 0u);
     ir::store_element(words, 0, d.dtype, bits);
@@ -385,8 +385,8 @@ void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint
 std::vector<int> ProgramImpl::nearest_sparse(int snode) const {
   std::vector<int> nearest;
   auto find = [&](auto&& self, int n) -> void {
-    for (int c : forest.snode(n).children) {
-      if (forest.snode(c).is_sparse()) nearest.push_back(c);
+    for (int c : forest_.snode(n).children) {
+      if (forest_.snode(c).is_sparse()) nearest.push_back(c);
       else self(self, c);
     }
   };
@@ -397,11 +397,11 @@ std::vector<int> ProgramImpl::nearest_sparse(int snode) const {
 KernelRecord& ProgramImpl::clear_kernel(int snode) {
   // One kernel per SNode; for a tree type it takes the instance.
   return kernels.own(KernelTable::Own::clear, snode, [&] {
-    const ir::SNodeDecl& s = forest.snode(snode);
+    const ir::SNodeDecl& s = forest_.snode(snode);
     const bool typed = is_tree_type(s.tree);
     const SNodeRef handle(snodes.at(snode), typed ? 0 : -1);
     const bool dynamic = s.type == ir::SNodeType::dynamic;
-    const bool under_root = forest.snode(s.parent).type == ir::SNodeType::root;
+    const bool under_root = forest_.snode(s.parent).type == ir::SNodeType::root;
     const SNodeRef over = dynamic ? SNodeRef(snodes.at(s.parent), handle.tree_param()) : handle;
     std::vector<ArgSpec> args;
     if (typed) args.push_back({DataType::unknown, "tree", s.tree, weak_from_this()});
@@ -416,7 +416,7 @@ KernelRecord& ProgramImpl::clear_kernel(int snode) {
 }
 
 void ProgramImpl::deactivate_all(int snode, int instance) {
-  const ir::SNodeDecl& s = forest.snode(snode);
+  const ir::SNodeDecl& s = forest_.snode(snode);
   if (s.type == ir::SNodeType::place)
     throw Error("deactivate_all on SNode '" + s.name() + "': it is a place (a field's leaf); deactivate its "
                 "parent, or the tree with prog.root().deactivate_all()");
@@ -577,7 +577,7 @@ Field TreeArg::field(std::string_view name) const {
 
 SNodeRef TreeArg::operator[](const SNode& snode) const {
   const detail::TreeTypeRecord& t = program_->tree_type(type_);
-  if (snode.program() != program_ || program_->forest.snode(snode.id()).tree != type_)
+  if (snode.program() != program_ || program_->forest().snode(snode.id()).tree != type_)
     throw Error("SNode '" + snode.name() + "' is not an SNode of tree type '" + t.name +
                 "'; index a tree argument with the SNodes declared in its type");
   return SNodeRef(snode, param_);

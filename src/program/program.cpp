@@ -143,7 +143,7 @@ ProgramImpl::ProgramImpl(Config c) : serial(++g_programs), config(c) {
   backend = std::move(started.made.backend);
   context = std::make_unique<rt::Context>(std::move(started.made.device));
   arch = backend->arch();
-  scratch = std::make_unique<ScratchBuffer>(forest, *context);
+  scratch = std::make_unique<ScratchBuffer>(forest_, *context);
   if (const char* env = std::getenv("GROVE_PROFILE"); env && *env && std::string_view(env) != "0")
     config.profile = true;
   if (config.profile) context->set_profiling(true);
@@ -194,7 +194,7 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
   FieldRecord rec;
   rec.n = n;
   rec.m = m;
-  auto taken = [&](const std::string& s) { return fields.find(s) != nullptr; };
+  auto taken = [&](const std::string& s) { return fields_.find(s) != nullptr; };
   if (taken(base)) throw Error("a field named '" + base + "' already exists; give each field its own name");
   // Components: "v.3" for vectors, "m.12" for matrices up to 10 x 10, and
   // "m.12_3" beyond (row 12, column 3), so that no two names collide.
@@ -209,7 +209,7 @@ Field ProgramImpl::make_field(DataType type, std::string_view name, int n, int m
       if (taken(names.back())) throw Error("a field named '" + names.back() + "' already exists");
     }
   }
-  for (const std::string& cname : names) rec.ids.push_back(fields.add(cname, type, {}).id);
+  for (const std::string& cname : names) rec.ids.push_back(fields_.add(cname, type, {}).id);
   ++user_fields_;
   return Field(weak_from_this(), rec.ids, n, m);
 }
@@ -262,9 +262,9 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
   // What a field may add beside others: a cache line of alignment, and the
   // stagger after a big container (ir/snode.cpp), which its header more than covers.
   const int64_t margin = alone >= (int64_t{64} << 10) ? 4096 + 64 : 64;
-  implicit_tree_.make_room(forest, alone + margin, limit);
+  implicit_tree_.make_room(forest_, alone + margin, limit);
   Field f = make_field(type, name, n, m);
-  implicit_tree_.add(forest, alone + margin);
+  implicit_tree_.add(forest_, alone + margin);
   if (shape.empty()) {
     root().place(f);
   } else {
@@ -275,7 +275,7 @@ Field ProgramImpl::make_dense_field(DataType type, std::string_view name, int n,
   return f;
 }
 
-SNode& ProgramImpl::root() { return snodes.at(forest.tree(implicit_tree_.open(forest)).root); }
+SNode& ProgramImpl::root() { return snodes.at(forest_.tree(implicit_tree_.open(forest_)).root); }
 
 // SNodeKind and rt::SNodeType are numbered by the same list (grove/snode_kinds.def).
 static ir::SNodeType to_ir(SNodeKind k) { return static_cast<ir::SNodeType>(k); }
@@ -283,12 +283,12 @@ SNode& ProgramImpl::add_child(int parent, SNodeKind kind, Axes ax, std::vector<i
                               int64_t chunk) {
   std::vector<int> axis_list(ax.axis, ax.axis + ax.count);
   if (extents.size() == 1 && axis_list.size() > 1) extents.assign(axis_list.size(), extents[0]);
-  return snodes.at(forest.add_child(parent, to_ir(kind), axis_list, extents, chunk));
+  return snodes.at(forest_.add_child(parent, to_ir(kind), axis_list, extents, chunk));
 }
 
 void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
-  check_same_program(f.program(), "field", [&] { return f.name(); }, "place under SNode '" + forest.snode(parent).name() + "'");
-  const ir::SNodeDecl& p = forest.snode(parent);
+  check_same_program(f.program(), "field", [&] { return f.name(); }, "place under SNode '" + forest_.snode(parent).name() + "'");
+  const ir::SNodeDecl& p = forest_.snode(parent);
   // A tree type's fields live in its tree, and only there.
   {
     const int id = f.component_ids().at(0);
@@ -321,12 +321,12 @@ void ProgramImpl::place(int parent, const Field& f, const Shape& offset) {
     }
   }
   for (int id : f.component_ids()) {
-    const ir::FieldDecl& d = fields.get(id);
-    int leaf = forest.add_place(parent, id, d.dtype, d.name, offset);
-    const ir::SNodeDecl& s = forest.snode(leaf);
+    const ir::FieldDecl& d = fields_.get(id);
+    int leaf = forest_.add_place(parent, id, d.dtype, d.name, offset);
+    const ir::SNodeDecl& s = forest_.snode(leaf);
     std::vector<int64_t> shape;
     for (int a : s.axes()) shape.push_back(s.shape[static_cast<size_t>(a)]);
-    ir::FieldDecl& decl = fields.get_mutable(id);
+    ir::FieldDecl& decl = fields_.get_mutable(id);
     decl.shape = shape;
     decl.offset = offset;
     snodes.at(leaf);
@@ -345,7 +345,7 @@ ir::SNodeForest ProgramImpl::lay_out(int tree, int64_t budget_bytes, int64_t* po
   const int64_t budget = std::clamp<int64_t>(budget_bytes, int64_t{1} << 20, limit);
   std::string why;
   auto attempt = [&](int64_t b, ir::SNodeForest* out) {
-    ir::SNodeForest trial = forest;
+    ir::SNodeForest trial = forest_;
     try {
       trial.lay_out(tree, b);
     } catch (const Error& e) {
@@ -359,7 +359,7 @@ ir::SNodeForest ProgramImpl::lay_out(int tree, int64_t budget_bytes, int64_t* po
       for (int n : trial.tree(tree).nodes) {
         const ir::SNodeDecl& s = trial.snode(n);
         if (s.type != ir::SNodeType::place || named == 3) continue;
-        fields_in += (named++ ? ", '" : "'") + fields.get(s.field).name + "'";
+        fields_in += (named++ ? ", '" : "'") + fields_.get(s.field).name + "'";
       }
       why = "the SNode tree holding field(s) " + fields_in + " needs " + std::to_string(bytes) +
             " bytes, more than the " + std::to_string(limit) + " bytes one buffer may have on " +
@@ -394,7 +394,7 @@ ir::SNodeForest ProgramImpl::lay_out(int tree, int64_t budget_bytes, int64_t* po
 }
 
 void ProgramImpl::materialize_tree(int tree) {
-  if (forest.tree(tree).laid_out) return;
+  if (forest_.tree(tree).laid_out) return;
   GROVE_ASSERT(!is_tree_type(tree), "tree types are laid out when they are made");
   int64_t pool_bytes = 0;
   ir::SNodeForest laid_out;
@@ -409,7 +409,7 @@ void ProgramImpl::materialize_tree(int tree) {
   // Its own instance: a zeroed buffer with the header written.
   context->add_type(tree, laid_out.layout(tree));
   const int instance = context->create_instance(tree, std::to_string(tree));
-  forest = std::move(laid_out);
+  forest_ = std::move(laid_out);
   budget_used_ += pool_bytes;
   trees.set_own_instance(tree, instance);
 }
@@ -419,16 +419,16 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
   if (name.empty()) throw Error("a tree type needs a name");
   if (trees.has_type_named(name)) throw Error("a tree type named '" + std::string(name) + "' already exists; give each its own name");
   if (!declare) throw Error("tree type '" + std::string(name) + "' has no declaration");
-  const int tree = forest.add_tree();
-  snodes.at(forest.tree(tree).root);
+  const int tree = forest_.add_tree();
+  snodes.at(forest_.tree(tree).root);
   TreeTypeRecord& rec = trees.add_type(tree, std::string(name));
   try {
     TreeTypeBuilder builder(this, tree);
     declare(builder);
     for (const auto& [field_name, f] : rec.fields)
       for (int id : f.ids)
-        if (forest.place_of(id) < 0)
-          throw Error("tree type '" + rec.name + "': field '" + fields.get(id).name + "' is declared but not "
+        if (forest_.place_of(id) < 0)
+          throw Error("tree type '" + rec.name + "': field '" + fields_.get(id).name + "' is declared but not "
                       "placed; place it under the type's root(), or leave it out");
     if (rec.fields.empty())
       throw Error("tree type '" + rec.name + "' has no fields; declare them with field(...) and place them under root()");
@@ -437,12 +437,12 @@ int ProgramImpl::make_tree_type(std::string_view name, const std::function<void(
     int64_t pool_bytes = 0;
     ir::SNodeForest laid_out = lay_out(tree, config.device_memory, &pool_bytes);
     context->add_type(tree, laid_out.layout(tree));
-    forest = std::move(laid_out);
+    forest_ = std::move(laid_out);
   } catch (...) {
     // The type's tree stays in the forest, unreachable; the type's name and
     // its fields' names are free again.
     for (const auto& [field_name, f] : rec.fields)
-      for (int id : f.ids) fields.rename(id, "__abandoned" + std::to_string(id) + "_" + fields.get(id).name);
+      for (int id : f.ids) fields_.rename(id, "__abandoned" + std::to_string(id) + "_" + fields_.get(id).name);
     trees.drop_type(tree);
     throw;
   }
@@ -500,7 +500,7 @@ Stats ProgramImpl::instance_stats(int tree, int instance) {
     copy_stats(n, ss);
     st.snodes.push_back(ss);
   }
-  st.tree_words = forest.tree(tree).total_words;
+  st.tree_words = forest_.tree(tree).total_words;
   add_program_counts(st);
   return st;
 }
@@ -509,16 +509,16 @@ int ProgramImpl::host_instance(const Field& f) {
   const int id = f.component_ids().at(0);
   if (f.instance() >= 0) {
     if (!context->alive(f.instance()))
-      throw Error("field '" + fields.get(id).name + "' belongs to a tree that was destroyed; use a field "
+      throw Error("field '" + fields_.get(id).name + "' belongs to a tree that was destroyed; use a field "
                   "of a live tree (Tree::field)");
     return f.instance();
   }
-  const int place = forest.place_of(id);
-  if (place >= 0 && is_tree_type(forest.snode(place).tree)) {
-    const TreeTypeRecord& t = trees.type(forest.snode(place).tree);
-    throw Error("field '" + fields.get(id).name + "' is a field of tree type '" + t.name + "', which holds no "
+  const int place = forest_.place_of(id);
+  if (place >= 0 && is_tree_type(forest_.snode(place).tree)) {
+    const TreeTypeRecord& t = trees.type(forest_.snode(place).tree);
+    throw Error("field '" + fields_.get(id).name + "' is a field of tree type '" + t.name + "', which holds no "
                 "data itself; read and write it through an instance: prog.instantiate(type).field(\"" +
-                fields.get(id).name.substr(t.name.size() + 1) + "\")");
+                fields_.get(id).name.substr(t.name.size() + 1) + "\")");
   }
   return own_instance_of_field(id);
 }
@@ -529,17 +529,17 @@ int ProgramImpl::own_instance_of_field(int field) {
 }
 
 void ProgramImpl::materialize_field(int field, std::string_view user) {
-  int place = forest.place_of(field);
+  int place = forest_.place_of(field);
   if (place < 0)
-    throw Error(std::string(user) + " uses field '" + fields.get(field).name +
+    throw Error(std::string(user) + " uses field '" + fields_.get(field).name +
                 "', which is not placed in any SNode yet; place it first, e.g. "
-                "prog.root().dense(i, 16).place(" + fields.get(field).name + ")");
-  materialize_tree(forest.snode(place).tree);
+                "prog.root().dense(i, 16).place(" + fields_.get(field).name + ")");
+  materialize_tree(forest_.snode(place).tree);
 }
 
 std::vector<int64_t> ProgramImpl::check_index(int field, std::initializer_list<int64_t> index) {
   materialize_field(field, "the host");
-  const ir::FieldDecl& d = fields.get(field);
+  const ir::FieldDecl& d = fields_.get(field);
   auto fail = [&](const std::string& why) {
     std::string s = "field '" + d.name + "' has shape (";
     for (size_t a = 0; a < d.shape.size(); ++a) s += (a ? ", " : "") + std::to_string(d.shape[a]);
@@ -565,8 +565,8 @@ std::vector<int64_t> ProgramImpl::check_index(int field, std::initializer_list<i
 }
 
 std::array<int64_t, ir::kMaxAxes> ProgramImpl::physical_index(int field, const int64_t* index) const {
-  const ir::FieldDecl& d = fields.get(field);
-  const std::vector<int> axes = forest.snode(forest.place_of(field)).axes();
+  const ir::FieldDecl& d = fields_.get(field);
+  const std::vector<int> axes = forest_.snode(forest_.place_of(field)).axes();
   std::array<int64_t, ir::kMaxAxes> out{};
   for (size_t a = 0; a < axes.size(); ++a)
     out[static_cast<size_t>(axes[a])] = index[a] - d.offset_of(static_cast<int>(a));
@@ -606,7 +606,7 @@ SNode& SNode::place(std::initializer_list<Field> fs, const std::vector<int64_t>&
 
 SNode& SNode::capacity(int64_t cells) {
   const auto lock = program_->lock();
-  program_->forest.set_capacity(id_, cells);
+  program_->set_capacity(id_, cells);
   return *this;
 }
 
@@ -620,27 +620,27 @@ void SNode::deactivate_all() {
 
 int SNode::ndim() const {
   const auto lock = program_->lock();
-  return program_->forest.snode(id_).num_indices();
+  return program_->forest().snode(id_).num_indices();
 }
 
 SNodeKind SNode::kind() const {
   const auto lock = program_->lock();
-  return static_cast<SNodeKind>(program_->forest.snode(id_).type);
+  return static_cast<SNodeKind>(program_->forest().snode(id_).type);
 }
 std::string SNode::name() const {
   const auto lock = program_->lock();
-  return program_->forest.snode(id_).name();
+  return program_->forest().snode(id_).name();
 }
 
 SNode* SNode::parent() const {
   const auto lock = program_->lock();
-  int p = program_->forest.snode(id_).parent;
+  int p = program_->forest().snode(id_).parent;
   return p < 0 ? nullptr : &program_->snodes.at(p);
 }
 
 Shape SNode::shape() const {
   const auto lock = program_->lock();
-  const ir::SNodeDecl& s = program_->forest.snode(id_);
+  const ir::SNodeDecl& s = program_->forest().snode(id_);
   Shape out;
   for (int a : s.axes()) out.push_back(s.shape[static_cast<size_t>(a)]);
   return out;
@@ -706,9 +706,9 @@ void Program::deactivate_all() {
   held->host_access("Program::deactivate_all", held->label());
   // Every tree's own instance; instances of tree types are deactivated
   // through their Tree handles.
-  for (int t = 0; t < held->forest.num_trees(); ++t) {
-    const int root = held->forest.tree(t).root;
-    if (root < 0 || !held->forest.tree(t).laid_out || held->is_tree_type(t)) continue;
+  for (int t = 0; t < held->forest().num_trees(); ++t) {
+    const int root = held->forest().tree(t).root;
+    if (root < 0 || !held->forest().tree(t).laid_out || held->is_tree_type(t)) continue;
     detail::TraceScope trace(*held, detail::HostOp::Kind::deactivate);
     if (detail::HostOp* op = trace.op()) op->snode = root;
     held->deactivate_all(root);
@@ -774,7 +774,7 @@ Stats Program::stats() const {
   detail::TraceScope trace(*held, detail::HostOp::Kind::sync);
   held->context->sync();
   Stats st;
-  const auto& forest = held->forest;
+  const auto& forest = held->forest();
   // Every SNode of every tree but the tree types (Tree::stats): those of
   // trees laid out from their instance, the others (not in use yet) empty.
   std::unordered_map<int, rt::NodeStats> measured;
@@ -839,7 +839,7 @@ Field TreeTypeBuilder::matrix_field(int n, int m, DataType type, std::string_vie
 }
 
 SNode& TreeTypeBuilder::root() {
-  return program_->snodes.at(program_->forest.tree(type_).root);
+  return program_->snodes.at(program_->forest().tree(type_).root);
 }
 
 const std::string& TreeType::name() const {
@@ -884,10 +884,10 @@ void Tree::deactivate_all() const {
   p->host_access("Tree::deactivate_all", name());
   detail::TraceScope trace(*p, detail::HostOp::Kind::deactivate);
   if (detail::HostOp* op = trace.op()) {
-    op->snode = p->forest.tree(type_).root;
+    op->snode = p->forest().tree(type_).root;
     op->instance = instance_;
   }
-  p->deactivate_all(p->forest.tree(type_).root, instance_);
+  p->deactivate_all(p->forest().tree(type_).root, instance_);
 }
 
 Stats Tree::stats() const {

@@ -297,8 +297,11 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   Config config;
   Arch arch = Arch::Interp;
   BackendOptions backend_options;  // what the Config says to the backends
-  ir::FieldTable fields;
-  ir::SNodeForest forest;
+  // The declarations: every scalar field, and the SNode trees they are
+  // placed in. Read here; changed only by ProgramImpl's own operations
+  // (make_field, add_child, place, set_capacity, materialize_tree, ...).
+  const ir::FieldTable& fields() const { return fields_; }
+  const ir::SNodeForest& forest() const { return forest_; }
   SNodeHandles snodes{this};
   // The run side (instances, launches, host access) and the compile side.
   std::unique_ptr<rt::Context> context;
@@ -323,7 +326,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   SNode& root();
   SNode& add_child(int parent, SNodeKind kind, Axes axes, std::vector<int64_t> extents, int64_t chunk);
   void place(int parent, const Field& f, const Shape& offset = {});
-  const ir::FieldDecl& field_decl(int id) const { return fields.get(id); }
+  // SNode::capacity: the cells `snode`'s pool holds (ir::SNodeForest::set_capacity's checks).
+  void set_capacity(int snode, int64_t cells) { forest_.set_capacity(snode, cells); }
+  const ir::FieldDecl& field_decl(int id) const { return fields_.get(id); }
   // Freezes the tree holding `field` (and allocates its buffer); raises if
   // the field is not placed, naming it and `user` (a kernel or "the host").
   void materialize_field(int field, std::string_view user);
@@ -430,9 +435,11 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   bool is_tree_type(int tree) const { return trees.is_type(tree); }
   // A handle to instance `instance` of tree type `type`, for internal kernels.
   Tree tree_handle(int type, int instance) { return Tree(weak_from_this(), type, instance, context->name_of(instance)); }
-  int tree_of_field(int field) const { return forest.snode(forest.place_of(field)).tree; }
+  int tree_of_field(int field) const { return forest_.snode(forest_.place_of(field)).tree; }
 
  private:
+  ir::FieldTable fields_;
+  ir::SNodeForest forest_;
   ImplicitTree implicit_tree_;
   int64_t user_fields_ = 0;   // made by make_field (naming unnamed ones)
   int64_t budget_used_ = 0;   // bytes of Config::device_memory given to trees so far

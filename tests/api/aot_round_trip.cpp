@@ -120,7 +120,7 @@ class Replay {
     auto it = instances_.find(instance);
     return it == instances_.end() ? nullptr : &it->second;
   }
-  int tree_of_field(int field) const { return p_.forest.snode(p_.forest.place_of(field)).tree; }
+  int tree_of_field(int field) const { return p_.forest().snode(p_.forest().place_of(field)).tree; }
   const rt::FieldLayout& layout_of(int field) const {
     const rt::FieldLayout* f = data_.tree_type(tree_of_field(field))->layout.field(field);
     if (f == nullptr) throw std::logic_error("field " + std::to_string(field) + " missing from the module's layout");
@@ -183,7 +183,7 @@ class Replay {
         return;
       }
       case HostOp::Kind::deactivate: {
-        const ir::SNodeDecl& s = p_.forest.snode(op.snode);
+        const ir::SNodeDecl& s = p_.forest().snode(op.snode);
         runtime::Tree* t = tree_of(s.tree, op.instance);
         if (t == nullptr) return skip();
         t->deactivate_all(s.name());

@@ -86,7 +86,7 @@ TEST_P(Misuse, 03_HostWordsOutsideATreeAreAnErrorNotHeapCorruption) {
   detail::ProgramImpl* p = prog.impl();
   const int tree = p->tree_of_field(x.component_ids()[0]);
   const int instance = p->own_instance_of_field(x.component_ids()[0]);
-  const int64_t words = p->forest.tree(tree).total_words;
+  const int64_t words = p->forest().tree(tree).total_words;
   uint32_t w[4] = {};
   rt::Device& device = p->context->device();
   EXPECT_THROW(device.read_words(instance, words - 1, 2, w), InternalError);
@@ -539,7 +539,7 @@ TEST_P(Misuse, 14_AFullPoolDoesNotGrowItsTicketCounter) {
   Kernel k = prog.kernel("k", [&] { for_range(0, 4096 * 4, [&](Expr n) { x(n) = 1; }); });
   for (int round = 0; round < 3; ++round) EXPECT_THAT(error_of([&] { k(); prog.sync(); }), HasSubstr(blocks.name()));
   detail::ProgramImpl* p = prog.impl();
-  const ir::SNodeDecl& s = p->forest.snode(blocks.id());
+  const ir::SNodeDecl& s = p->forest().snode(blocks.id());
   const uint32_t tickets = p->context->read_word(p->trees.own_instance(s.tree), s.state_offset + ir::kTickets);
   EXPECT_EQ(tickets, 16u) << "every failed allocation took a ticket";
   const SNodeStats st = prog.stats().at(blocks.name());
