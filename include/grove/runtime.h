@@ -131,6 +131,13 @@ class Tree {
     copy_out(field, type_of<T>(), out.data());
     return out;
   }
+  // The same into `out`, resized to fit: a renderer reading a field every
+  // frame reuses its buffer (no allocation, nothing zeroed first).
+  template <typename T>
+  void to_vector(std::string_view field, std::vector<T>& out) const {
+    out.resize(host_copy_elements(field, sizeof(T)));
+    copy_out(field, type_of<T>(), out.data());
+  }
   int64_t num_elements(std::string_view field) const;
   // num_elements(field), after checking that a copy of them all (of
   // `element_bytes` each) fits in the host's memory.

@@ -145,6 +145,9 @@ TEST_P(AotLife, TheSeedKernelRunsWithItsArguments) {
   EXPECT_GT(inside, 40 * 40 / 4);
   EXPECT_LT(inside, 40 * 40 / 2);
   EXPECT_EQ(b.to_vector<int32_t>("alive"), std::vector<int32_t>(kN * kN, 0));  // another instance
+  std::vector<int32_t> kept(3, 9);  // a buffer the caller keeps: resized, every element written
+  a.to_vector("alive", kept);
+  EXPECT_EQ(kept, alive);
 }
 
 TEST_P(AotLife, AProfiledModuleReportsItsKernelsTasks) {
