@@ -192,6 +192,46 @@ kernel @k(x: f32, y: f32) stage lowered {
   EXPECT_NE(lowered.find("as u16"), std::string::npos) << lowered;
 }
 
+// The math functions: kept where the target has them; else written out,
+// with only what the target is left with (f32 sin beyond 8192, no f64
+// function, no 64-bit integer) in the output.
+TEST(Legalize, MathFunctionsAreWrittenOutInF32WithoutSixtyFourBitIntegers) {
+  const char* module = R"(
+kernel @k(x: f32, y: f64) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg f32 0
+    %1 = arg f64 1
+    %2 = unary sin f32 %0
+    %3 = unary exp f64 %1
+    %4 = binary pow f64 %1 %1
+    %5 = binary atan2 f64 %1 %1
+    %6 = unary tan f64 %1
+    %7 = const u32 0
+    tree_store @t0[%7] %2 as f32
+    tree_store @t0[%7] %3 as f64
+    tree_store @t0[%7] %4 as f64
+    tree_store @t0[%7] %5 as f64
+    tree_store @t0[%7] %6 as f64
+  }
+}
+)";
+  std::string native = run_pass(module, [](Kernel& k) { legalize(k, everything_native()); });
+  for (const char* kept : {"unary sin f32 %0", "unary exp f64 %1", "binary atan2 f64 %1 %1", "unary tan f64 %1"})
+    EXPECT_NE(native.find(kept), std::string::npos) << kept << "\n" << native;
+  std::string lowered = run_pass(module, [](Kernel& k) { legalize(k, nothing_native()); });
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = lowered.find(what); at != std::string::npos; at = lowered.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("unary sin f32"), 1u) << lowered;  // |x| > 8192
+  EXPECT_EQ(count("unary tan f32"), 1u) << lowered;  // the f64 tan's |x| > 2^30
+  for (const char* gone : {"unary exp ", "unary log ", "binary atan2", "binary pow", "unary sin f64", "unary tan f64",
+                           "u64", "i64"})
+    EXPECT_EQ(count(gone), 0u) << gone << "\n" << lowered;
+  EXPECT_NE(lowered.find("unary floor f32"), std::string::npos) << lowered;  // exp's n = floor(x log2 e + 1/2)
+}
+
 TEST(Legalize, BitcastRoundTripsThroughTheTextFormAndTheVerifierChecksItsWidth) {
   std::string out = run_pass(R"(
 kernel @k(x: f64) stage legal {

@@ -152,6 +152,43 @@ TEST_F(VulkanBackend, MathFunctionsStayCloseToTheHost) {
   }
 }
 
+// f64 math on a device with f64 and without 64-bit integers: legalize's
+// f64 forms use none, so the kernel runs (and pow's signed zeros too).
+TEST_F(VulkanBackend, F64MathNeedsNoSixtyFourBitIntegers) {
+  detail::VulkanTestProfile profile;
+  profile.no_int64 = true;
+  detail::set_vulkan_test_profile(profile);
+  Program prog(config());
+  const std::vector<double> xs = {0.5, 1.75, -3.25, 100.0, 1e-3, -0.0};
+  const int n = static_cast<int>(xs.size());
+  Field x = prog.field(f64, "x", {n});
+  Field out = prog.field(f64, "out", {6, n});
+  x.from_vector(xs);
+  Kernel k = prog.kernel("f64_math", [&] {
+    for_range(0, n, [&](Expr i) {
+      Expr v = x(i);
+      out(0, i) = exp(v);
+      out(1, i) = log(abs(v) + 1.0);
+      out(2, i) = sin(v);
+      out(3, i) = tan(v);
+      out(4, i) = atan2(v, 2.0);
+      out(5, i) = pow(v, 3.0);
+    });
+  });
+  k();
+  const std::vector<double> r = out.to_vector<double>();
+  for (int i = 0; i < n; ++i) {
+    const double v = xs[static_cast<size_t>(i)];
+    const double want[6] = {std::exp(v), std::log(std::fabs(v) + 1.0), std::sin(v), std::tan(v), std::atan2(v, 2.0),
+                            std::pow(v, 3.0)};
+    for (int f = 0; f < 6; ++f) {
+      const double got = r[static_cast<size_t>(f * n + i)];
+      EXPECT_NEAR(got, want[f], 1e-4 * std::max(1.0, std::fabs(want[f]))) << "function " << f << " of " << v;
+      EXPECT_EQ(std::signbit(got), std::signbit(want[f])) << "function " << f << " of " << v;
+    }
+  }
+}
+
 TEST_F(VulkanBackend, MathSpecialValuesMatchTheHost) {
   Program prog(config());
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();

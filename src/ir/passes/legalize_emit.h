@@ -54,9 +54,23 @@ class Emit {
   Stmt* lnot(Stmt* a) { return b_.unary_typed(UnaryOp::logic_not, DataType::u1, a); }
   Stmt* is_nan(Stmt* x) { return ne(x, x); }  // cmp_ne is unordered: true for NaN only
   // |magnitude| with the sign bit of `sign` (f32 or f64).
+  // Whether float x has its sign bit set: f32 by its bits; f64 without
+  // 64-bit integers (a device may have f64 and no Int64), by comparisons
+  // (-0 by 1 / -0 < 0; a NaN's sign is unspecified, docs/ir.md).
+  Stmt* is_negative(Stmt* x) {
+    const DataType f = x->type();
+    if (f == DataType::f32) return ne(shr(bitcast(DataType::u32, x), 31), bits(DataType::u32, 0));
+    Stmt* zero = num(f, 0.0);
+    return lor(lt(x, zero), land(eq(x, zero), lt(div(num(f, 1.0), x), zero)));
+  }
   Stmt* copysign(Stmt* magnitude, Stmt* sign) {
-    const DataType f = magnitude->type(), u = f == DataType::f64 ? DataType::u64 : DataType::u32;
-    const uint64_t sign_bit = uint64_t{1} << (bit_width(f) - 1);
+    const DataType f = magnitude->type();
+    if (f == DataType::f64) {
+      Stmt* m = un(UnaryOp::abs, magnitude);
+      return sel(is_negative(sign), un(UnaryOp::neg, m), m);
+    }
+    const DataType u = DataType::u32;
+    const uint64_t sign_bit = uint64_t{1} << 31;
     Stmt* m = bitcast(u, magnitude);
     m = band(m, bits(u, sign_bit - 1));
     Stmt* s = bitcast(u, sign);

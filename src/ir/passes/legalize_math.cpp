@@ -30,6 +30,10 @@ constexpr float kPiO4 = 0.785398163397448309616f;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The functions are written as nested expressions: within one, the order
+// of the statements made follows the compiler's order of evaluating
+// arguments (the meaning does not; the text form of a legalized kernel may
+// differ between compilers).
 class Math {
  public:
   explicit Math(Emit& e) : e_(e) {}
@@ -54,8 +58,6 @@ class Math {
     for (float c : coefficients) r = r == nullptr ? f(c) : add(mul(r, x), f(c));
     return r;
   }
-  // Whether the sign bit of f32 `x` is set (-0 and negative NaNs too).
-  Stmt* sign_bit(Stmt* x) { return e_.ne(e_.shr(e_.bitcast(DataType::u32, x), 31), u(0)); }
   // 2^k as an f32, for an i32 -126 <= k <= 127.
   Stmt* pow2(Stmt* k) { return e_.bitcast(DataType::f32, e_.shl(add(k, i(127)), 23)); }
   // max(lo, min(x, hi)), NaN -> lo (so that a cast of it keeps its precondition).
@@ -140,12 +142,6 @@ class Math {
     }
     return {e_.band_k(j, 7), z, near};
   }
-  // Whether x (f32 or f64) has its sign bit set, for a number or a zero.
-  Stmt* negative(Stmt* x) {
-    if (x->type() == DataType::f32) return sign_bit(x);
-    Stmt* zero = d(0.0);
-    return e_.lor(e_.lt(x, zero), e_.land(e_.eq(x, zero), e_.lt(div(d(1.0), x), zero)));
-  }
 
   // Cephes sinf and cosf: by octant, the sine or the cosine polynomial of
   // the reduced argument, and its sign; of an f64 x, an f32 result.
@@ -168,7 +164,7 @@ class Math {
       flip = e_.eq_k(e_.band_k(e_.add_k(o.j, 2), 4), 4);
     } else {
       Stmt* octant_negative = e_.ne_k(e_.band_k(o.j, 4), 0);
-      flip = e_.ne(octant_negative, negative(x));
+      flip = e_.ne(octant_negative, e_.is_negative(x));
     }
     r = sel(flip, neg(r), r);
     return sel(o.near, r, e_.un(cosine ? UnaryOp::cos : UnaryOp::sin, as_f32(x)));
@@ -185,7 +181,7 @@ class Math {
     Stmt* t = sel(e_.bin(BinaryOp::cmp_gt, a, e_.num(a->type(), 1.0e-4f)), add(mul(mul(p, zz), o.z), o.z), o.z);
     Stmt* flip = e_.ne_k(e_.band_k(o.j, 2), 0);
     t = sel(flip, div(f(-1.0f), t), t);
-    t = sel(negative(x), neg(t), t);  // tan(-0) is -0
+    t = sel(e_.is_negative(x), neg(t), t);  // tan(-0) is -0
     return sel(o.near, t, e_.un(UnaryOp::tan, as_f32(x)));
   }
 
@@ -214,7 +210,7 @@ class Math {
     Stmt* both_zero = e_.land(e_.eq(x, f(0.0f)), e_.eq(y, f(0.0f)));
     ratio = sel(both_zero, e_.bitcast(DataType::f32, sign_xor), ratio);
     Stmt* z = atan(ratio);
-    Stmt* x_negative = sign_bit(x);
+    Stmt* x_negative = e_.is_negative(x);
     Stmt* shifted = add(e_.copysign(f(kPi), y), z);
     return sel(x_negative, shifted, z);
   }
@@ -345,11 +341,6 @@ class Math {
     return sel(is_nan(x), x, r);
   }
 
-  // A zero with the sign of f64 v (no 64-bit integers: -0 is told by 1 / v).
-  Stmt* signed_zero_f64(Stmt* v) {
-    Stmt* negative = e_.lor(e_.lt(v, d(0.0)), e_.land(e_.eq(v, d(0.0)), e_.lt(div(d(1.0), v), d(0.0))));
-    return sel(negative, d(-0.0), d(0.0));
-  }
 
   // Both arguments scaled by the same power of two into f32's range.
   Stmt* f64_atan2(Stmt* y, Stmt* x) {
@@ -361,7 +352,7 @@ class Math {
     // Against an infinity a finite argument acts as a (signed) zero.
     Stmt* inf_big = is_inf(big);
     auto prepare = [&](Stmt* v) {
-      Stmt* zeroed = sel(e_.land(inf_big, e_.lnot(is_inf(v))), signed_zero_f64(v), v);
+      Stmt* zeroed = sel(e_.land(inf_big, e_.lnot(is_inf(v))), e_.copysign(d(0.0), v), v);
       return to_f32(ldexp(zeroed, shift));
     };
     Stmt* ys = prepare(y);
