@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -278,7 +279,18 @@ class Field {
   }
   template <typename T>
   void from_vector(const std::vector<T>& values) const {
-    copy_in(type_of<T>(), values.data(), values.size());
+    copy_in(type_of<T>(), values.data(), values.size(), "from_vector");
+  }
+  // The same with memory the caller holds (an array, a mapped staging
+  // buffer of a renderer): exactly num_elements() * components() values,
+  // else grove::Error naming the field and both counts.
+  template <typename T>
+  void to_span(std::span<T> out) const {
+    copy_out_to(type_of<std::remove_const_t<T>>(), out.data(), out.size());
+  }
+  template <typename T>
+  void from_span(std::span<const T> values) const {
+    copy_in(type_of<T>(), values.data(), values.size(), "from_span");
   }
   // Sets every element to `value`.
   template <typename T>
@@ -321,7 +333,9 @@ class Field {
   void read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const;
   void write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const;
   void copy_out(DataType as, void* out) const;
-  void copy_in(DataType as, const void* values, size_t count) const;
+  void copy_out_to(DataType as, void* out, size_t count) const;  // `count` checked first
+  // `api` names the call in errors ("from_vector").
+  void copy_in(DataType as, const void* values, size_t count, const char* api) const;
   void fill_raw(DataType as, const void* value) const;
   // program(), held for the whole of a host operation: a print sink it runs
   // may destroy the Program's last handle.

@@ -277,14 +277,22 @@ void Field::copy_out(DataType as, void* out) const {
   }
 }
 
-void Field::copy_in(DataType as, const void* values, size_t count) const {
+void Field::copy_out_to(DataType as, void* out, size_t count) const {
+  const size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
+  if (count != expected)
+    throw Error("to_span on field '" + name() + "': the span holds " + std::to_string(count) +
+                " values, the field " + std::to_string(expected) + " (num_elements() * components())");
+  copy_out(as, out);
+}
+
+void Field::copy_in(DataType as, const void* values, size_t count, const char* api) const {
   const std::shared_ptr<detail::ProgramImpl> held = hold();
   const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
-  p->host_access("Field::from_vector", name());
+  p->host_access(std::string("Field::") + api, name());
   size_t expected = static_cast<size_t>(num_elements()) * ids_.size();
   if (count != expected)
-    throw Error("from_vector on field '" + name() + "': got " + std::to_string(count) +
+    throw Error(std::string(api) + " on field '" + name() + "': got " + std::to_string(count) +
                 " values, the field holds " + std::to_string(expected));
   DataType dt = dtype();
   const auto* bytes = static_cast<const unsigned char*>(values);

@@ -2,8 +2,10 @@
 // activation on write, reads that never activate, struct-fors over active
 // cells only, deactivation and reuse.
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include "backend_fixture.h"
@@ -864,6 +866,29 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   EXPECT_EQ(z.to_vector<double>(), zv);
   z.to_vector(kept);
   EXPECT_EQ(kept, zv);
+
+  // Memory the caller holds: spans of exactly the field's values.
+  std::array<double, 128> held{};
+  z.to_span(std::span<double>(held));
+  EXPECT_TRUE(std::equal(held.begin(), held.end(), zv.begin()));
+  for (double& v : held) v = v * 2 + 1;
+  z.from_span(std::span<const double>(held));
+  std::vector<double> doubled(zv.size());
+  for (size_t n = 0; n < zv.size(); ++n) doubled[n] = zv[n] * 2 + 1;
+  EXPECT_EQ(z.to_vector<double>(), doubled);
+  std::array<double, 100> small{};
+  try {
+    z.to_span(std::span<double>(small));
+    ADD_FAILURE() << "a span of 100 values took a field of 128";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("to_span on field 'z': the span holds 100 values, the field 128"));
+  }
+  try {
+    z.from_span(std::span<const double>(small));
+    ADD_FAILURE() << "100 values were stored into a field of 128";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("from_span on field 'z': got 100 values, the field holds 128"));
+  }
 }
 
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
