@@ -150,6 +150,14 @@ grove_result grove_tree_write(const grove_tree* tree, const char* field, const i
 grove_result grove_tree_num_elements(const grove_tree* tree, const char* field, int64_t* count);
 grove_result grove_tree_copy_out(const grove_tree* tree, const char* field, grove_type as, void* out,
                                  int64_t capacity);
+/* Every element of `field` from `values` (`count` of them, of type `as`,
+ * row-major; exactly the field's number of elements), each checked to keep
+ * its value in the field's type before any is stored; a sparse field's
+ * inactive cells are activated. grove_tree_fill sets every element to one
+ * value. */
+grove_result grove_tree_copy_in(const grove_tree* tree, const char* field, grove_type as, const void* values,
+                                int64_t count);
+grove_result grove_tree_fill(const grove_tree* tree, const char* field, grove_type as, const void* value);
 /* Deactivates every sparse cell of the tree. */
 grove_result grove_tree_deactivate_all(const grove_tree* tree);
 

@@ -138,11 +138,36 @@ class Tree {
     out.resize(host_copy_elements(field, sizeof(T)));
     copy_out(field, type_of<T>(), out.data());
   }
+  // Into memory the caller holds: exactly num_elements(field) values.
+  template <typename T>
+  void to_span(std::string_view field, std::span<T> out) const {
+    copy_out_to(field, type_of<std::remove_const_t<T>>(), out.data(), out.size());
+  }
+  // Every element of `field` from `values`, row-major (num_elements(field)
+  // of them), each checked to keep its value in the field's type before
+  // any is stored. On a sparse field, cells not yet active are activated
+  // first (through the module's filler kernel for the field: one launch).
+  template <typename T>
+  void from_vector(std::string_view field, const std::vector<T>& values) const {
+    copy_in(field, type_of<T>(), values.data(), values.size(), true, "from_vector");
+  }
+  template <typename T>
+  void from_span(std::string_view field, std::span<const T> values) const {
+    copy_in(field, type_of<T>(), values.data(), values.size(), true, "from_span");
+  }
+  // Every element of `field` set to `value` (a sparse field's cells all activated).
+  template <typename T>
+  void fill(std::string_view field, T value) const {
+    copy_in(field, type_of<T>(), &value, 1, false, "fill");
+  }
   int64_t num_elements(std::string_view field) const;
   // num_elements(field), after checking that a copy of them all (of
   // `element_bytes` each) fits in the host's memory.
   size_t host_copy_elements(std::string_view field, size_t element_bytes) const;
   void copy_out(std::string_view field, DataType as, void* out) const;
+  void copy_out_to(std::string_view field, DataType as, void* out, size_t count) const;  // `count` checked first
+  // `count` values (`each`; else one for every element); `api` names the call in errors.
+  void copy_in(std::string_view field, DataType as, const void* values, size_t count, bool each, const char* api) const;
   void read_raw(std::string_view field, std::span<const int64_t> index, DataType as, void* out) const;
   void write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const;
   // Deactivates every sparse SNode of this instance.

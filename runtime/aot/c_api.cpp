@@ -432,6 +432,25 @@ grove_result grove_tree_copy_out(const grove_tree* tree, const char* field, grov
   });
 }
 
+grove_result grove_tree_copy_in(const grove_tree* tree, const char* field, grove_type as, const void* values,
+                                int64_t count) {
+  grove_result r = check_field(tree, field, "grove_tree_copy_in");
+  if (r != GROVE_OK || null(values, "values", "grove_tree_copy_in", r)) return r;
+  grove::DataType t{};
+  if (!host_type(as, t)) return fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_tree_copy_in: 'as' is no grove_type");
+  if (count < 0) return fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_tree_copy_in: 'count' is negative");
+  return guard(GROVE_ERROR_INVALID_ARGUMENT,
+               [&] { tree->tree.copy_in(field, t, values, static_cast<size_t>(count), true, "from_vector"); });
+}
+
+grove_result grove_tree_fill(const grove_tree* tree, const char* field, grove_type as, const void* value) {
+  grove_result r = check_field(tree, field, "grove_tree_fill");
+  if (r != GROVE_OK || null(value, "value", "grove_tree_fill", r)) return r;
+  grove::DataType t{};
+  if (!host_type(as, t)) return fail(GROVE_ERROR_INVALID_ARGUMENT, "grove_tree_fill: 'as' is no grove_type");
+  return guard(GROVE_ERROR_INVALID_ARGUMENT, [&] { tree->tree.copy_in(field, t, value, 1, false, "fill"); });
+}
+
 grove_result grove_tree_deactivate_all(const grove_tree* tree) {
   grove_result r = GROVE_OK;
   if (bad(tree, "the tree", "grove_tree_deactivate_all", r)) return r;

@@ -11,6 +11,7 @@
 #include "runtime/aot/formats.h"
 #include "runtime/aot/module.h"
 #include "runtime/core/context.h"
+#include "runtime/core/field_walk.h"
 #include "runtime/core/scalar.h"
 
 #ifdef GROVE_RUNTIME_VULKAN
@@ -398,6 +399,84 @@ void Tree::copy_out(std::string_view field, DataType as, void* out) const {
   std::vector<uint32_t> copy;
   const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, false);
   rt::copy_elements_out(walk[0], f.dtype, words.words, words.from, as, out);
+}
+
+void Tree::copy_out_to(std::string_view field, DataType as, void* out, size_t count) const {
+  const auto expected = static_cast<size_t>(num_elements(field));
+  if (count != expected)
+    throw Error("Tree::to_span of field '" + std::string(field) + "': the span holds " + std::to_string(count) +
+                " values, the field " + std::to_string(expected));
+  copy_out(field, as, out);
+}
+
+void Tree::copy_in(std::string_view field, DataType as, const void* values, size_t count, bool each,
+                   const char* api) const {
+  ModuleImpl& m = live(module_);
+  const std::lock_guard lock(m.mutex);
+  const rt::FieldLayout& f = field_of(m, instance_, field);
+  const rt::aot::ModuleTreeType& type = m.type_of_instance(instance_);
+  const std::string what = std::string("Tree::") + api + " of field '" + f.name + "'";
+  size_t elements = 1;
+  for (int64_t e : f.shape) elements *= static_cast<size_t>(e);
+  if (each && count != elements)
+    throw Error(what + ": got " + std::to_string(count) + " values, the field holds " + std::to_string(elements));
+  // The values in the field's bits, every one checked before any is stored;
+  // values of the field's own type in whole words are its bits already.
+  const size_t size = rt::host_value_bytes(as);
+  const void* bits_of = values;
+  size_t value_bytes = size;
+  std::vector<uint64_t> bits;
+  if (!(as == f.dtype && as != DataType::u1 && as != DataType::f16 && size >= 4)) {
+    bits.resize(count);
+    for (size_t v = 0; v < count; ++v) {
+      uint64_t in = 0;
+      __builtin_memcpy(&in, static_cast<const unsigned char*>(values) + v * size, size);
+      const std::string problem = rt::argument_problem(as, in, f.dtype);
+      if (!problem.empty())
+        throw Error(what + " (" + std::string(type_name(f.dtype)) + ")" +
+                    (each ? ", value " + std::to_string(v) + "," : "") + " was given " + problem);
+      bits[v] = rt::convert_argument(as, in, f.dtype);
+    }
+    bits_of = bits.data();
+    value_bytes = 8;
+  }
+  const std::vector<rt::FieldWalk> walk{rt::FieldWalk(type.layout, f.id)};
+  std::vector<uint32_t> copy;
+  // Stores the values and sends the words back where they are a copy; with
+  // `inactive`, skips inactive cells' elements, says whether there were any
+  // and then sends nothing.
+  auto store = [&](bool overwrite, bool* inactive) {
+    const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, overwrite);
+    const auto [lo, hi] =
+        rt::store_elements(walk[0], f.dtype, words.words, words.from, bits_of, value_bytes, each, 1, 0, 1, inactive);
+    if ((inactive != nullptr && *inactive) || words.in_place || hi <= lo) return;
+    m.context->write_words(instance_, lo, hi - lo, words.words.data() + (lo - words.from));
+  };
+  if (!sparse_path(type.layout, type.layout.node(f.place).parent)) {
+    store(true, nullptr);
+    return;
+  }
+  // Writes activate, which only a kernel may do: where every cell is active
+  // already the values are stored as they are; else the module's filler
+  // writes every element first (the value itself for a fill; 0, replaced
+  // below, for a copy), activating every cell.
+  if (each) {
+    bool inactive = false;
+    store(false, &inactive);
+    if (!inactive) return;
+  }
+  const std::string filler = "__fill_" + type.name + "." + f.name;
+  if (m.data.kernel(filler) == nullptr)
+    throw Error(m.source + " has no filler for sparse field '" + f.name + "', which " + what +
+                " needs to activate its cells; save the module again with this Grove");
+  Arg v(uint64_t{0});
+  v.type = compute_type(f.dtype);
+  v.bits = each ? 0 : static_cast<const uint64_t*>(bits_of)[0];
+  std::vector<Arg> args{v};
+  if (!type.own) args.emplace_back(*this);  // a Program's own tree is no argument
+  m.launch(filler, args);
+  m.context->check_pools();
+  if (each) store(true, nullptr);
 }
 
 void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {

@@ -167,7 +167,8 @@ std::vector<uint8_t> Module::bytes() const {
   rt::aot::ModuleData data = impl_->data;
   data.kernels.clear();
   for (const auto& [name, rec] : impl_->kernels) data.kernels.push_back(impl_->plan_of(*rec, name));
-  // Grove's own kernels for each tree type: writers of its sparse fields and
+  // Grove's own kernels for each tree type: writers and fillers (a whole
+  // field's copy in, or fill) of its sparse fields and
   // the deactivation of each of its sparse SNodes, named "<type>.<name>",
   // which the runtime looks up. Names with dots can make two alike (a field
   // 'a.b' of type 'root', a field 'b' of type 'root.a'): refused here, or
@@ -185,6 +186,13 @@ std::vector<uint8_t> Module::bytes() const {
       if (!p.forest().is_sparse_path(p.forest().snode(f.place).parent)) continue;
       own("__write_" + t.name + "." + f.name, "field '" + f.name + "' of tree type '" + t.name + "'",
           p.writer_kernel(f.id));
+      // (A field of more elements than a loop counts, 2^31 - 1, has no
+      // filler: no host copy of all of them fits in memory anyway.)
+      int64_t elements = 1;
+      for (int64_t e : f.shape) elements = e > 0 && elements > INT32_MAX / e ? int64_t{INT32_MAX} + 1 : elements * e;
+      if (elements <= INT32_MAX)
+        own("__fill_" + t.name + "." + f.name, "field '" + f.name + "' of tree type '" + t.name + "'",
+            p.filler_kernel(f.id));
     }
     for (const rt::SNodeLayout& n : t.layout.nodes)
       if (n.is_sparse())

@@ -208,8 +208,9 @@ TEST_P(Aot, AModuleReadsBackWithEveryKernelsCode) {
       EXPECT_NE(ptx.find(".entry " + t.entry_point + "("), std::string::npos) << k.name << ": " << t.entry_point;
     }
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"seed", "step", "tally", "__write_world.x", "__write_world.m",
-                                             "__write_world.d", "__deactivate_all_world." + w.blocks->name(),
+  EXPECT_EQ(names, (std::vector<std::string>{"seed", "step", "tally", "__write_world.x", "__fill_world.x",
+                                             "__write_world.m", "__fill_world.m", "__write_world.d", "__fill_world.d",
+                                             "__deactivate_all_world." + w.blocks->name(),
                                              "__deactivate_all_world." + w.mask->name(),
                                              "__deactivate_all_world." + w.lists->name()}));
 }

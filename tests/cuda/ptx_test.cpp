@@ -312,7 +312,7 @@ TEST(CudaAot, ModulesAreMadeWithoutAGpuForConfigCudaSmAndPtxasAssemblesThem) {
         files.emplace_back(file, want);
       }
     }
-  EXPECT_EQ(files.size(), 4u * 2u * 4u);  // fill, sum, __write_root.x, __deactivate_all_root.S1pointer
+  EXPECT_EQ(files.size(), 4u * 2u * 5u);  // fill, sum, __write_root.x, __fill_root.x, __deactivate_all_root.S1pointer
   SKIP_WITHOUT_PTXAS();
   for (const auto& [file, sm] : files) EXPECT_EQ(assemble(file, sm), "") << file;
 }

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -44,6 +45,22 @@ int64_t blocks_of(const Cells& live) {
   std::set<std::pair<int, int>> blocks;
   for (auto [i, j] : live) blocks.insert({i / kBlock, j / kBlock});
   return static_cast<int64_t>(blocks.size());
+}
+
+// One step of the module's kernels on `world`.
+void step_life(grove::runtime::Module& m, const grove::runtime::Tree& world) {
+  m.launch("count", {world});
+  m.launch("update", {world});
+  m.launch("prune", {world});
+}
+
+// The live cells of `world`, read back in one copy.
+Cells live_cells(const grove::runtime::Tree& world) {
+  const std::vector<int32_t> alive = world.to_vector<int32_t>("alive");
+  Cells got;
+  for (int k = 0; k < kN * kN; ++k)
+    if (alive[static_cast<size_t>(k)] != 0) got.insert({k / kN, k % kN});
+  return got;
 }
 
 // Parameterised over the module's backend.
@@ -101,15 +118,9 @@ TEST_P(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
   };
   EXPECT_EQ(active_blocks(), blocks_of(live));
   for (int step = 1; step <= 24; ++step) {
-    m.launch("count", {world});
-    m.launch("update", {world});
-    m.launch("prune", {world});
+    step_life(m, world);
     live = life_step(live);
-    const std::vector<int32_t> alive = world.to_vector<int32_t>("alive");
-    Cells got;
-    for (int k = 0; k < kN * kN; ++k)
-      if (alive[static_cast<size_t>(k)] != 0) got.insert({k / kN, k % kN});
-    ASSERT_EQ(got, live) << "step " << step;
+    ASSERT_EQ(live_cells(world), live) << "step " << step;
     ASSERT_EQ(active_blocks(), blocks_of(live)) << "step " << step;
   }
   // The snapshot kernel's window around the centre: here the whole domain.
@@ -124,6 +135,54 @@ TEST_P(AotLife, TheLoadedModuleStepsLikeThePlainModel) {
   world.deactivate_all();
   EXPECT_EQ(active_blocks(), 0);
   EXPECT_EQ(world.read<int32_t>("alive", {126, 126}), 0);
+}
+
+// Whole-field copies in: a sparse field's cells activated by the module's
+// filler (every block, then emptied by prune), a dense field filled; both
+// followed by the same steps as the plain model; counts and values that do
+// not fit refused with the field named.
+TEST_P(AotLife, AWholeFieldCopyInSeedsTheGridAndItStepsLikeThePlainModel) {
+  LOAD_OR_SKIP(loaded);
+  grove::runtime::Module& m = *loaded;
+  grove::runtime::Tree world = m.instantiate("life", "copied");
+  Cells live = {{1, 2}, {2, 3}, {3, 1}, {3, 2}, {3, 3}, {40, 63}, {40, 64}, {40, 65}, {100, 7}, {100, 8}, {101, 7}, {101, 8}};
+  std::vector<int32_t> grid(kN * kN, 0);
+  for (auto [i, j] : live) grid[static_cast<size_t>(i * kN + j)] = 1;
+  world.from_vector("alive", grid);
+  EXPECT_EQ(world.to_vector<int32_t>("alive"), grid);
+  std::vector<int32_t> held(kN * kN, -1);
+  world.to_span("alive", std::span<int32_t>(held));
+  EXPECT_EQ(held, grid);
+  for (int step = 1; step <= 6; ++step) {
+    step_life(m, world);
+    live = life_step(live);
+    ASSERT_EQ(live_cells(world), live) << "step " << step;
+  }
+  // A second copy in, into blocks prune freed and blocks still active.
+  world.from_span("alive", std::span<const int32_t>(grid));
+  EXPECT_EQ(world.to_vector<int32_t>("alive"), grid);
+
+  world.fill("view", uint8_t{7});
+  const std::vector<uint8_t> view = world.to_vector<uint8_t>("view");
+  EXPECT_EQ(view, std::vector<uint8_t>(view.size(), 7));
+  auto error_of = [](const auto& f) {
+    try {
+      f();
+    } catch (const grove::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error_of([&] { world.fill("view", 300); }).find("Tree::fill of field 'view' (u8) was given"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { world.from_vector("alive", std::vector<int32_t>(10)); })
+                .find("Tree::from_vector of field 'alive': got 10 values, the field holds 16384"),
+            std::string::npos);
+  std::vector<int32_t> small(10);
+  EXPECT_NE(error_of([&] { world.to_span("alive", std::span<int32_t>(small)); })
+                .find("Tree::to_span of field 'alive': the span holds 10 values, the field 16384"),
+            std::string::npos);
+  EXPECT_EQ(world.read<uint8_t>("view", {5, 5}), 7);  // nothing stored by the refused fill
 }
 
 TEST_P(AotLife, TheSeedKernelRunsWithItsArguments) {

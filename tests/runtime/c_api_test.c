@@ -215,12 +215,22 @@ int main(int argc, char** argv) {
   static int32_t small[16];
   CHECK_FAILS(grove_tree_copy_out(world, "alive", GROVE_I32, small, 16), GROVE_ERROR_INVALID_ARGUMENT,
               "room for 16");
+  CHECK_FAILS(grove_tree_copy_in(world, "alive", GROVE_I32, small, 16), GROVE_ERROR_INVALID_ARGUMENT,
+              "got 16 values, the field holds");
+  const int32_t too_big = 300;
+  CHECK_FAILS(grove_tree_fill(world, "view", GROVE_I32, &too_big), GROVE_ERROR_INVALID_ARGUMENT,
+              "Tree::fill of field 'view' (u8) was given");
 
   /* deactivate_all empties the grid. */
   CHECK(grove_tree_deactivate_all(world) == GROVE_OK);
   memset(model, 0, sizeof model);
   CHECK(same_cells(world, model));
   CHECK(strcmp(grove_last_error(), "") == 0);
+
+  /* A whole grid copied in (its blocks activated by the module's filler). */
+  for (int k = 0; k < N * N; ++k) model[k] = (k * 7919) % 13 == 0;
+  CHECK(grove_tree_copy_in(world, "alive", GROVE_I32, model, N * N) == GROVE_OK);
+  CHECK(same_cells(world, model));
 
   /* Released handles are refused by every call, a second release included,
    * instead of being used. */
