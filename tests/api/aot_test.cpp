@@ -371,6 +371,15 @@ TEST_P(Aot, TheProgramsOwnFieldsTravelAsTreeTypeRoot) {
   root.deactivate_all();
   EXPECT_EQ(active(), 0);
   EXPECT_EQ(root.read<int32_t>("total", {}), 10);  // dense: untouched
+  // A whole-field copy in activates every block (the filler takes no tree
+  // argument here either); a fill of the 0-D field stores its one value.
+  std::vector<int32_t> xs(32);
+  for (int k = 0; k < 32; ++k) xs[static_cast<size_t>(k)] = 100 - k;
+  root.from_vector("x", xs);
+  EXPECT_EQ(active(), 8);
+  EXPECT_EQ(root.to_vector<int32_t>("x"), xs);
+  root.fill("total", int32_t{-3});
+  EXPECT_EQ(root.read<int32_t>("total", {}), -3);
 }
 
 // A module saved where 64-bit integers exist, loaded where they do not: the
