@@ -440,43 +440,24 @@ void Tree::copy_in(std::string_view field, DataType as, const void* values, size
     bits_of = bits.data();
     value_bytes = 8;
   }
-  const std::vector<rt::FieldWalk> walk{rt::FieldWalk(type.layout, f.id)};
-  std::vector<uint32_t> copy;
-  // Stores the values and sends the words back where they are a copy; with
-  // `inactive`, skips inactive cells' elements, says whether there were any
-  // and then sends nothing.
-  auto store = [&](bool overwrite, bool* inactive) {
-    const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, overwrite);
-    const auto [lo, hi] =
-        rt::store_elements(walk[0], f.dtype, words.words, words.from, bits_of, value_bytes, each, 1, 0, 1, inactive);
-    if ((inactive != nullptr && *inactive) || words.in_place || hi <= lo) return;
-    m.context->write_words(instance_, lo, hi - lo, words.words.data() + (lo - words.from));
-  };
-  if (!sparse_path(type.layout, type.layout.node(f.place).parent)) {
-    store(true, nullptr);
-    return;
-  }
-  // Writes activate, which only a kernel may do: where every cell is active
-  // already the values are stored as they are; else the module's filler
-  // writes every element first (the value itself for a fill; 0, replaced
-  // below, for a copy), activating every cell.
-  if (each) {
-    bool inactive = false;
-    store(false, &inactive);
-    if (!inactive) return;
-  }
+  // Writes to a sparse field activate, which only a kernel may do: the
+  // module's filler writes every element (activating every cell) where
+  // some are inactive. Checked first, before any value is stored.
+  const bool sparse = sparse_path(type.layout, type.layout.node(f.place).parent);
   const std::string filler = "__fill_" + type.name + "." + f.name;
-  if (m.data.kernel(filler) == nullptr)
+  if (sparse && m.data.kernel(filler) == nullptr)
     throw Error(m.source + " has no filler for sparse field '" + f.name + "', which " + what +
                 " needs to activate its cells; save the module again with this Grove");
-  Arg v(uint64_t{0});
-  v.type = compute_type(f.dtype);
-  v.bits = each ? 0 : static_cast<const uint64_t*>(bits_of)[0];
-  std::vector<Arg> args{v};
-  if (!type.own) args.emplace_back(*this);  // a Program's own tree is no argument
-  m.launch(filler, args);
-  m.context->check_pools();
-  if (each) store(true, nullptr);
+  const std::vector<rt::FieldWalk> walk{rt::FieldWalk(type.layout, f.id)};
+  std::vector<uint32_t> copy;
+  m.context->store_fields(instance_, walk, {&f.dtype, 1}, bits_of, value_bytes, each, sparse, copy, [&](size_t) {
+    Arg v(uint64_t{0});
+    v.type = compute_type(f.dtype);
+    if (!each) __builtin_memcpy(&v.bits, bits_of, value_bytes);  // the fill's value (4 bytes: its low word)
+    std::vector<Arg> args{v};
+    if (!type.own) args.emplace_back(*this);  // a Program's own tree is no argument
+    m.launch(filler, args);
+  });
 }
 
 void Tree::write_raw(std::string_view field, std::span<const int64_t> index, DataType as, const void* value) const {

@@ -367,6 +367,42 @@ Context::HostSpan Context::host_span(int inst, std::span<const FieldWalk> walks,
   return {copy, lo, false};
 }
 
+void Context::store_fields(int inst, std::span<const FieldWalk> walks, std::span<const DataType> dtypes,
+                           const void* values, size_t value_bytes, bool each, bool sparse, std::vector<uint32_t>& copy,
+                           const std::function<void(size_t component)>& fill) {
+  const size_t n = walks.size();
+  const size_t width = FieldWalk::interleaved(walks) ? n : 1;  // components side by side: all at once
+  // Stores the values and sends the words back where they are a copy; with
+  // `inactive`, skips the elements of inactive cells and says whether there
+  // were any (and then sends nothing).
+  auto store = [&](bool overwrite, bool* inactive) {
+    const HostSpan words = host_span(inst, walks, copy, overwrite);
+    int64_t lo = INT64_MAX, hi = 0;
+    for (size_t c = 0; c < n; c += width) {
+      const auto [first, end] = store_elements(walks[c], dtypes[c], words.words, words.from, values, value_bytes,
+                                               each, n, c, width, inactive);
+      if (end > first) {
+        lo = std::min(lo, first);
+        hi = std::max(hi, end);
+      }
+    }
+    if ((inactive != nullptr && *inactive) || words.in_place || hi <= lo) return;
+    write_words(inst, lo, hi - lo, words.words.data() + (lo - words.from));
+  };
+  if (!sparse) {
+    store(true, nullptr);
+    return;
+  }
+  if (each) {
+    bool inactive = false;
+    store(false, &inactive);
+    if (!inactive) return;
+  }
+  for (size_t c = 0; c < n; ++c) fill(c);
+  check_pools();
+  if (each) store(true, nullptr);  // after the launches
+}
+
 WordReader Context::paged(int inst, PageCache& cache) {
   static constexpr int64_t kPage = 1 << 14;
   const int64_t total = live(inst, "a read").words;

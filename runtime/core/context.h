@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -132,6 +133,19 @@ class Context {
     bool in_place = false;
   };
   HostSpan host_span(int instance, std::span<const FieldWalk> walks, std::vector<uint32_t>& copy, bool overwrite);
+  // A whole-field copy in (or fill): host values into every element of the
+  // fields of `walks` (of types `dtypes`: the components of one field) in
+  // `instance`, as store_elements takes them (`value_bytes` each, one per
+  // element and component, or one for all where !`each`), through one
+  // host_span and one write back. On a sparse path (`sparse`), writes
+  // activate, which only a kernel may do: where every cell is active
+  // already the values are stored as they are; else `fill(c)` launches a
+  // kernel that writes every element of component c (for a copy: 0, the
+  // values stored after it; for a fill: the value itself), activating
+  // every cell.
+  void store_fields(int instance, std::span<const FieldWalk> walks, std::span<const DataType> dtypes,
+                    const void* values, size_t value_bytes, bool each, bool sparse, std::vector<uint32_t>& copy,
+                    const std::function<void(size_t component)>& fill);
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 

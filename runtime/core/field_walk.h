@@ -145,7 +145,7 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
       const int64_t b_end = std::min(row_, b0 + kBatch * span_);
       int64_t n = 0;
       if (slots_in_row) {  // the batch's slots, one word each, in a row
-        const int64_t c0 = row_digits + top->digits[last].of(b0);
+        const int64_t c0 = row_digits + last_digit->of(b0);
         const int64_t count = (b_end - b0 + span_ - 1) / span_;
         const uint32_t* slot = words.data() + (top_container + c0 - words_from);
         for (; n < count; ++n)

@@ -211,50 +211,26 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
   }
   const rt::TreeLayout& layout = forest_.layout(tree);
   std::vector<rt::FieldWalk> walks;
-  for (int id : ids) walks.emplace_back(layout, id);
+  std::vector<DataType> dtypes;
+  for (int id : ids) {
+    walks.emplace_back(layout, id);
+    dtypes.push_back(field_decl(id).dtype);
+  }
   HostWords::Lease lease = host_words.lease();
-  const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;  // as in copy_field_out
-  // Stores the values into `words` and sends them where they are a copy;
-  // with `inactive`, skips the elements of inactive cells and says whether
-  // there were any (and then sends nothing).
-  auto store = [&](const rt::Context::HostSpan& words, bool* inactive) {
-    int64_t lo = INT64_MAX, hi = 0;
-    for (size_t c = 0; c < ids.size(); c += width) {
-      const auto [first, end] = rt::store_elements(walks[c], field_decl(ids[c]).dtype, words.words, words.from,
-                                                   values, value_bytes, each, ids.size(), c, width, inactive);
-      if (end > first) {
-        lo = std::min(lo, first);
-        hi = std::max(hi, end);
-      }
-    }
-    if (inactive != nullptr && *inactive) return;
-    if (!words.in_place && hi > lo) context->write_words(instance, lo, hi - lo, words.words.data() + (lo - words.from));
-  };
-  if (!forest_.is_sparse_path(forest_.snode(forest_.place_of(ids[0])).parent)) {
-    store(context->host_span(instance, walks, lease.words(), true), nullptr);
-    return;
-  }
-  // Writes activate, which only the runtime may do. Where every cell is
-  // active already (a copy into a field written before), the values are
-  // stored as they are; else Grove's own kernel writes every element first
-  // (the value itself for a fill; 0, to be replaced below, for a copy),
-  // activating every cell.
-  if (each) {
-    bool inactive = false;
-    store(context->host_span(instance, walks, lease.words(), false), &inactive);
-    if (!inactive) return;
-  }
-  const Tree handle = tree_handle(tree, instance);  // (an ArgValue refers to it: it outlives the launches)
-  for (size_t c = 0; c < ids.size(); ++c) {
-    ArgValue v(uint64_t{0});
-    v.type = compute_type(field_decl(ids[c]).dtype);
-    v.bits = each ? 0 : value(0);
-    std::vector<ArgValue> args{v};
-    if (is_tree_type(tree)) args.emplace_back(handle);
-    launch(filler_kernel(ids[c]), args);
-  }
-  check_pools();
-  if (each) store(context->host_span(instance, walks, lease.words(), true), nullptr);  // after the launches
+  std::optional<Tree> handle;  // (an ArgValue refers to it: it outlives the launches)
+  context->store_fields(instance, walks, dtypes, values, value_bytes, each,
+                        forest_.is_sparse_path(forest_.snode(forest_.place_of(ids[0])).parent), lease.words(),
+                        [&](size_t c) {  // Grove's own kernel writes every element
+                          ArgValue v(uint64_t{0});
+                          v.type = compute_type(dtypes[c]);
+                          v.bits = each ? 0 : value(0);
+                          std::vector<ArgValue> args{v};
+                          if (is_tree_type(tree)) {
+                            if (!handle) handle.emplace(tree_handle(tree, instance));
+                            args.emplace_back(*handle);
+                          }
+                          launch(filler_kernel(ids[c]), args);
+                        });
 }
 
 }  // namespace detail

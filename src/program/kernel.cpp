@@ -300,7 +300,7 @@ KernelRecord& KernelTable::own(Own kind, int key, const std::function<void()>& m
 KernelRecord& ProgramImpl::writer_kernel(int field) {
   return kernels.own(KernelTable::Own::writer, field, [&] {
     const ir::FieldDecl& d = fields_.get(field);
-    const int tree = forest_.snode(forest_.place_of(field)).tree;
+    const int tree = tree_of_field(field);
     // For a field of a tree type, one kernel serves every instance: it takes
     // the tree as its last argument.
     const bool typed = is_tree_type(tree);
@@ -321,7 +321,7 @@ KernelRecord& ProgramImpl::writer_kernel(int field) {
 KernelRecord& ProgramImpl::filler_kernel(int field) {
   return kernels.own(KernelTable::Own::filler, field, [&] {
     const ir::FieldDecl& d = fields_.get(field);
-    const int tree = forest_.snode(forest_.place_of(field)).tree;
+    const int tree = tree_of_field(field);
     const bool typed = is_tree_type(tree);
     std::vector<ArgSpec> args{arg(compute_type(d.dtype), "value")};
     if (typed) args.push_back({DataType::unknown, "tree", tree, weak_from_this()});
@@ -354,7 +354,7 @@ void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint
   TraceScope trace(*this, HostOp::Kind::write);
   if (HostOp* op = trace.op()) {
     op->fields = {field};
-    op->instance = is_tree_type(forest_.snode(forest_.place_of(field)).tree) ? instance : -1;
+    op->instance = is_tree_type(tree_of_field(field)) ? instance : -1;
     op->index.assign(index, index + d.ndim());
     op->bits = {bits};
   }

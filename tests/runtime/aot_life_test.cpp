@@ -162,6 +162,11 @@ TEST_P(AotLife, AWholeFieldCopyInSeedsTheGridAndItStepsLikeThePlainModel) {
   world.from_span("alive", std::span<const int32_t>(grid));
   EXPECT_EQ(world.to_vector<int32_t>("alive"), grid);
 
+  // A fill of a sparse field in its own type, on a fresh instance: every block activated.
+  grove::runtime::Tree other = m.instantiate("life", "filled");
+  other.fill("neighbours", int32_t{5});
+  EXPECT_EQ(other.to_vector<int32_t>("neighbours"), std::vector<int32_t>(kN * kN, 5));
+
   world.fill("view", uint8_t{7});
   const std::vector<uint8_t> view = world.to_vector<uint8_t>("view");
   EXPECT_EQ(view, std::vector<uint8_t>(view.size(), 7));
