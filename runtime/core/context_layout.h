@@ -3,10 +3,13 @@
 // the first failed assertion (a compare-and-swap on the flag word claims
 // it, then its message id and up to 8 values of 2 words each are written),
 // and a print ring (records
-// reserved with one atomic add: [message id][value words...]; a record that
-// does not fit is dropped and counted), and the group counts of the next
-// indirect dispatch. The code generators write them; the runtime formats
-// them on the host (context_records.h) and clears the header.
+// reserved with one atomic add: [message id][value words...], low words
+// first, laid out by print_record_layout (context_records.h) so that 64-bit
+// values sit at even words; a record that does not fit is dropped and
+// counted), and the group counts of the next
+// indirect dispatch. Legalize writes the records in IR (a kernel's
+// `@context` words, docs/ir.md); the runtime formats them on the host
+// (context_records.h) and clears the header.
 #pragma once
 
 #include <cstdint>

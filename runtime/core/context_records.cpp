@@ -12,6 +12,17 @@ namespace grove::rt {
 
 namespace ctx = context;
 
+uint32_t print_record_layout(std::span<const DataType> types, std::vector<uint32_t>* offsets) {
+  uint32_t at = 1;
+  for (DataType t : types) {
+    const auto words = static_cast<uint32_t>(storage_words(t));
+    if (words == 2) at += at & 1;
+    if (offsets) offsets->push_back(at);
+    at += words;
+  }
+  return at + (at & 1);
+}
+
 void ContextRecords::add(KernelPlan& plan) {
   const auto base = static_cast<uint32_t>(messages_.size());
   for (size_t i = 0; i < plan.messages.size(); ++i) {
@@ -38,19 +49,19 @@ void ContextRecords::emit(const std::string& text) const {
   }
 }
 
-std::string ContextRecords::format(const MessagePlan& m, const uint32_t* words, size_t available, bool pairs) const {
+std::string ContextRecords::format(const MessagePlan& m, const uint32_t* words, size_t available,
+                                   std::span<const uint32_t> offsets) const {
   std::vector<std::string> values;
-  size_t at = 0;
-  for (DataType t : m.types) {
-    const size_t need = pairs ? 2 : static_cast<size_t>(storage_words(t));
-    if (at + need > available) {
+  for (size_t n = 0; n < m.types.size(); ++n) {
+    const DataType t = m.types[n];
+    const size_t at = offsets.empty() ? 2 * n : offsets[n];  // an assertion's values: two words each
+    if (at + static_cast<size_t>(storage_words(t)) > available) {
       values.emplace_back("?");
       continue;
     }
     uint64_t bits = words[at];
     if (storage_words(t) == 2) bits |= static_cast<uint64_t>(words[at + 1]) << 32;
     values.push_back(format_value(t, bits));
-    at += need;
   }
   return format_print(m.format, values);
 }
@@ -64,10 +75,10 @@ uint32_t ContextRecords::print(const uint32_t* header, std::span<const uint32_t>
     const uint32_t id = ring[pos];
     if (id >= messages_.size() || messages_[id].message.is_assert) break;  // never written
     const MessagePlan& m = messages_[id].message;
-    size_t need = 1;
-    for (DataType t : m.types) need += static_cast<size_t>(storage_words(t));
+    std::vector<uint32_t> offsets;
+    const size_t need = print_record_layout(m.types, &offsets);
     if (pos + need > ring.size()) break;
-    emit(format(m, ring.data() + pos + 1, need - 1, false));
+    emit(format(m, ring.data() + pos, need, offsets));
     ++printed;
     pos += need;
   }
@@ -93,7 +104,7 @@ void ContextRecords::raise_assertion(const uint32_t* header) const {
     throw InternalError(who_ + ": a failed assertion with unknown id " + std::to_string(id));
   const Record& r = messages_[id];
   throw KernelError("kernel '" + r.kernel + "': " +
-              format(r.message, header + ctx::kAssertValues, 2 * ctx::kMaxAssertValues, true));
+              format(r.message, header + ctx::kAssertValues, 2 * ctx::kMaxAssertValues, {}));
 }
 
 }  // namespace grove::rt

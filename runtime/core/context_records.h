@@ -23,6 +23,13 @@ namespace grove::rt {
 inline constexpr uint32_t kInitialPrintRingWords = 1u << 16;  // 256 KiB
 inline constexpr uint32_t kMaxPrintRingWords = 1u << 26;      // 256 MiB
 
+// Where a print record's values sit: word 0 holds the message id, each
+// value follows in its storage words, a 64-bit value at an even word (a
+// word of padding before it where needed), and the record's length is
+// even, so that 64-bit values are aligned in the ring. Returns the length;
+// `offsets` (when given) gets each value's first word.
+uint32_t print_record_layout(std::span<const DataType> types, std::vector<uint32_t>* offsets = nullptr);
+
 class ContextRecords {
  public:
   // `who` names the device in internal errors; `print` is where print
@@ -58,7 +65,9 @@ class ContextRecords {
     std::string kernel;
     MessagePlan message;
   };
-  std::string format(const MessagePlan& m, const uint32_t* words, size_t available, bool pairs) const;
+  // The values at `offsets` of `words` (empty: two words each).
+  std::string format(const MessagePlan& m, const uint32_t* words, size_t available,
+                     std::span<const uint32_t> offsets) const;
   void emit(const std::string& text) const;
 
   std::string who_;

@@ -190,8 +190,9 @@ struct KernelPlan {
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve; 6: messages numbered from
 // the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments); 7: the
-// code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind
-inline constexpr uint32_t kPlanVersion = 8;
+// code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind;
+// 9: code whose print records align 64-bit values (print_record_layout: legalize writes the records)
+inline constexpr uint32_t kPlanVersion = 9;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

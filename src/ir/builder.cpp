@@ -142,6 +142,8 @@ Stmt* Builder::if_stmt(Stmt* cond) { return insert(StmtKind::If, DataType::unkno
 Stmt* Builder::while_loop() { return insert(StmtKind::While, DataType::unknown, {}); }
 Stmt* Builder::break_stmt() { return insert(StmtKind::Break, DataType::unknown, {}); }
 Stmt* Builder::continue_stmt() { return insert(StmtKind::Continue, DataType::unknown, {}); }
+Stmt* Builder::stop() { return insert(StmtKind::Stop, DataType::unknown, {}); }
+Stmt* Builder::message_base() { return insert(StmtKind::MessageBase, DataType::u32, {}); }
 
 Stmt* Builder::print(std::string format, std::vector<Stmt*> values) {
   Stmt* s = insert(StmtKind::Print, DataType::unknown, std::move(values));
@@ -243,6 +245,7 @@ std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel) {
   copy->tree_params = kernel.tree_params;
   copy->forest = kernel.forest;
   copy->stage = kernel.stage;
+  copy->messages = kernel.messages;
   Builder b(copy->body());
   Builder::CloneMap map;
   for (const auto& s : kernel.body()->stmts()) b.clone(s.get(), map);

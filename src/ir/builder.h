@@ -54,6 +54,8 @@ class Builder {
   Stmt* if_stmt(Stmt* cond);
   Stmt* while_loop();
   Stmt* break_stmt();
+  Stmt* stop();          // legal stage (legalize writes it after a failed assertion's record)
+  Stmt* message_base();  // legal stage: u32
   Stmt* continue_stmt();
   Stmt* print(std::string format, std::vector<Stmt*> values);
   // Fails the launch with `message` (one "{}" per value) unless `cond` holds.
@@ -86,7 +88,7 @@ class Builder {
   int tree_param_ = -1;
 };
 
-// A copy of `kernel`: signature, tree parameters, forest, stage and body.
+// A copy of `kernel`: signature, tree parameters, forest, stage, messages and body.
 std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel);
 
 }  // namespace grove::ir

@@ -1,6 +1,7 @@
 // src/ir/interpreter.cpp — executes IR statement by statement.
 #include "ir/interpreter.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -10,12 +11,13 @@
 #include "ir/assert.h"
 #include "ir/eval.h"
 #include "ir/type_rules.h"
+#include "runtime/core/context_records.h"
 
 namespace grove::ir {
 
 namespace {
 
-enum class Flow { normal, brk, cont };
+enum class Flow { normal, brk, cont, stop };
 
 // One operand: its slot and the conversion applied before use.
 struct Operand {
@@ -72,7 +74,7 @@ struct Interpreter::Impl {
     using K = StmtKind;
     switch (s->kind()) {
       case K::Const: case K::Arg: case K::Alloca: case K::Break: case K::Continue:
-      case K::While:
+      case K::While: case K::Stop: case K::MessageBase:
         break;
       case K::Unary: {
         // logic_not tests its operand against zero in the operand's own type.
@@ -181,6 +183,9 @@ struct Frame {
   InterpreterEnv* env;
   std::vector<uint64_t> slots;
   size_t task_counter = 0;
+  // A legal kernel's context buffer (its print and assert records): the
+  // header, then the print ring.
+  std::vector<uint32_t> context;
 
   uint64_t get(const Operand& op) const {
     uint64_t v = slots[static_cast<size_t>(op.slot)];
@@ -266,7 +271,7 @@ struct Frame {
   }
 
   std::span<uint32_t> tree(const Stmt* s, int64_t address, int words) {
-    std::span<uint32_t> w = env->buffer(s->tree(), s->tree_param());
+    std::span<uint32_t> w = s->tree() == kContextTree ? std::span<uint32_t>(context) : env->buffer(s->tree(), s->tree_param());
     if (address < 0 || static_cast<size_t>(address + words) > w.size())
       throw InternalError("kernel '" + impl->kernel.name() + "' accessed word " + std::to_string(address) +
                           " of tree " + std::to_string(s->tree()) + ", which has " +
@@ -340,7 +345,9 @@ struct Frame {
         int64_t e = bits_to_int(DataType::i64, get(in.ops[1]));
         for (int64_t v = b; v < e; ++v) {
           set(int_to_bits(DataType::i32, v));
-          if (exec_block(in.blocks[0]) == Flow::brk) break;
+          const Flow f = exec_block(in.blocks[0]);
+          if (f == Flow::stop) return f;
+          if (f == Flow::brk) break;
         }
         break;
       }
@@ -354,7 +361,7 @@ struct Frame {
           for (size_t a = 0; a < idx.size(); ++a)
             slots[static_cast<size_t>(in.dst) + a] =
                 int_to_bits(DataType::i32, idx[a] + in.field->offset_of(static_cast<int>(a)));
-          exec_block(in.blocks[0]);
+          if (exec_block(in.blocks[0]) == Flow::stop) return Flow::stop;
           for (size_t a = idx.size(); a-- > 0;) {
             if (++idx[a] < shape[a]) break;
             idx[a] = 0;
@@ -372,11 +379,17 @@ struct Frame {
       }
       case K::While:
         for (;;) {
-          if (exec_block(in.blocks[0]) == Flow::brk) break;
+          const Flow f = exec_block(in.blocks[0]);
+          if (f == Flow::stop) return f;
+          if (f == Flow::brk) break;
         }
         break;
       case K::Break: return Flow::brk;
       case K::Continue: return Flow::cont;
+      // The failed assertion's record is in the context: the run ends
+      // (Interpreter::run reports it).
+      case K::Stop: return Flow::stop;
+      case K::MessageBase: set(0); break;  // the run registers its messages from id 0
       case K::TreeLoad: {
         int64_t a = static_cast<int64_t>(get(in.ops[0]));
         set(load_element(tree(s, a, storage_words(s->storage())), a, s->storage()));
@@ -406,13 +419,11 @@ struct Frame {
       case K::Task: {
         size_t index = task_counter++;
         if (env->run_task && !env->run_task(index)) break;
-        if (!env->task_time) {
-          exec_block(in.blocks[0]);
-          break;
-        }
+        if (!env->task_time) return exec_block(in.blocks[0]) == Flow::stop ? Flow::stop : Flow::normal;
         const auto start = std::chrono::steady_clock::now();
-        exec_block(in.blocks[0]);
+        const Flow f = exec_block(in.blocks[0]);
         env->task_time(index, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        if (f == Flow::stop) return f;
         break;
       }
       case K::SNodeOp:
@@ -445,8 +456,29 @@ Interpreter::~Interpreter() = default;
 
 void Interpreter::run(std::span<const uint64_t> args, InterpreterEnv& env) const {
   GROVE_ASSERT(args.size() == impl_->kernel.args().size(), "argument count mismatch");
-  Frame frame{impl_.get(), args, &env, std::vector<uint64_t>(static_cast<size_t>(impl_->num_slots), 0)};
+  Frame frame{impl_.get(), args, &env, std::vector<uint64_t>(static_cast<size_t>(impl_->num_slots), 0), 0, {}};
+  const Kernel& k = impl_->kernel;
+  if (k.messages.empty()) {
+    frame.exec_block(impl_->body);
+    return;
+  }
+  // A legal kernel writes its prints and assertions as records (legalize):
+  // the host side every device shares formats them.
+  namespace ctx = rt::context;
+  frame.context.assign(ctx::kHeaderWords + rt::kInitialPrintRingWords, 0);
+  frame.context[ctx::kPrintCapacity] = rt::kInitialPrintRingWords;
   frame.exec_block(impl_->body);
+  rt::ContextRecords records("the interpreter", env.print);
+  rt::KernelPlan plan;
+  plan.name = k.name();
+  plan.prints = true;
+  plan.messages = k.messages;
+  records.add(plan);
+  records.launched(plan);
+  const uint32_t* header = frame.context.data();
+  const size_t used = std::min<size_t>(header[ctx::kPrintHead], rt::kInitialPrintRingWords);
+  records.print(header, std::span<const uint32_t>(header + ctx::kHeaderWords, used), rt::kInitialPrintRingWords);
+  records.raise_assertion(header);
 }
 
 }  // namespace grove::ir

@@ -316,14 +316,14 @@ bool Stmt::has_result() const {
   switch (kind_) {
     case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Bitcast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::FieldAtomic:
-    case K::LoopIndex: case K::TreeLoad: case K::TreeAtomic: case K::TreeCas:
+    case K::LoopIndex: case K::TreeLoad: case K::TreeAtomic: case K::TreeCas: case K::MessageBase:
       return true;
     case K::SNodeOp:
       return snode_op() == SNodeOpKind::is_active || snode_op() == SNodeOpKind::append ||
              snode_op() == SNodeOpKind::length;
     case K::LocalStore: case K::FieldStore: case K::RangeFor: case K::StructFor: case K::If:
     case K::While: case K::Break: case K::Continue: case K::Print: case K::TreeStore: case K::Task:
-    case K::Assert:
+    case K::Assert: case K::Stop:
       return false;
   }
   return false;
@@ -333,12 +333,13 @@ bool Stmt::has_side_effects() const {
   switch (kind_) {
     case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Bitcast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::LoopIndex: case K::TreeLoad:
+    case K::MessageBase:
       return false;
     case K::SNodeOp:
       return snode_op() != SNodeOpKind::is_active && snode_op() != SNodeOpKind::length;
     case K::LocalStore: case K::FieldStore: case K::FieldAtomic: case K::RangeFor:
     case K::StructFor: case K::If: case K::While: case K::Break: case K::Continue: case K::Print:
-    case K::TreeStore: case K::TreeAtomic: case K::TreeCas: case K::Task: case K::Assert:
+    case K::TreeStore: case K::TreeAtomic: case K::TreeCas: case K::Task: case K::Assert: case K::Stop:
       return true;
   }
   return true;
@@ -486,6 +487,11 @@ class Fingerprinter {
     for (const TreeParam& t : kernel_.tree_params) {
       str(t.name);
       lanes(static_cast<uint64_t>(static_cast<int64_t>(t.tree)), 2);
+    }
+    for (const rt::MessagePlan& m : kernel_.messages) {
+      lanes(m.types.size() << 1 | (m.is_assert ? 1 : 0), 4);
+      str(m.format);
+      for (DataType t : m.types) lanes(static_cast<uint64_t>(t), 5);
     }
     block(kernel_.body());
     return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};

@@ -349,6 +349,10 @@ class Kernel {
   const SNodeForest* forest = nullptr;
   Block* body() const { return body_.get(); }
   Stage stage = Stage::frontend;
+  // Stage legal: the print and assert messages legalize wrote as records
+  // (docs/ir.md, "Print and assert"), in the order of their numbers; a
+  // record carries message_base + its message's number.
+  std::vector<rt::MessagePlan> messages;
 
  private:
   std::string name_;
@@ -390,6 +394,11 @@ class Numbering {
 
 // A tree statement's field() for the sparse runtime's own words (Stmt::set_field).
 inline constexpr int kRuntimeWords = -2;
+// The tree() of a tree statement on the launch's context buffer (legal
+// stage: the records of print and assert, runtime/core/context_layout.h);
+// written `@context`. It is no tree of the forest and takes no tree
+// parameter: every target binds the context beside its trees.
+inline constexpr int kContextTree = -3;
 
 // Every use of `from` in `root` (recursively) now refers to `to`.
 void replace_all_uses(Block* root, Stmt* from, Stmt* to);

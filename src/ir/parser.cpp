@@ -243,11 +243,11 @@ bool numbered_kind(StmtKind k) {
     case StmtKind::Binary: case StmtKind::Select: case StmtKind::Alloca: case StmtKind::LocalLoad:
     case StmtKind::FieldLoad: case StmtKind::FieldAtomic: case StmtKind::RangeFor:
     case StmtKind::StructFor: case StmtKind::LoopIndex: case StmtKind::TreeLoad:
-    case StmtKind::TreeAtomic: case StmtKind::TreeCas:
+    case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::MessageBase:
       return true;
     case StmtKind::LocalStore: case StmtKind::FieldStore: case StmtKind::If: case StmtKind::While:
     case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert:
-    case StmtKind::TreeStore:
+    case StmtKind::TreeStore: case StmtKind::Stop:
     case StmtKind::Task: case StmtKind::SNodeOp:
       return false;
   }
@@ -514,9 +514,26 @@ class Parser {
       Token st = expect_kind(Tok::Word, "a stage name");
       if (!parse_stage(st.text, &k->stage)) fail(st, "unknown stage '" + st.text + "'");
     }
+    while (is_word("message")) k->messages.push_back(message(k->messages.size()));
     values_.clear();
     block(k->body());
     return k;
+  }
+
+  // `message <n> print|assert "<format>" <type>...`, the n-th message.
+  rt::MessagePlan message(size_t n) {
+    take();
+    rt::MessagePlan m;
+    m.id = static_cast<uint32_t>(n);
+    const Token number = peek();
+    if (non_negative("a message number", 1 << 30) != static_cast<int64_t>(n))
+      fail(number, "messages are numbered 0, 1, ... in order; expected message " + std::to_string(n));
+    Token what = expect_kind(Tok::Word, "print or assert");
+    if (what.text != "print" && what.text != "assert") fail(what, "expected print or assert, found " + describe(what));
+    m.is_assert = what.text == "assert";
+    m.format = expect_kind(Tok::String, "a format string").text;
+    while (peek().kind == Tok::Word && !is_word("message")) m.types.push_back(type(false));
+    return m;
   }
 
   // `{` statements `}`
@@ -582,6 +599,10 @@ class Parser {
         s = b.arg(t, index);
         break;
       }
+      case StmtKind::MessageBase:
+        t = DataType::u32;
+        s = b.message_base();
+        break;
       case StmtKind::Unary: {
         UnaryOp o = op<UnaryOp>("unary");
         t = type(true);
@@ -782,6 +803,9 @@ class Parser {
       case StmtKind::Continue:
         s = b.continue_stmt();
         break;
+      case StmtKind::Stop:
+        s = b.stop();
+        break;
       case StmtKind::Print: {
         Token text = expect_kind(Tok::String, "a format string");
         std::vector<Stmt*> values;
@@ -840,9 +864,11 @@ class Parser {
     return v;
   }
 
-  // `@t<n>` (a negative, invalid id prints quoted: `@"t-1"`).
+  // `@t<n>` (a negative, invalid id prints quoted: `@"t-1"`), or
+  // `@context` (kContextTree).
   int tree_ref() {
     Token t = expect_kind(Tok::Global, "a tree (@t<n>)");
+    if (t.text == "context") return kContextTree;
     int v = 0;
     bool ok = t.text.size() > 1 && t.text[0] == 't';
     if (ok) {

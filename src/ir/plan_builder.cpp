@@ -73,6 +73,8 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
   int32_t visit_While(const Stmt*) { return -1; }
   int32_t visit_Break(const Stmt*) { return -1; }
   int32_t visit_Continue(const Stmt*) { return -1; }
+  int32_t visit_Stop(const Stmt*) { return -1; }
+  int32_t visit_MessageBase(const Stmt*) { return -1; }
   int32_t visit_Print(const Stmt*) { return -1; }
   int32_t visit_Assert(const Stmt*) { return -1; }
   int32_t visit_SNodeOp(const Stmt*) { return -1; }
@@ -121,7 +123,8 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
   // tree's own instance.
   std::set<std::pair<int, int>> trees;  // (tree, tree_param)
   walk(kernel.body(), [&](Stmt* s) {
-    if (is_tree_access(s->kind())) trees.insert({s->tree(), s->tree_param()});
+    // The context is bound beside the trees, not in a slot.
+    if (is_tree_access(s->kind()) && s->tree() != kContextTree) trees.insert({s->tree(), s->tree_param()});
   });
   const SNodeForest* forest = kernel.forest;
   if (forest != nullptr) {
@@ -165,6 +168,7 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
     plan.tasks.push_back(std::move(t));
   }
   walk(kernel.body(), [&](Stmt* s) { plan.prints = plan.prints || s->kind() == StmtKind::Print; });
+  for (const rt::MessagePlan& m : kernel.messages) plan.prints = plan.prints || !m.is_assert;  // legalized prints
   plan.scratch_words = options.scratch_words;
   return plan;
 }

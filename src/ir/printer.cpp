@@ -114,7 +114,9 @@ void append_snode(std::string& out, int id) {
 // `@t<n>` names tree n; a negative id (invalid, the verifier reports it) is
 // quoted, `@"t-1"`, so that it still reads back.
 void append_tree(std::string& out, int id) {
-  if (id >= 0) {
+  if (id == kContextTree) {
+    out += "@context";
+  } else if (id >= 0) {
     out += "@t" + std::to_string(id);
   } else {
     out += '@';
@@ -154,7 +156,15 @@ class Printer {
     }
     out += ") stage ";
     out += stage_name(kernel_.stage);
-    out += " {\n";
+    for (const rt::MessagePlan& m : kernel_.messages) {
+      out += "\n  message " + std::to_string(m.id) + (m.is_assert ? " assert " : " print ");
+      append_quoted(out, m.format);
+      for (DataType t : m.types) {
+        out += ' ';
+        out += type_name(t);
+      }
+    }
+    out += kernel_.messages.empty() ? " {\n" : "\n{\n";
     block(out, kernel_.body(), 1);
     out += "}\n";
   }
@@ -260,6 +270,8 @@ class Printer {
         break;
       case StmtKind::Break:
       case StmtKind::Continue:
+      case StmtKind::Stop:
+      case StmtKind::MessageBase:  // always u32
         break;
       case StmtKind::Print:
         out += ' ';

@@ -199,6 +199,12 @@ class Verifier {
         fail(s, "it names tree " + std::to_string(s->tree()) + " through tree parameter " + std::to_string(p) +
                     ", whose type is tree " + std::to_string(kernel_.tree_params[static_cast<size_t>(p)].tree));
     }
+    // Legalize writes print and assert as records in the context, ended
+    // by a stop (docs/ir.md, "Print and assert").
+    const StmtKind k = s->kind();
+    if ((k == StmtKind::Stop || k == StmtKind::MessageBase) && st != Stage::legal) misplaced("legal");
+    if ((k == StmtKind::Print || k == StmtKind::Assert) && st == Stage::legal)
+      misplaced("frontend, typed, offloaded and lowered");
     switch (kind_category(s->kind())) {
       case StmtCategory::field:
       case StmtCategory::snode:
@@ -272,6 +278,9 @@ class Verifier {
       case StmtKind::Const:
         if (s->type() == DataType::unknown || s->type() == DataType::f16)
           fail(s, "a constant of type " + tn(s->type()));
+        break;
+      case StmtKind::MessageBase:
+        result_type(s, DataType::u32, "u32");
         break;
       case StmtKind::Arg: {
         int i = s->index();
@@ -476,6 +485,8 @@ class Verifier {
       case StmtKind::Continue:
         check_jump(s);
         break;
+      case StmtKind::Stop:
+        break;
       case StmtKind::Print: {
         int holes = count_placeholders(s->text());
         if (holes != static_cast<int>(s->operands().size()))
@@ -518,7 +529,12 @@ class Verifier {
 
   // The tree id and the u32 word address of a tree statement.
   void tree_address(const Stmt* s) const {
-    if (s->tree() < 0) fail(s, "tree id " + std::to_string(s->tree()) + " is not a tree");
+    if (s->tree() == kContextTree) {
+      if (kernel_.stage != Stage::legal) fail(s, "the context (@context) is written only at stage legal");
+      if (s->tree_param() != -1) fail(s, "the context (@context) through a tree parameter");
+    } else if (s->tree() < 0) {
+      fail(s, "tree id " + std::to_string(s->tree()) + " is not a tree");
+    }
     if (s->field() < kRuntimeWords || s->field() >= kernel_.fields().size())
       fail(s, "it accesses field " + std::to_string(s->field()) + ", which the kernel's field table lacks");
     expect_type(s, value(s, s->address(), "address"), DataType::u32, "address");

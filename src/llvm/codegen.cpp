@@ -55,9 +55,6 @@ class Emitter {
   Emitter(const ir::Kernel& kernel, const CodegenOptions& options, const TargetHooks& target, llvm::Module& module)
       : kernel_(kernel), options_(options), target_(target), m_(module), c_(module.getContext()), b_(c_) {}
 
-  // The print and assert messages, in the order of their ids.
-  std::vector<rt::MessagePlan> messages;
-
   std::vector<TaskCode> emit() {
     std::vector<TaskCode> tasks;
     const ir::Block* body = kernel_.body();
@@ -112,7 +109,7 @@ class Emitter {
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
-      if (ir::is_tree_access(s->kind())) used.insert({s->tree(), s->tree_param()});
+      if (ir::is_tree_access(s->kind()) && s->tree() != ir::kContextTree) used.insert({s->tree(), s->tree_param()});
     });
     buffer_index_.clear();
     for (const TreeKey& k : used) {
@@ -386,12 +383,15 @@ class Emitter {
         values_[s] = b_.CreateExtractValue(cas, 0);
         return;
       }
+      case StmtKind::MessageBase:
+        values_[s] = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kMessageBase));
+        return;
+      case StmtKind::Stop:
+        return_early();
+        b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "dead", fn_));  // what follows in this block
+        return;
       case StmtKind::Print:
-        emit_print(s);
-        return;
       case StmtKind::Assert:
-        emit_assert(s);
-        return;
       case StmtKind::FieldLoad:
       case StmtKind::FieldStore:
       case StmtKind::FieldAtomic:
@@ -515,9 +515,9 @@ class Emitter {
   };
 
   // Whether `block` can run as a function of its own: nothing in it leaves
-  // it (a break or continue of a loop outside it, an assertion's return),
-  // reads what only the task's function has (arguments, the context
-  // buffer) or feeds an accumulator. Counts its statements into `count`.
+  // it (a break or continue of a loop outside it, a stop), reads what only
+  // the task's function has (arguments, the context buffer, the message
+  // base) or feeds an accumulator. Counts its statements into `count`.
   bool can_run_out_of_line(const ir::Block* block, int loops, size_t& count) const {
     for (size_t i = 0; i < block->size(); ++i) {
       const ir::Stmt* s = block->at(i);
@@ -525,9 +525,15 @@ class Emitter {
       if (reductions_.count(s) != 0) return false;
       switch (s->kind()) {
         case StmtKind::Arg:
-        case StmtKind::Print:
-        case StmtKind::Assert:
+        case StmtKind::Stop:
+        case StmtKind::MessageBase:
           return false;
+        case StmtKind::TreeLoad:
+        case StmtKind::TreeStore:
+        case StmtKind::TreeAtomic:
+        case StmtKind::TreeCas:
+          if (s->tree() == ir::kContextTree) return false;
+          break;
         case StmtKind::Break:
         case StmtKind::Continue:
           if (loops == 0) return false;
@@ -893,107 +899,19 @@ class Emitter {
                         " in " + what_ + " (legalize writes it in other operations)");
   }
 
-  // ---- print and assert (the context buffer's records) ----
+  // ---- the context buffer (legalize writes its print and assert records; an
+  // assertion failed in an earlier task, the message base) ----
   llvm::Value* context_word(uint32_t word) { return context_word(u32(word)); }
   llvm::Value* context_word(llvm::Value* word) {
+    return b_.CreateGEP(b_.getInt32Ty(), context_base(), b_.CreateZExt(word, b_.getInt64Ty()));
+  }
+  llvm::Value* context_base() {  // buffers[0], loaded once in the entry block
     if (!bound_.context) {
       llvm::IRBuilder<> at_entry(entry_, entry_->getFirstInsertionPt());
       bound_.context = at_entry.CreateLoad(b_.getPtrTy(), bound_.buffers);
     }
-    return b_.CreateGEP(b_.getInt32Ty(), bound_.context, b_.CreateZExt(word, b_.getInt64Ty()));
+    return bound_.context;
   }
-  llvm::Value* add_to_context(uint32_t word, llvm::Value* v) {
-    return b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, context_word(word), v, llvm::MaybeAlign(4),
-                              llvm::AtomicOrdering::Monotonic);
-  }
-
-  // A value as the words a record holds: its storage words, low first
-  // (runtime/core/context_records.cpp reads them with the value's type).
-  std::vector<llvm::Value*> value_words(llvm::Value* v, DataType t) {
-    llvm::Type* word = b_.getInt32Ty();
-    switch (t) {
-      case DataType::u1: return {b_.CreateZExt(v, word)};
-      case DataType::f32: return {b_.CreateBitCast(v, word)};
-      case DataType::f16: return {b_.CreateZExt(b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty()), word)};
-      case DataType::f64: case DataType::i64: case DataType::u64: {
-        llvm::Value* bits = b_.CreateBitCast(v, b_.getInt64Ty());
-        return {b_.CreateTrunc(bits, word), b_.CreateTrunc(b_.CreateLShr(bits, 32), word)};
-      }
-      default: return {b_.CreateIntCast(v, word, is_signed(t))};
-    }
-  }
-
-  uint32_t add_message(const ir::Stmt* s, bool is_assert) {
-    rt::MessagePlan m;
-    m.id = static_cast<uint32_t>(messages.size());
-    m.is_assert = is_assert;
-    m.format = s->text();
-    for (size_t n = is_assert ? 1 : 0; n < s->operands().size(); ++n) m.types.push_back(s->operands()[n]->type());
-    messages.push_back(std::move(m));
-    return messages.back().id;
-  }
-
-  // Reserves the record's words with one atomic add; a record that does
-  // not fit is dropped and counted.
-  // The record's id: the message's number plus the launch's base.
-  llvm::Value* message_id(uint32_t number) {
-    llvm::Value* base = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kMessageBase));
-    return b_.CreateAdd(base, u32(number));
-  }
-
-  void emit_print(const ir::Stmt* s) {
-    std::vector<llvm::Value*> words{message_id(add_message(s, false))};
-    for (const ir::Stmt* v : s->operands())
-      for (llvm::Value* w : value_words(value(v), v->type())) words.push_back(w);
-    const auto n = static_cast<uint32_t>(words.size());
-    llvm::Value* at = add_to_context(rt::context::kPrintHead, u32(n));
-    llvm::Value* capacity = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kPrintCapacity));
-    // at + n <= capacity, without wrapping.
-    llvm::Value* fits = b_.CreateAnd(b_.CreateICmpUGE(capacity, u32(n)), b_.CreateICmpULE(at, b_.CreateSub(capacity, u32(n))));
-    auto* write = llvm::BasicBlock::Create(c_, "print", fn_);
-    auto* drop = llvm::BasicBlock::Create(c_, "print.drop", fn_);
-    auto* done = llvm::BasicBlock::Create(c_, "print.done", fn_);
-    b_.CreateCondBr(fits, write, drop);
-    b_.SetInsertPoint(write);
-    llvm::Value* base = b_.CreateAdd(at, u32(rt::context::kHeaderWords));
-    for (uint32_t k = 0; k < n; ++k) b_.CreateStore(words[k], context_word(b_.CreateAdd(base, u32(k))));
-    b_.CreateBr(done);
-    b_.SetInsertPoint(drop);
-    add_to_context(rt::context::kPrintDropped, u32(1));
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-  }
-
-  // A failing assertion claims the context's record (the first one wins),
-  // fills it and returns: the rest of the function (its chunk's later
-  // iterations) does not run.
-  void emit_assert(const ir::Stmt* s) {
-    const uint32_t id = add_message(s, true);
-    std::vector<std::vector<llvm::Value*>> values;
-    for (size_t n = 1; n < s->operands().size() && values.size() < rt::context::kMaxAssertValues; ++n)
-      values.push_back(value_words(value(s->operands()[n]), s->operands()[n]->type()));
-    auto* fail = llvm::BasicBlock::Create(c_, "assert.fail", fn_);
-    auto* record = llvm::BasicBlock::Create(c_, "assert.record", fn_);
-    auto* leave = llvm::BasicBlock::Create(c_, "assert.return", fn_);
-    auto* ok = llvm::BasicBlock::Create(c_, "assert.ok", fn_);
-    b_.CreateCondBr(value(s->cond()), ok, fail);
-    b_.SetInsertPoint(fail);
-    auto* claim = b_.CreateAtomicCmpXchg(context_word(rt::context::kAssertFlag), u32(0), u32(1), llvm::MaybeAlign(4),
-                                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-    b_.CreateCondBr(b_.CreateExtractValue(claim, 1), record, leave);
-    b_.SetInsertPoint(record);
-    b_.CreateStore(message_id(id), context_word(rt::context::kAssertMessage));
-    for (size_t n = 0; n < values.size(); ++n) {
-      const uint32_t at = rt::context::kAssertValues + 2 * static_cast<uint32_t>(n);
-      b_.CreateStore(values[n][0], context_word(at));
-      b_.CreateStore(values[n].size() > 1 ? values[n][1] : u32(0), context_word(at + 1));
-    }
-    b_.CreateBr(leave);
-    b_.SetInsertPoint(leave);
-    return_early();
-    b_.SetInsertPoint(ok);
-  }
-
   void return_if_an_assertion_failed() {
     llvm::LoadInst* flag = b_.CreateAlignedLoad(b_.getInt32Ty(), context_word(rt::context::kAssertFlag), llvm::Align(4));
     flag->setAtomic(llvm::AtomicOrdering::Monotonic);
@@ -1017,6 +935,7 @@ class Emitter {
   // ---- tree memory ----
   llvm::Value* base_of(const ir::Stmt* s) { return base_of(TreeKey{s->tree(), s->tree_param()}); }
   llvm::Value* base_of(const TreeKey& key) {
+    if (key.first == ir::kContextTree) return context_base();
     auto it = bound_.trees.find(key);
     if (it != bound_.trees.end()) return it->second;
     // Loaded once, in the entry block.
@@ -1351,7 +1270,7 @@ Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, cons
   Emitter emitter(kernel, options, target, module);
   Emitted out;
   out.tasks = emitter.emit();
-  out.messages = std::move(emitter.messages);
+  out.messages = kernel.messages;
   std::string broken;
   llvm::raw_string_ostream why(broken);
   if (llvm::verifyModule(module, &why))

@@ -5,9 +5,10 @@
 // on it. No LLVM type appears here: LLVM's headers stay inside the
 // translation units that need them.
 //
-// Messages: print and assert records carry the kernel's message number plus
-// the context's word context::kMessageBase, which the device sets before
-// each launch (so the code holds no device's ids and can be cached).
+// Messages: legalize writes print and assert as records (docs/ir.md, "Print
+// and assert records"); its `message_base` is the context's word
+// context::kMessageBase, which the device sets before each launch (so the
+// code holds no device's ids and can be cached), and its `stop` returns.
 //
 // Memory order (docs/memory.md): tree atomics, compare-and-swaps and atomic
 // loads are LLVM `monotonic` (relaxed); ordinary loads and stores are plain.

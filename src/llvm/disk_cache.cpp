@@ -22,7 +22,7 @@ namespace grove::llvm_backend {
 namespace {
 
 constexpr uint32_t kMagic = 0x4f565247u;  // "GRVO"
-constexpr uint32_t kFormatVersion = 5;  // 2: a shared object; 3: hash64 checksums and names; 4: the entry's kind, any payload; 5: messages without ids
+constexpr uint32_t kFormatVersion = 6;  // 2: a shared object; 3: hash64 checksums and names; 4: the entry's kind, any payload; 5: messages without ids; 6: print records with 64-bit values aligned
 
 // A 64-bit hash of n bytes, eight at a time in four independent lanes (xor,
 // multiply by an odd constant, rotate: each step a bijection of the word, so

@@ -93,10 +93,7 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     signed_zeros |= m.signed_zero_inf_nan_preserve;
   }
   plan.code = std::move(code);
-  for (size_t i = 0; i < modules.messages.size(); ++i) {
-    const spirv::Message& m = modules.messages[i];
-    plan.messages.push_back({static_cast<uint32_t>(i), m.is_assert, m.format, m.types});
-  }
+  plan.messages = std::move(modules.messages);
   plan.features = features_of(kernel, options, plan);
   plan.features.signed_zero_inf_nan_preserve = signed_zeros;
   return plan;

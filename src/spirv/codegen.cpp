@@ -66,7 +66,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
 
   std::set<TreeKey> used;
   ir::walk(task->body(), [&](ir::Stmt* s) {
-    if (ir::is_tree_access(s->kind())) used.insert(key_of(s));
+    if (ir::is_tree_access(s->kind()) && s->tree() != ir::kContextTree) used.insert(key_of(s));
   });
   uint32_t binding = 1;
   for (const TreeKey& t : used) {
@@ -103,11 +103,11 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   }
   if (options_.debug) emit_assert_check();
   stopped_ = 0;
-  bool asserts = false;
-  ir::walk(task->body(), [&](ir::Stmt* s) { asserts = asserts || s->kind() == StmtKind::Assert; });
-  if (asserts) begin_stoppable_body();
+  bool stops = false;
+  ir::walk(task->body(), [&](ir::Stmt* s) { stops = stops || s->kind() == StmtKind::Stop; });
+  if (stops) begin_stoppable_body();
   emit_block(task->body());
-  if (asserts) end_stoppable_body();
+  if (stops) end_stoppable_body();
   if (m_.in_block()) m_.ret();
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
@@ -139,16 +139,6 @@ Id TaskEmitter::value_as(const ir::Stmt* s, DataType t) {
   return s->type() == t ? v : cast(v, s->type(), t);
 }
 
-std::vector<Id> TaskEmitter::value_words(Id v, DataType t) {
-  if (t == DataType::u1) return {m_.select(v, u32c(1), u32c(0))};
-  if (t == DataType::f32) return {m_.convert(Op::OpBitcast, u32_type(), v)};
-  if (bit_width(t) == 64) {
-    auto [lo, hi] = split_words(v);
-    return {lo, hi};
-  }
-  return {v};
-}
-
 // ---- resources ----------------------------------------------------------------
 
 Id TaskEmitter::buffer_variable(Id element, uint32_t stride, uint32_t binding, const std::string& name) {
@@ -166,6 +156,7 @@ std::string TaskEmitter::buffer_name(const TreeKey& key) const {
 }
 
 Id TaskEmitter::word_pointer(const TreeKey& tree, Id address) {
+  if (tree.first == ir::kContextTree) return context_pointer(address);
   TreeBinding& b = trees_.at(tree);
   if (b.words == 0) b.words = buffer_variable(u32_type(), 4, b.binding, buffer_name(tree));
   return m_.access_chain(b.words, {u32c(0), address});
@@ -288,11 +279,15 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
       if (loops_.empty()) throw InternalError("SPIR-V codegen: break/continue outside a loop in " + what_);
       m_.branch(s->kind() == StmtKind::Break ? loops_.back().merge : loops_.back().continue_target);
       return;
-    case StmtKind::Print:
-      emit_print(s);
+    case StmtKind::MessageBase:
+      values_[s] = push_word(out_.arg_words);
       return;
-    case StmtKind::Assert:
-      emit_assert(s);
+    // A stop (after a failed assertion's record) leaves the task's body (a
+    // break out of each loop around it, down to the one-pass loop of
+    // begin_stoppable_body): what follows never runs.
+    case StmtKind::Stop:
+      m_.store(stopped_, m_.constant_bool(true));
+      m_.branch(loops_.back().merge);
       return;
     case StmtKind::TreeLoad:
       values_[s] = emit_tree_load(s);
@@ -306,6 +301,8 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
     case StmtKind::TreeCas:
       values_[s] = emit_tree_cas(s);
       return;
+    case StmtKind::Print:  // legalize wrote them as records
+    case StmtKind::Assert:
     case StmtKind::FieldLoad:
     case StmtKind::FieldStore:
     case StmtKind::FieldAtomic:
@@ -329,7 +326,7 @@ Id TaskEmitter::push_word(uint32_t k) {
   return m_.load(m_.access_chain(args_, {u32c(0), u32c(k)}));
 }
 
-Id TaskEmitter::message_id(uint32_t index) { return op2(Op::OpIAdd, push_word(out_.arg_words), u32c(index)); }
+Id TaskEmitter::message_id(uint32_t number) { return op2(Op::OpIAdd, push_word(out_.arg_words), u32c(number)); }
 
 Id TaskEmitter::emit_arg(const ir::Stmt* s) {
   const uint32_t first = out_.arg_offsets.at(static_cast<size_t>(s->index()));
@@ -614,7 +611,8 @@ void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id addr
   m_.begin_block(merge);
 }
 
-void TaskEmitter::claim_error_record(uint32_t message, const std::vector<std::vector<Id>>& values) {
+// The loop limit's report (legalize writes the assertions' records).
+void TaskEmitter::claim_error_record(uint32_t message) {
   const Id old = m_.atomic_compare_exchange(context_at(context::kAssertFlag), kScope, kRelaxed, kRelaxed,
                                             u32c(1), u32c(0));
   const Id first = m_.compare(Op::OpIEqual, old, u32c(0));
@@ -623,11 +621,6 @@ void TaskEmitter::claim_error_record(uint32_t message, const std::vector<std::ve
   m_.branch_conditional(first, record, done);
   m_.begin_block(record);
   m_.store(context_at(context::kAssertMessage), message_id(message));
-  for (size_t n = 0; n < values.size(); ++n) {
-    const uint32_t at = context::kAssertValues + 2 * static_cast<uint32_t>(n);
-    m_.store(context_at(at), values[n][0]);
-    m_.store(context_at(at + 1), values[n].size() > 1 ? values[n][1] : u32c(0));
-  }
   m_.branch(done);
   m_.begin_block(done);
 }
@@ -635,6 +628,7 @@ void TaskEmitter::claim_error_record(uint32_t message, const std::vector<std::ve
 uint32_t TaskEmitter::loop_limit_message() {
   if (loop_limit_message_ < 0) {
     Message msg;
+    msg.id = static_cast<uint32_t>(out_.messages.size());
     msg.is_assert = true;
     msg.format = "one invocation of task " + std::to_string(task_index_) + " ('" + task_label_ + "') reached " +
                  std::to_string(options_.max_loop_iterations) +
@@ -685,66 +679,12 @@ void TaskEmitter::after_loop() {
   m_.selection_merge(go_on);
   m_.branch_conditional(over, stop, go_on);
   m_.begin_block(stop);
-  claim_error_record(loop_limit_message(), {});
+  claim_error_record(loop_limit_message());
   m_.branch(go_on);
   m_.begin_block(go_on);
 }
 
-// ---- print and assert ----------------------------------------------------------------
-
-void TaskEmitter::emit_print(const ir::Stmt* s) {
-  Message msg;
-  msg.format = s->text();
-  std::vector<Id> words{message_id(static_cast<uint32_t>(out_.messages.size()))};
-  for (const ir::Stmt* v : s->operands()) {
-    msg.types.push_back(v->type());
-    for (Id w : value_words(value(v), v->type())) words.push_back(w);
-  }
-  out_.messages.push_back(std::move(msg));
-  const auto n = static_cast<uint32_t>(words.size());
-  const Id at = m_.atomic(Op::OpAtomicIAdd, context_at(context::kPrintHead), kScope, kRelaxed, u32c(n));
-  // at + n <= capacity, without wrapping: capacity >= n && at <= capacity - n.
-  const Id capacity = m_.load(context_at(context::kPrintCapacity));
-  const Id fits = op2(Op::OpLogicalAnd, m_.compare(Op::OpUGreaterThanEqual, capacity, u32c(n)),
-                      m_.compare(Op::OpULessThanEqual, at, op2(Op::OpISub, capacity, u32c(n))));
-  const Id write = m_.new_label(), drop = m_.new_label(), merge = m_.new_label();
-  m_.selection_merge(merge);
-  m_.branch_conditional(fits, write, drop);
-  m_.begin_block(write);
-  const Id base = op2(Op::OpIAdd, at, u32c(context::kHeaderWords));
-  for (uint32_t k = 0; k < n; ++k) m_.store(context_pointer(op2(Op::OpIAdd, base, u32c(k))), words[k]);
-  m_.branch(merge);
-  m_.begin_block(drop);
-  m_.atomic(Op::OpAtomicIAdd, context_at(context::kPrintDropped), kScope, kRelaxed, u32c(1));
-  m_.branch(merge);
-  m_.begin_block(merge);
-}
-
-// A failing assertion claims the context's record (first one wins), fills
-// it, and leaves the task's body (a break out of each loop around it, down
-// to the one-pass loop of begin_stoppable_body): what follows never runs.
-void TaskEmitter::emit_assert(const ir::Stmt* s) {
-  Message msg;
-  msg.is_assert = true;
-  msg.format = s->text();
-  const auto id = static_cast<uint32_t>(out_.messages.size());
-  std::vector<std::vector<Id>> values;
-  for (size_t n = 1; n < s->operands().size(); ++n) {
-    const ir::Stmt* v = s->operands()[n];
-    msg.types.push_back(v->type());
-    if (values.size() < context::kMaxAssertValues) values.push_back(value_words(value(v), v->type()));
-  }
-  out_.messages.push_back(std::move(msg));
-  const Id ok = value_as(s->cond(), DataType::u1);
-  const Id fail = m_.new_label(), merge = m_.new_label();
-  m_.selection_merge(merge);
-  m_.branch_conditional(ok, merge, fail);
-  m_.begin_block(fail);
-  claim_error_record(id, values);
-  m_.store(stopped_, m_.constant_bool(true));
-  m_.branch(loops_.back().merge);
-  m_.begin_block(merge);
-}
+// ---- stopping after a failed assertion ----------------------------------------
 
 // Why not a return: Mesa lowers a return inside control flow by moving all
 // the code after it into an `if`, so every assert nested the rest of the
@@ -1012,6 +952,7 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
   const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
   check_features(kernel, options.features, options.target_name);
   KernelModules out;
+  out.messages = kernel.messages;
   for (const ir::KernelArg& a : kernel.args()) {
     out.arg_offsets.push_back(out.arg_words);
     out.arg_words += static_cast<uint32_t>(storage_words(compute_type(a.type)));

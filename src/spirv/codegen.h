@@ -137,11 +137,8 @@ struct CodegenOptions {
 };
 
 // A print or assert: its format ("{}" per value) and the values' types.
-struct Message {
-  bool is_assert = false;
-  std::string format;
-  std::vector<DataType> types;
-};
+// A print or assert message (its id: its number in the kernel).
+using Message = rt::MessagePlan;
 
 // A tree buffer a task binds: the tree (its type) and the kernel's tree
 // parameter it comes through (-1: the tree's own instance).
@@ -181,7 +178,9 @@ struct KernelModules {
   uint32_t arg_words = 0;             // push-constant words in all
   // Message i is written as id base + i, base being the push-constant word
   // after the arguments, which the device sets at each launch (the one
-  // numbering of every backend: runtime/core/context_records.h).
+  // numbering of every backend: runtime/core/context_records.h): the
+  // kernel's messages (legalize's records), then the code generator's own
+  // (a loop that reached lavapipe's limit).
   std::vector<Message> messages;
 };
 

@@ -64,8 +64,6 @@ class TaskEmitter {
   void emit_while(const ir::Stmt* s);
   void emit_serial_range_for(const ir::Stmt* s);
   void emit_parallel_loop(const ir::Stmt* s);
-  void emit_print(const ir::Stmt* s);
-  void emit_assert(const ir::Stmt* s);
   void emit_assert_check();  // debug mode: return at once if an assertion already failed
   Id emit_arg(const ir::Stmt* s);
   Id emit_tree_load(const ir::Stmt* s);
@@ -86,28 +84,28 @@ class TaskEmitter {
   // the start of the merge block) then reports it; the invocation goes on.
   void loop_back_edge(Id header, Id merge);
   void after_loop();
-  // A task with asserts runs inside a one-pass loop: a failed assert breaks
-  // out of the loops around it, one at a time (stop_after_loop() after each
-  // loop it was in), instead of returning (see emit_assert).
+  // A task with a stop (a failed assertion's, legalize) runs inside a
+  // one-pass loop: the stop breaks out of the loops around it, one at a
+  // time (stop_after_loop() after each loop it was in), instead of
+  // returning (see begin_stoppable_body).
   void begin_stoppable_body();
   void end_stoppable_body();
   void stop_after_loop();
-  Id stopped_ = 0;  // Function bool variable: an assert failed (0 without asserts)
+  Id stopped_ = 0;  // Function bool variable: a stop ran (0 in a task without one)
   uint32_t loop_limit_message();  // the kernel's message index for it (made on first use)
-  void claim_error_record(uint32_t message, const std::vector<std::vector<Id>>& values);
+  void claim_error_record(uint32_t message);
   // Push-constant word k (declaring the block on first use).
   Id push_word(uint32_t k);
-  // The id a record of message `index` carries: the launch's message base
-  // (the push-constant word after the arguments) plus the index.
-  Id message_id(uint32_t index);
+  // The id a record of message `number` carries: the launch's message base
+  // (the push-constant word after the arguments) plus the number (the
+  // loop-limit record, which the emitter writes itself).
+  Id message_id(uint32_t number);
   // A compare-and-swap loop on a word (32-bit) or a u64 (64-bit) applying
   // `op` to the float value there; yields the old value as t.
   Id float_atomic_loop(ir::AtomicOp op, DataType t, Id pointer, Id value);
 
   Id value(const ir::Stmt* s);
   Id value_as(const ir::Stmt* s, DataType t);
-  // Words of a value for the print ring or the assert record.
-  std::vector<Id> value_words(Id v, DataType t);
 
   // ---- resources (codegen.cpp) ----
   struct TreeBinding {

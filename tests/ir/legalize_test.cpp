@@ -9,12 +9,14 @@
 
 #include <bit>
 #include <cmath>
+#include <span>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "grove/error.h"
 #include "ir/builder.h"
 #include "ir/eval.h"
 #include "ir/interpreter.h"
@@ -190,6 +192,97 @@ kernel @k(x: f32, y: f32) stage lowered {
   EXPECT_EQ(lowered.find("unary round"), std::string::npos) << lowered;
   EXPECT_EQ(lowered.find("as f16"), std::string::npos) << lowered;
   EXPECT_NE(lowered.find("as u16"), std::string::npos) << lowered;
+}
+
+// Print and assert become records in the context buffer (one message
+// table, numbered in program order; runtime/core/context_layout.h), and a
+// failed assertion's invocation stops.
+TEST(Legalize, PrintAndAssertBecomeRecordsInTheContext) {
+  std::string out = run_pass(R"(
+kernel @k(a: i32, b: f64) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = arg f64 1
+    print "a = {}, b = {}\n" %0 %1
+    %2 = const i32 7
+    %3 = binary cmp_lt u1 %0 %2
+    assert %3 "a is {}\n" %0
+  }
+}
+)", [](Kernel& k) { legalize(k, everything_native()); });
+  EXPECT_EQ(out, text(R"(
+kernel @k(a: i32, b: f64) stage legal
+  message 0 print "a = {}, b = {}\n" i32 f64
+  message 1 assert "a is {}\n" i32
+{
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = arg f64 1
+    %2 = const u32 4
+    %3 = const u32 18
+    %4 = tree_atomic add u32 @context[%3] %2
+    %5 = const u32 20
+    %6 = tree_load u32 @context[%5]
+    %7 = binary cmp_ge u1 %6 %2
+    %8 = binary sub u32 %6 %2
+    %9 = binary cmp_le u1 %4 %8
+    %10 = binary logic_and u1 %7 %9
+    if %10 {
+      %11 = const u32 32
+      %12 = binary add u32 %4 %11
+      %13 = message_base
+      %14 = const u32 0
+      %15 = binary add u32 %13 %14
+      tree_store @context[%12] %15 as u32
+      %16 = const u32 1
+      %17 = binary add u32 %12 %16
+      tree_store @context[%17] %0 as i32
+      %18 = const u32 2
+      %19 = binary add u32 %12 %18
+      tree_store @context[%19] %1 as f64
+    } else {
+      %20 = const u32 1
+      %21 = const u32 19
+      %22 = tree_atomic add u32 @context[%21] %20
+    }
+    %23 = const i32 7
+    %24 = binary cmp_lt u1 %0 %23
+    %25 = unary logic_not u1 %24
+    if unlikely %25 {
+      %26 = const u32 0
+      %27 = const u32 1
+      %28 = tree_cas u32 @context[%26] %26 %27
+      %29 = binary cmp_eq u1 %28 %26
+      if %29 {
+        %30 = message_base
+        %31 = const u32 1
+        %32 = binary add u32 %30 %31
+        %33 = const u32 1
+        tree_store @context[%33] %32 as u32
+        %34 = const u32 2
+        tree_store @context[%34] %0 as i32
+      } else {
+      }
+      stop
+    } else {
+    }
+  }
+}
+)"));
+  // Records and stops are the legal stage's only: the verifier says so.
+  ParsedModule m = parse_module(text(R"(
+kernel @k() stage lowered {
+  task serial $-1 "serial" {
+    stop
+  }
+}
+)"), "test");
+  try {
+    verify(*m.kernels.front(), "test");
+    ADD_FAILURE() << "a stop before legalize was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("allowed only at stages legal"), std::string::npos) << e.what();
+  }
 }
 
 // The math functions: kept where the target has them; else written out,
@@ -579,6 +672,82 @@ TEST(Legalize, FloatAtomicMinAndMaxMeanTheSameAfterwards) {
                             return b.tree_atomic(op, 0, t, b.const_int(DataType::u32, 0), x);
                           });
     }
+}
+
+// What a kernel prints, and the error its failed assertion raises, run
+// by the interpreter before legalize (Print and Assert statements) and
+// after it (records in the context that the runtime's ContextRecords
+// formats, as on every device).
+struct Said {
+  std::string printed;
+  std::string error;
+};
+Said interpret(const Kernel& k, std::span<const uint64_t> args) {
+  Said said;
+  Interpreter interp(k);
+  InterpreterEnv env;
+  std::vector<uint32_t> words(64, 0);
+  env.buffer = [&](int, int) -> std::span<uint32_t> { return words; };
+  env.print = [&](std::string_view s) { said.printed += s; };
+  try {
+    interp.run(args, env);
+  } catch (const KernelError& e) {
+    said.error = e.what();
+  }
+  return said;
+}
+
+TEST(Legalize, PrintsAndAssertionsSayTheSameAfterwards) {
+  // Every scalar type, 64-bit values at odd and even places of a record,
+  // many records (a loop), and an assertion whose values are of each width.
+  ParsedModule m = parse_module(text(R"(
+kernel @k(a: i32, b: f64, c: i64) stage lowered {
+  task serial $-1 "serial" {
+    %0 = arg i32 0
+    %1 = arg f64 1
+    %2 = arg i64 2
+    %3 = cast i8 %0
+    %4 = cast u16 %0
+    %5 = cast u64 %2
+    %6 = cast f32 %1
+    %7 = const i32 0
+    %8 = binary cmp_lt u1 %0 %7
+    print "{} {} {} {} {} {} {} {}\n" %0 %1 %2 %3 %4 %5 %6 %8
+    print "{} then {}\n" %2 %0
+    print "nothing\n"
+    %9 = const i32 300
+    %10 = range_for %7 %9 {
+      %11 = loop_index i32 %10 0
+      %12 = cast f64 %11
+      print "{}: {}\n" %11 %12
+    }
+    %13 = const i32 50
+    %14 = binary cmp_lt u1 %0 %13
+    assert %14 "a = {} with {}, {}, {} and {}\n" %0 %1 %3 %8 %5
+    print "after\n"
+  }
+}
+)"), "test");
+  const Kernel& lowered = *m.kernels.front();
+  std::unique_ptr<Kernel> copy;
+  const Kernel& legal = legal_form(lowered, nothing_native(), copy);
+  ASSERT_EQ(legal.stage, Stage::legal);
+  ASSERT_EQ(legal.messages.size(), 6u);
+  for (int32_t a : {-3, 7, 99, 1234567}) {
+    const uint64_t args[3] = {static_cast<uint32_t>(a), std::bit_cast<uint64_t>(a * -0.75),
+                              static_cast<uint64_t>(int64_t{a} * -1000000007LL)};
+    const Said before = interpret(lowered, args);
+    const Said after = interpret(legal, args);
+    EXPECT_EQ(after.printed, before.printed) << "a = " << a;
+    EXPECT_EQ(after.error, before.error) << "a = " << a;
+    if (a == -3)  // by hand: -3 * -0.75, -3 * -1000000007, (u16)-3
+      EXPECT_EQ(after.printed.substr(0, 73), "-3 2.25 3000000021 -3 65533 3000000021 2.25 1\n3000000021 then -3\nnothing\n");
+    if (a == 99)
+      EXPECT_EQ(after.error, "kernel 'k': a = 99 with -74.25, 99, 0 and 18446743974709550923\n");
+    EXPECT_NE(before.printed.find("299: 299\n"), std::string::npos) << before.printed;
+    EXPECT_EQ(before.error.empty(), a < 50) << before.error;
+    EXPECT_EQ(before.printed.find("after") != std::string::npos, a < 50) << before.printed;
+  }
 }
 
 }  // namespace

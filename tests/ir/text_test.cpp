@@ -301,11 +301,19 @@ kernel @unlowered() stage offloaded {
   }
 }
 
-kernel @legal(v: f32) stage legal {
+kernel @legal(v: f32) stage legal
+  message 0 print "v = {}\n" f32
+  message 1 assert "v is {} and {}" f32 i64
+{
   task serial $-1 "main" {
     %0 = arg f32 0
     %1 = bitcast u32 %0
     %2 = bitcast f32 %1
+    %3 = message_base
+    %4 = const u32 32
+    tree_store @context[%4] %3 as u32
+    %5 = tree_atomic add u32 @context[%4] %4
+    stop
   }
 }
 )";

@@ -692,7 +692,7 @@ kernel @talk(a: i32, b: i64) stage lowered {
     return context;
   };
   const std::vector<uint32_t> ok = run(3, -2);
-  EXPECT_EQ(ok[18], 4u + 1u);  // [40][3][lo][hi], then [42]
+  EXPECT_EQ(ok[18], 4u + 2u);  // [40][3][lo][hi], then [42][padding]
   EXPECT_EQ(ok[32], 40u);
   EXPECT_EQ(ok[33], 3u);
   EXPECT_EQ(ok[34], 0xfffffffeu);

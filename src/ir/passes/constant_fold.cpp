@@ -117,7 +117,7 @@ class Folder {
       case StmtKind::LoopIndex: case StmtKind::If: case StmtKind::While: case StmtKind::Break:
       case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert: case StmtKind::SNodeOp:
       case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic:
-      case StmtKind::TreeCas: case StmtKind::Task:
+      case StmtKind::TreeCas: case StmtKind::Task: case StmtKind::Stop: case StmtKind::MessageBase:
         return nullptr;
     }
     return nullptr;

@@ -97,7 +97,7 @@ bool make_key(const Stmt* s, Key* key) {
           std::less<const Stmt*>()(key->operands[1], key->operands[0]))
         std::swap(key->operands[0], key->operands[1]);
       return true;
-    case StmtKind::Cast: case StmtKind::Bitcast: case StmtKind::Select:
+    case StmtKind::Cast: case StmtKind::Bitcast: case StmtKind::Select: case StmtKind::MessageBase:
       return true;
     case StmtKind::Alloca: case StmtKind::LocalLoad: case StmtKind::LocalStore:
     case StmtKind::FieldLoad: case StmtKind::FieldStore: case StmtKind::FieldAtomic:
@@ -106,7 +106,7 @@ bool make_key(const Stmt* s, Key* key) {
     // SNode operations and tree memory read or change state that other
     // statements (and other threads) change; a task is a block like any other.
     case StmtKind::SNodeOp: case StmtKind::TreeLoad: case StmtKind::TreeStore:
-    case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::Task:
+    case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::Task: case StmtKind::Stop:
       return false;
   }
   return false;

@@ -6,6 +6,7 @@
 // legalize_math.cpp, within the precision docs/ir.md states).
 #include "ir/passes/legalize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "ir/builder.h"
 #include "ir/passes/legalize_emit.h"
 #include "ir/type_rules.h"
+#include "runtime/core/context_records.h"
 
 namespace grove::ir {
 
@@ -44,6 +46,7 @@ class Legalizer {
   Legalizer(Kernel& kernel, const TargetOps& target) : kernel_(kernel), target_(target) {}
 
   void run() {
+    kernel_.messages.clear();
     block(kernel_.body());
     kernel_.stage = Stage::legal;
   }
@@ -80,8 +83,94 @@ class Legalizer {
       case StmtKind::TreeLoad: return s->storage() == DataType::f16 && !target_.f16_storage ? f16_load(e, s) : nullptr;
       case StmtKind::TreeStore: return s->storage() == DataType::f16 && !target_.f16_storage ? f16_store(e, s) : nullptr;
       case StmtKind::TreeAtomic: return float_min_max_atomic(e, s);
+      case StmtKind::Print: return print(e, s);
+      case StmtKind::Assert: return assertion(e, s);
       default: return nullptr;
     }
+  }
+
+  // ---- print and assert: records in the context buffer ----
+  // (runtime/core/context_layout.h; docs/ir.md, "Print and assert"). The
+  // kernel's messages are numbered in program order; a record carries
+  // message_base + the number, which the host's ContextRecords formats.
+  // Each value is stored as a tree_store of its own type: its storage
+  // bits, in two words for 64-bit values, which sit at even words
+  // (print_record_layout).
+  uint32_t add_message(const Stmt* s, bool is_assert) {
+    rt::MessagePlan m;
+    m.id = static_cast<uint32_t>(kernel_.messages.size());
+    m.is_assert = is_assert;
+    m.format = s->text();
+    for (size_t n = is_assert ? 1 : 0; n < s->operands().size(); ++n) m.types.push_back(s->operands()[n]->type());
+    kernel_.messages.push_back(std::move(m));
+    return kernel_.messages.back().id;
+  }
+  static Stmt* word(Emit& e, uint32_t w) { return e.bits(DataType::u32, w); }
+  static Stmt* message_id(Emit& e, uint32_t number) {
+    Stmt* base = e.builder().message_base();
+    return e.add(base, word(e, number));
+  }
+
+  // One atomic add reserves the record's words; a record that does not
+  // fit is dropped and counted.
+  Stmt* print(Emit& e, Stmt* s) {
+    namespace ctx = rt::context;
+    const uint32_t id = add_message(s, false);
+    Builder& b = e.builder();
+    const DataType u = DataType::u32;
+    std::vector<DataType> types;
+    for (const Stmt* v : s->operands()) types.push_back(v->type());
+    std::vector<uint32_t> offsets;
+    Stmt* n = word(e, rt::print_record_layout(types, &offsets));
+    Stmt* at = b.tree_atomic(AtomicOp::add, kContextTree, u, word(e, ctx::kPrintHead), n);
+    Stmt* capacity = b.tree_load(kContextTree, u, word(e, ctx::kPrintCapacity));
+    // at + n <= capacity, without wrapping (made in this order: the
+    // statements come in one order whatever the compiler's).
+    Stmt* room = e.ge(capacity, n);
+    Stmt* left = e.sub(capacity, n);
+    Stmt* fits = e.land(room, e.le(at, left));
+    Stmt* branch = b.if_stmt(fits);
+    Builder w(branch->then_block());
+    Emit we(w);
+    Stmt* base = we.add(at, word(we, ctx::kHeaderWords));
+    w.tree_store(kContextTree, u, base, message_id(we, id));
+    for (size_t k = 0; k < s->operands().size(); ++k) {
+      Stmt* v = s->operands()[k];
+      w.tree_store(kContextTree, v->type(), we.add(base, word(we, offsets[k])), v);
+    }
+    Builder d(branch->else_block());
+    Emit de(d);
+    Stmt* one = word(de, 1);
+    d.tree_atomic(AtomicOp::add, kContextTree, u, word(de, ctx::kPrintDropped), one);
+    return at;  // a print has no value; nothing refers to it
+  }
+
+  // A failing assertion claims the context's record (the first one wins),
+  // fills it and stops its invocation: what follows it never runs.
+  Stmt* assertion(Emit& e, Stmt* s) {
+    namespace ctx = rt::context;
+    const uint32_t id = add_message(s, true);
+    const DataType u = DataType::u32;
+    Stmt* check = e.builder().if_stmt(e.lnot(s->cond()));
+    check->set_unlikely(true);
+    Builder f(check->then_block());
+    Emit fe(f);
+    static_assert(ctx::kAssertFlag == 0);
+    Stmt* zero = word(fe, 0);  // the flag's word, and its value while no assertion failed
+    Stmt* claimed = word(fe, 1);
+    Stmt* old = f.tree_cas(kContextTree, u, zero, zero, claimed);
+    Stmt* first = f.if_stmt(fe.eq(old, zero));
+    Builder r(first->then_block());
+    Emit re(r);
+    Stmt* message = message_id(re, id);
+    r.tree_store(kContextTree, u, word(re, ctx::kAssertMessage), message);
+    const size_t values = std::min<size_t>(s->operands().size() - 1, ctx::kMaxAssertValues);
+    for (size_t k = 0; k < values; ++k) {
+      Stmt* v = s->operands()[k + 1];
+      r.tree_store(kContextTree, v->type(), word(re, static_cast<uint32_t>(ctx::kAssertValues + 2 * k)), v);
+    }
+    f.stop();
+    return check;
   }
 
   // ---- unary ----

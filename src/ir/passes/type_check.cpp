@@ -153,6 +153,8 @@ class TypeChecker {
       case StmtKind::Break:
       case StmtKind::Continue:
         return;
+      case StmtKind::Stop:
+      case StmtKind::MessageBase:
       case StmtKind::TreeLoad:
       case StmtKind::TreeStore:
       case StmtKind::TreeAtomic:
