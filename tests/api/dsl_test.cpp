@@ -371,4 +371,26 @@ TEST_P(Dsl, PrintGoesToTheSink) {
   EXPECT_EQ(out, "n = 1, a = 42, half = 0.5 {ok}\n");
 }
 
+// One record with a value of every scalar type, 64-bit values after an odd
+// number of words (legalize pads them to an even word: the values must
+// still come out in order), from an iteration of a parallel loop.
+TEST_P(Dsl, PrintShowsAValueOfEveryScalarType) {
+  Program prog(config());
+  std::string out;
+  prog.set_print_sink([&](std::string_view s) { out += s; });
+  Kernel k = prog.kernel("types", {arg(i32, "a")}, [&](Args a) {
+    for_range(0, 4, [&](Expr n) {
+      if_(n == 2, [&] {
+        Expr v = a[0];
+        print(cast(i8, v), " ", cast(i64, v) * 1000000007, " ", cast(u16, v), " ", cast(f64, v) * 0.75, " ",
+              cast(u8, v), " ", cast(u64, v), " ", cast(i16, v), " ", cast(f32, v) / 4.0f, " ", v < 0, " ",
+              cast(u32, v));
+      });
+    });
+  });
+  k(-3);
+  // By hand: -3 as each type, -3 * 1000000007, -3 * 0.75, -3 / 4.
+  EXPECT_EQ(out, "-3 -3000000021 65533 -2.25 253 18446744073709551613 -3 -0.75 1 4294967293\n");
+}
+
 }  // namespace
