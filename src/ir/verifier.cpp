@@ -246,12 +246,30 @@ class Verifier {
                          (last->kind() == StmtKind::StructFor && kind == TaskKind::struct_for &&
                           kernel_.stage == Stage::offloaded));
     if (!loop) fail(s, what + " must end with its range_for (the parallel loop)");
+    const bool legal = kernel_.stage == Stage::legal;
     for (size_t i = 0; i + 1 < body->size(); ++i) {
       const Stmt* t = body->at(i);
-      if (t->has_side_effects())
-        fail(t, what + " holds only side-effect-free statements before its range_for, not a '" +
+      if (t->has_side_effects() && !(legal && local_only(t)))
+        fail(t, what + " holds only side-effect-free statements before its range_for" +
+                    std::string(legal ? " (and loops over local variables)" : "") + ", not a '" +
                     kind_name(t->kind()) + "'");
     }
+  }
+
+  // At stage legal, what legalize writes before a parallel loop may loop
+  // (exact fmod): statements that change nothing but local variables.
+  static bool local_only(const Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::LocalStore: case StmtKind::Break: case StmtKind::Continue:
+      case StmtKind::While: case StmtKind::If:
+        break;
+      default:
+        if (s->has_side_effects()) return false;
+    }
+    for (const auto& b : s->blocks())
+      for (const auto& inner : b->stmts())
+        if (!local_only(inner.get())) return false;
+    return true;
   }
 
   // ---- statements ----

@@ -1259,7 +1259,8 @@ void complete_plan(rt::KernelPlan& plan, const std::vector<TaskCode>& tasks,
 
 const ir::TargetOps& target_ops() {
   static const ir::TargetOps ops{
-      .float_round = true, .float_pow = true, .f16_storage = true, .float_math = true, .f64_math = true};
+      .float_round = true, .float_pow = true, .f16_storage = true, .float_math = true, .f64_math = true,
+      .exact_fmod = true, .int64 = true};
   return ops;
 }
 

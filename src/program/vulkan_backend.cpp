@@ -119,7 +119,7 @@ class VulkanCompiler : public Backend {
   VulkanCompiler(const vk::Target& target, const std::string& target_name, bool debug)
       : target_(target), target_name_(target_name), debug_(debug) {}
   Arch arch() const override { return Arch::Vulkan; }
-  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(); }
+  const ir::TargetOps* target_ops() const override { return &spirv::target_ops(target_.features.shader_int64); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
                                             rt::KernelPlan) override {
     throw Error("kernel '" + kernel.name() + "': the Vulkan code generator without a device only makes modules");

@@ -938,9 +938,10 @@ void check_features(const ir::Kernel& kernel, const DeviceFeatures& f, const std
 
 }  // namespace
 
-const ir::TargetOps& target_ops() {
-  static const ir::TargetOps ops;  // nothing beyond the primitives
-  return ops;
+const ir::TargetOps& target_ops(bool int64) {
+  // Nothing beyond the primitives, and 64-bit integers where the device has them.
+  static const ir::TargetOps with_int64{.int64 = true}, without;
+  return int64 ? with_int64 : without;
 }
 
 KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& forest,
@@ -949,7 +950,7 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
     throw InternalError("SPIR-V codegen: kernel '" + input.name() + "' is at stage " +
                         ir::stage_name(input.stage) + "; it takes lowered kernels");
   std::unique_ptr<ir::Kernel> copy;
-  const ir::Kernel& kernel = ir::legal_form(input, target_ops(), copy);
+  const ir::Kernel& kernel = ir::legal_form(input, target_ops(options.features.shader_int64), copy);
   check_features(kernel, options.features, options.target_name);
   KernelModules out;
   out.messages = kernel.messages;

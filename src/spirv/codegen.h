@@ -58,8 +58,10 @@
 // What an operation means where the device lacks it is legalize's
 // (src/ir/passes/legalize.h; target_ops() below declares nothing native):
 // guarded integer division, shift counts, saturating float-to-int casts,
-// min/max, round, pow's special cases, f16 storage, and the math functions
-// (Cephes' f32 algorithms, f64 through them) arrive here as primitives.
+// min/max, round, pow's special cases, f16 storage, the math functions
+// (Cephes' f32 algorithms, f64 through them), exact fmod (f64 where the
+// device has Int64; else OpFRem), print and assert records arrive here as
+// primitives.
 // What stays here is how SPIR-V expresses a primitive on real drivers:
 // i8/i16/u8/u16 values live in 32-bit words (signed ones sign-extended)
 // and are re-wrapped after every operation, so no Int8/Int16 capability is
@@ -69,7 +71,7 @@
 // and NaN (DeviceFeatures); sign extension to 64 bits is built from two
 // words (lavapipe miscompiles OpSConvert followed by a signed compare);
 // signed mod is a - (a / b) * b (NVIDIA's OpSRem was wrong for negative
-// dividends); fmod is exact long division (codegen_math.cpp). sin, cos,
+// dividends). sin, cos,
 // tan of |x| > 8192, sqrt and pow of a positive base are the driver's
 // GLSL.std.450 (lavapipe: sin/cos/tan within 3 ulp, pow within ~40 ulp).
 #pragma once
@@ -187,7 +189,7 @@ struct KernelModules {
 // What SPIR-V's core instructions compute as docs/ir.md defines them on
 // every Vulkan device: the arithmetic primitives only. The rest
 // (ir/passes/legalize.h) arrives written in primitives.
-const ir::TargetOps& target_ops();
+const ir::TargetOps& target_ops(bool int64);  // int64: the device's shaderInt64
 
 // Translates a kernel at ir::Stage::legal (a lowered one is legalized first). User errors (a feature the device
 // lacks, too many argument words for the push constants) raise grove::Error

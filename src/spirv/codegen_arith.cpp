@@ -253,8 +253,8 @@ Id TaskEmitter::binary(BinaryOp op, DataType t, Id a, Id b) {
       case BinaryOp::sub: return float_op(Op::OpFSub, a, b);
       case BinaryOp::mul: return float_op(Op::OpFMul, a, b);
       case BinaryOp::div: return float_op(Op::OpFDiv, a, b);
-      case BinaryOp::mod:  // std::fmod, exactly (needs 64-bit integers for f64)
-        return t == DataType::f64 && !options_.features.shader_int64 ? float_op(Op::OpFRem, a, b) : float_mod(a, b, t);
+      case BinaryOp::mod:  // legalize wrote exact fmod where it could (f64: with Int64)
+        return float_op(Op::OpFRem, a, b);
       case BinaryOp::pow: return float_math(GLSLstd450Pow, t, {a, b});  // of a positive base (legalize)
       case BinaryOp::atan2: return float_math(GLSLstd450Atan2, t, {a, b});
       default: break;

@@ -50,7 +50,6 @@ class TaskEmitter {
   Id float_math(GLSLstd450 op, DataType t, std::vector<Id> args);
   // Float arithmetic decorated NoContraction (never fused into an FMA).
   Id float_op(spv::Op op, Id a, Id b);
-  Id float_mod(Id x, Id y, DataType t);  // std::fmod, exact
   Id op2(spv::Op op, Id a, Id b) { return m_.binary(op, a, b); }
   Id logical_not(Id b) { return m_.unary(spv::Op::OpLogicalNot, b); }
   // 64-bit values <-> their two words (low first).

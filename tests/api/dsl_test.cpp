@@ -371,6 +371,31 @@ TEST_P(Dsl, PrintGoesToTheSink) {
   EXPECT_EQ(out, "n = 1, a = 42, half = 0.5 {ok}\n");
 }
 
+// Float % is C's fmod, exactly, also where the value is computed before a
+// parallel loop (a top-level value: each task recomputes it ahead of its
+// loop, and legalize writes it there as a loop over local variables on a
+// target without an exact fmod, as Vulkan).
+TEST_P(Dsl, AFloatModComputedBeforeAParallelLoopIsExact) {
+  Program prog(config());
+  Field wide = prog.field(f64, "wide", {4});
+  Field narrow = prog.field(f32, "narrow", {4});
+  Kernel k = prog.kernel("fmod_prefix", {arg(f64, "a"), arg(f32, "b")}, [&](Args a) {
+    Expr r = a[0] % Expr::constant(f64, 0.1);
+    Expr q = a[1] % 3.0f;
+    for_range(0, 4, [&](Expr i) {
+      wide(i) = r * cast(f64, i + 1);
+      narrow(i) = q + cast(f32, i);
+    });
+  });
+  for (const auto& [x, y] : {std::pair{1e17, 1e30f}, std::pair{-7.25, -7.25f}, std::pair{1e-310, 2.5f}}) {
+    k(x, y);
+    for (int n = 0; n < 4; ++n) {
+      EXPECT_EQ(wide.read<double>({n}), std::fmod(x, 0.1) * (n + 1)) << x;
+      EXPECT_EQ(narrow.read<float>({n}), std::fmod(y, 3.0f) + static_cast<float>(n)) << y;
+    }
+  }
+}
+
 // One record with a value of every scalar type, 64-bit values after an odd
 // number of words (legalize pads them to an even word: the values must
 // still come out in order), from an iteration of a parallel loop.

@@ -32,9 +32,16 @@ using test::run_pass;
 using test::text;
 
 TargetOps nothing_native() { return {}; }
+// A Vulkan device with shaderInt64: what legalize writes in 64-bit integers
+// (f64 fmod) is written.
+TargetOps nothing_native_but_int64() {
+  TargetOps t;
+  t.int64 = true;
+  return t;
+}
 TargetOps everything_native() {
   TargetOps t;
-  t.float_round = t.float_pow = t.f16_storage = t.float_math = t.f64_math = true;
+  t.float_round = t.float_pow = t.f16_storage = t.float_math = t.f64_math = t.exact_fmod = t.int64 = true;
   return t;
 }
 
@@ -285,6 +292,64 @@ kernel @k() stage lowered {
   }
 }
 
+// Float mod: the target's where it is exact; else a long division in a
+// loop over locals (f64: only with 64-bit integers), allowed before a
+// parallel loop at stage legal.
+TEST(Legalize, FloatModBecomesALongDivisionUnlessTheTargetHasItExactly) {
+  const char* module = R"(
+kernel @k(x: f32, y: f64) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = arg f32 0
+    %1 = arg f64 1
+    %2 = const f32 3
+    %3 = binary mod f32 %0 %2
+    %4 = const f64 0.5
+    %5 = binary mod f64 %1 %4
+    %6 = const i32 0
+    %7 = const i32 4
+    %8 = range_for %6 %7 {
+      %9 = const u32 0
+      tree_store @t0[%9] %3 as f32
+      %10 = const u32 2
+      tree_store @t0[%10] %5 as f64
+    }
+  }
+}
+)";
+  std::string native = run_pass(module, [](Kernel& k) { legalize(k, everything_native()); });
+  EXPECT_NE(native.find("binary mod f32 %0 %2"), std::string::npos) << native;
+  EXPECT_EQ(native.find("while"), std::string::npos) << native;
+  std::string no_int64 = run_pass(module, [](Kernel& k) { legalize(k, nothing_native()); });
+  EXPECT_EQ(test::count(no_int64, "while {"), 1u) << no_int64;  // f32's, before the parallel loop
+  EXPECT_NE(no_int64.find("unary clz u32"), std::string::npos) << no_int64;
+  EXPECT_EQ(no_int64.find("binary mod f32"), std::string::npos) << no_int64;
+  EXPECT_NE(no_int64.find("binary mod f64"), std::string::npos) << no_int64;  // the target's OpFRem
+  std::string with_int64 = run_pass(module, [](Kernel& k) { legalize(k, nothing_native_but_int64()); });
+  EXPECT_EQ(test::count(with_int64, "while {"), 2u) << with_int64;
+  EXPECT_NE(with_int64.find("unary clz u64"), std::string::npos) << with_int64;
+  EXPECT_EQ(with_int64.find("binary mod"), std::string::npos) << with_int64;
+  // Before legalize, a loop before the parallel loop is refused.
+  ParsedModule m = parse_module(text(R"(
+kernel @k() stage lowered {
+  task range_for $-1 "range_for" {
+    while {
+      break
+    }
+    %0 = const i32 0
+    %1 = range_for %0 %0 {
+    }
+  }
+}
+)"), "test");
+  try {
+    verify(*m.kernels.front(), "test");
+    ADD_FAILURE() << "a loop before a parallel loop was accepted before legalize";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("side-effect-free statements before its range_for"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The math functions: kept where the target has them; else written out,
 // with only what the target is left with (f32 sin beyond 8192, no f64
 // function, no 64-bit integer) in the output.
@@ -467,7 +532,7 @@ void expect_same_meaning(const std::string& what, DataType in, DataType out, boo
   const std::unique_ptr<Kernel> reference = pairwise_kernel(fields, n, in, out, binary, op);
   verify(*reference, "test kernel");
   const std::vector<uint32_t> want = run(*reference, in, values, results);
-  for (const TargetOps& target : {nothing_native(), everything_native()}) {
+  for (const TargetOps& target : {nothing_native(), nothing_native_but_int64(), everything_native()}) {
     const bool near_enough = approximate && !target.float_math;
     std::unique_ptr<Kernel> k = pairwise_kernel(fields, n, in, out, binary, op);
     legalize(*k, target);

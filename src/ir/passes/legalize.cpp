@@ -89,6 +89,109 @@ class Legalizer {
     }
   }
 
+  // std::fmod, exactly (musl's fmod): the mantissas' long division, a bit
+  // a step, in unsigned integers of the float's width; special cases
+  // selected. The loop runs over the difference of the exponents (up to
+  // 277 steps for f32, 2098 for f64).
+  Stmt* float_mod(Emit& e, Stmt* x, Stmt* y) {
+    const DataType t = x->type();
+    const bool wide = t == DataType::f64;
+    const DataType u = wide ? DataType::u64 : DataType::u32, si = wide ? DataType::i64 : DataType::i32;
+    const int width = wide ? 64 : 32;
+    const int mantissa_bits = wide ? 52 : 23;
+    const uint64_t exp_mask = wide ? 0x7ff : 0xff;
+    const uint64_t implicit = uint64_t{1} << mantissa_bits;
+    Builder& b = e.builder();
+    auto k = [&](Emit& at, uint64_t v) { return at.bits(u, v); };
+    // The highest set bit of v (v != 0).
+    auto msb = [&](Emit& at, Stmt* v) {
+      Stmt* top = k(at, static_cast<uint64_t>(width - 1));
+      Stmt* zeros = at.un(UnaryOp::clz, v);
+      return at.sub(top, zeros);
+    };
+    Stmt* ux = e.bitcast(u, x);
+    Stmt* uy = e.bitcast(u, y);
+    Stmt* ex = e.band_k(e.shr(ux, mantissa_bits), exp_mask);
+    Stmt* ey = e.band_k(e.shr(uy, mantissa_bits), exp_mask);
+    Stmt* sx = e.band_k(ux, uint64_t{1} << (width - 1));
+    Stmt* ax = e.shl(ux, 1);
+    Stmt* ay = e.shl(uy, 1);
+    Stmt* y_zero = e.eq_k(ay, 0);
+    Stmt* y_nan = e.is_nan(y);
+    Stmt* x_special = e.eq_k(ex, exp_mask);
+    Stmt* nan = e.lor(e.lor(y_zero, y_nan), x_special);
+    Stmt* small = e.le(ax, ay);  // |x| <= |y|
+    Stmt* equal = e.eq(ax, ay);
+    // Mantissas with the implicit bit; subnormals normalised (an exponent
+    // below 1, as u's bits).
+    auto normalise = [&](Stmt* bits, Stmt* exp, Stmt** mant, Stmt** scaled) {
+      Stmt* frac = e.band_k(bits, implicit - 1);
+      Stmt* sub = e.eq_k(exp, 0);
+      Stmt* top = msb(e, e.bor_k(frac, 1));
+      Stmt* shift = e.sub(k(e, static_cast<uint64_t>(mantissa_bits)), top);  // 1..mantissa_bits
+      Stmt* up = e.bin(BinaryOp::shl, frac, shift);
+      *mant = e.sel(sub, up, e.bor_k(frac, implicit));
+      Stmt* below = e.sub(k(e, 1), shift);
+      *scaled = e.sel(sub, below, exp);
+    };
+    Stmt *mx, *nx, *my, *ny;
+    normalise(ux, ex, &mx, &nx);
+    normalise(uy, ey, &my, &ny);
+    Stmt* skip = e.lor(nan, small);
+    Stmt* m_var = b.alloca_var(u);
+    Stmt* e_var = b.alloca_var(u);
+    Stmt* zero_var = b.alloca_var(DataType::u1);
+    b.local_store(m_var, mx);
+    b.local_store(e_var, nx);
+    // One subtract step: m - my where that is not negative (0: x is a
+    // multiple of y, the result 0).
+    auto step = [&](Builder& at) {
+      Emit s(at);
+      Stmt* m = at.local_load(m_var);
+      Stmt* diff = s.sub(m, my);
+      Stmt* fits = s.ge(m, my);
+      Stmt* exact = s.land(fits, s.eq_k(diff, 0));
+      at.local_store(zero_var, s.lor(at.local_load(zero_var), exact));
+      return s.sel(fits, diff, m);
+    };
+    Stmt* loop = b.while_loop();
+    {
+      Builder in(loop->body());
+      Emit ie(in);
+      Stmt* going = ie.lnot(ie.lor(skip, in.local_load(zero_var)));
+      Stmt* ev = ie.bitcast(si, in.local_load(e_var));
+      Stmt* above = ie.bin(BinaryOp::cmp_gt, ev, ie.bitcast(si, ny));
+      Stmt* done = in.if_stmt(ie.lnot(ie.land(going, above)));
+      Builder(done->then_block()).break_stmt();
+      Stmt* m = step(in);
+      in.local_store(m_var, ie.shl(m, 1));
+      Stmt* one = k(ie, 1);
+      in.local_store(e_var, ie.sub(in.local_load(e_var), one));
+    }
+    Stmt* m = step(b);
+    Stmt* zero = b.local_load(zero_var);
+    // Renormalised (the implicit bit set again), then the float rebuilt.
+    Stmt* top = msb(e, e.bor_k(m, 1));
+    Stmt* shift = e.sub(k(e, static_cast<uint64_t>(mantissa_bits)), top);  // 0..mantissa_bits
+    Stmt* mn = e.bin(BinaryOp::shl, m, shift);
+    Stmt* en = e.sub(b.local_load(e_var), shift);
+    Stmt* mantissa = e.sub(mn, k(e, implicit));
+    Stmt* normal = e.bor(mantissa, e.shl(en, mantissa_bits));
+    Stmt* down = e.sub(k(e, 1), en);
+    Stmt* most = k(e, static_cast<uint64_t>(width - 1));
+    down = e.sel(e.bin(BinaryOp::cmp_gt, down, most), most, down);
+    Stmt* subnormal = e.bin(BinaryOp::shr, mn, down);
+    Stmt* signed_en = e.bitcast(si, en);
+    Stmt* positive = e.bin(BinaryOp::cmp_gt, signed_en, e.bits(si, 0));
+    Stmt* r = e.sel(positive, normal, subnormal);
+    r = e.sel(zero, k(e, 0), r);
+    Stmt* result = e.bitcast(t, e.bor(r, sx));
+    Stmt* signed_zero = e.bitcast(t, sx);
+    result = e.sel(small, e.sel(equal, signed_zero, x), result);
+    Stmt* qnan = e.num(t, std::numeric_limits<double>::quiet_NaN());
+    return e.sel(nan, qnan, result);
+  }
+
   // ---- print and assert: records in the context buffer ----
   // (runtime/core/context_layout.h; docs/ir.md, "Print and assert"). The
   // kernel's messages are numbered in program order; a record carries
@@ -226,6 +329,8 @@ class Legalizer {
     if (is_float(t)) {
       if (op == BinaryOp::pow && (!target_.float_pow || (t == DataType::f64 && !target_.f64_math)))
         return float_pow(e, a, b);
+      if (op == BinaryOp::mod && !target_.exact_fmod && (t == DataType::f32 || target_.int64))
+        return float_mod(e, a, b);
       if (op == BinaryOp::atan2) return legalize_detail::math_atan2(e, a, b, target_);
       return nullptr;
     }

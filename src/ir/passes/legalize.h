@@ -36,6 +36,15 @@ struct TargetOps {
   // they are computed in f32 (the f32 forms above): exp, log, atan2 and pow
   // keep f64's range, the odd functions return tiny arguments unchanged.
   bool f64_math = false;
+  // Float `mod` as C's fmod, exactly. Without it, legalize writes musl's
+  // long division of the mantissas (a loop, a bit a step) in integers of
+  // the float's width: for f64 only where the target has `int64`, else f64
+  // `mod` stays the target's (SPIR-V's OpFRem, which is x - y * trunc(x / y)
+  // on some drivers: inexact).
+  bool exact_fmod = false;
+  // 64-bit integer arithmetic (Vulkan: shaderInt64), for what legalize
+  // writes with it.
+  bool int64 = false;
 };
 
 // Rewrites `kernel` (stage lowered) for `target`, which moves it to stage
