@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "grove/error.h"
+#include "grove/host_copy.h"
 #include "grove/types.h"
 #include "grove/vulkan_handles.h"
 
@@ -266,16 +267,15 @@ class Field {
   // vectors. Inactive cells read 0.
   template <typename T>
   std::vector<T> to_vector() const {
-    std::vector<T> out(host_copy_bytes(sizeof(T)) / sizeof(T));
-    copy_out(type_of<T>(), out.data());
+    std::vector<T> out;
+    copy_out(type_of<T>(), detail::vector_destination(out));
     return out;
   }
   // The same into `out`, resized to fit: a loop reading a field every
   // frame reuses its buffer (no allocation, nothing zeroed first).
   template <typename T>
   void to_vector(std::vector<T>& out) const {
-    out.resize(host_copy_bytes(sizeof(T)) / sizeof(T));
-    copy_out(type_of<T>(), out.data());
+    copy_out(type_of<T>(), detail::vector_destination(out));
   }
   template <typename T>
   void from_vector(const std::vector<T>& values) const {
@@ -332,7 +332,8 @@ class Field {
   size_t host_copy_bytes(size_t element_bytes) const;
   void read_raw(std::initializer_list<int64_t> index, DataType as, void* out) const;
   void write_raw(std::initializer_list<int64_t> index, DataType as, const void* value) const;
-  void copy_out(DataType as, void* out) const;
+  // Every value as `as` into what `out` places (host_copy_bytes checked first).
+  void copy_out(DataType as, detail::HostDestination out) const;
   void copy_out_to(DataType as, void* out, size_t count) const;  // `count` checked first
   // `api` names the call in errors ("from_vector").
   void copy_in(DataType as, const void* values, size_t count, const char* api) const;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "grove/error.h"
+#include "grove/host_copy.h"
 #include "grove/types.h"
 #include "grove/vulkan_handles.h"
 
@@ -127,16 +128,15 @@ class Tree {
   // grove::Error naming it.)
   template <typename T>
   std::vector<T> to_vector(std::string_view field) const {
-    std::vector<T> out(host_copy_elements(field, sizeof(T)));
-    copy_out(field, type_of<T>(), out.data());
+    std::vector<T> out;
+    copy_out(field, type_of<T>(), detail::vector_destination(out));
     return out;
   }
   // The same into `out`, resized to fit: a renderer reading a field every
   // frame reuses its buffer (no allocation, nothing zeroed first).
   template <typename T>
   void to_vector(std::string_view field, std::vector<T>& out) const {
-    out.resize(host_copy_elements(field, sizeof(T)));
-    copy_out(field, type_of<T>(), out.data());
+    copy_out(field, type_of<T>(), detail::vector_destination(out));
   }
   // Into memory the caller holds: exactly num_elements(field) values.
   template <typename T>
@@ -164,7 +164,10 @@ class Tree {
   // num_elements(field), after checking that a copy of them all (of
   // `element_bytes` each) fits in the host's memory.
   size_t host_copy_elements(std::string_view field, size_t element_bytes) const;
+  // Every value as `as` into `out` (num_elements(field) of them), or into
+  // what `out` places (host_copy_elements checked first).
   void copy_out(std::string_view field, DataType as, void* out) const;
+  void copy_out(std::string_view field, DataType as, detail::HostDestination out) const;
   void copy_out_to(std::string_view field, DataType as, void* out, size_t count) const;  // `count` checked first
   // `count` values (`each`; else one for every element); `api` names the call in errors.
   void copy_in(std::string_view field, DataType as, const void* values, size_t count, bool each, const char* api) const;

@@ -3,6 +3,7 @@
 // opens it) through rt::Context, with nothing of the compiler.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <array>
 #include <map>
 #include <mutex>
@@ -391,14 +392,19 @@ size_t Tree::host_copy_elements(std::string_view field, size_t element_bytes) co
   return static_cast<size_t>(elements);
 }
 
-void Tree::copy_out(std::string_view field, DataType as, void* out) const {
+void Tree::copy_out(std::string_view field, DataType as, detail::HostDestination out) const {
+  const size_t count = host_copy_elements(field, rt::host_value_bytes(as));
   ModuleImpl& m = live(module_);
   const std::lock_guard lock(m.mutex);
   const rt::FieldLayout& f = field_of(m, instance_, field);
   const std::vector<rt::FieldWalk> walk{rt::FieldWalk(m.type_of_instance(instance_).layout, f.id)};
   std::vector<uint32_t> copy;
   const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, false);
-  rt::copy_elements_out(walk[0], f.dtype, words.words, words.from, as, out);
+  if (const uint32_t* values = rt::values_in_place(walk, f.dtype, as, words.words, words.from)) {
+    out.place(out.target, values, count);  // one copy, nothing zeroed first
+    return;
+  }
+  rt::copy_elements_out(walk[0], f.dtype, words.words, words.from, as, out.place(out.target, nullptr, count));
 }
 
 void Tree::copy_out_to(std::string_view field, DataType as, void* out, size_t count) const {
@@ -407,6 +413,18 @@ void Tree::copy_out_to(std::string_view field, DataType as, void* out, size_t co
     throw Error("Tree::to_span of field '" + std::string(field) + "': the span holds " + std::to_string(count) +
                 " values, the field " + std::to_string(expected));
   copy_out(field, as, out);
+}
+
+void Tree::copy_out(std::string_view field, DataType as, void* out) const {
+  struct Memory {
+    void* out;
+    size_t value_bytes;
+  } memory{out, rt::host_value_bytes(as)};
+  copy_out(field, as, {&memory, [](void* target, const void* values, size_t n) -> void* {
+                         const auto* m = static_cast<const Memory*>(target);
+                         if (values != nullptr && n != 0) std::memcpy(m->out, values, n * m->value_bytes);
+                         return m->out;
+                       }});
 }
 
 void Tree::copy_in(std::string_view field, DataType as, const void* values, size_t count, bool each,

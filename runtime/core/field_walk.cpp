@@ -154,6 +154,25 @@ class JoinedCopies {
   size_t bytes_ = 0;
 };
 
+const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype, DataType as,
+                                std::span<const uint32_t> words, int64_t words_from) {
+  if (walks.empty() || (walks.size() > 1 && !FieldWalk::interleaved(walks))) return nullptr;
+  const FieldWalk& w = walks.front();
+  if (!w.dense() || as != dtype || as == DataType::u1 || as == DataType::f16 || bit_width(as) < 32) return nullptr;
+  const int64_t element = static_cast<int64_t>(walks.size()) * storage_words(dtype);  // words of all components
+  if (w.step() != element) return nullptr;
+  // The runs must follow one another from the first word on.
+  int64_t next = w.first_word();
+  bool chained = true;
+  w.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    chained = chained && r.address == next;
+    next = r.address + r.count * element;
+  });
+  if (!chained || next - w.first_word() != w.elements() * element) return nullptr;
+  if (w.first_word() < words_from || next - words_from > static_cast<int64_t>(words.size())) return nullptr;
+  return words.data() + (w.first_word() - words_from);
+}
+
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
                        DataType as, void* out, size_t stride, size_t component, size_t width) {
   auto* bytes = static_cast<unsigned char*>(out);

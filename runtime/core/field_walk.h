@@ -200,6 +200,15 @@ inline size_t host_value_bytes(DataType as) {
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
                        DataType as, void* out, size_t stride = 1, size_t component = 0, size_t width = 1);
 
+// The values of a whole-field copy out of `walks` (the components of one
+// field, of type `dtype`; interleaved when more than one) as host type
+// `as`, where `words` (the tree's buffer from word `words_from` on) holds
+// them already as the host lays them out: dense elements of the host's
+// own type (32 or 64 bits) in one run, in element order, components side
+// by side. Their first word there, else null.
+const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype, DataType as,
+                                std::span<const uint32_t> words, int64_t words_from);
+
 // Stores values into every element of `walk`'s field (of type `dtype`) in
 // `words` (the tree's buffer from word `words_from` on): `value_bytes`
 // (4 or 8) bytes each from `values`, the bits of the field's compute type

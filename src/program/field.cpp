@@ -174,17 +174,23 @@ static void for_all_elements(detail::ProgramImpl* p, const std::vector<int>& ids
 
 namespace detail {
 
-void ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, DataType as, void* out) {
+const void* ProgramImpl::copy_field_out(const std::vector<int>& ids, int instance, DataType as,
+                                        HostDestination out, size_t count) {
   const rt::TreeLayout& layout = forest_.layout(tree_of_field(ids[0]));
   std::vector<rt::FieldWalk> walks;
   for (int id : ids) walks.emplace_back(layout, id);
   HostWords::Lease lease = host_words.lease();
   const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), false);
   check_pools();
+  const DataType dtype = fields_.get(ids[0]).dtype;  // the components share it
+  if (const uint32_t* values = rt::values_in_place(walks, dtype, as, words.words, words.from))
+    return out.place(out.target, values, count);  // one copy, nothing zeroed first
+  void* to = out.place(out.target, nullptr, count);
   // A vector or matrix field's components side by side: all at once.
   const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;
   for (size_t c = 0; c < ids.size(); c += width)
-    rt::copy_elements_out(walks[c], fields_.get(ids[c]).dtype, words.words, words.from, as, out, ids.size(), c, width);
+    rt::copy_elements_out(walks[c], fields_.get(ids[c]).dtype, words.words, words.from, as, to, ids.size(), c, width);
+  return to;
 }
 
 void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
@@ -235,7 +241,8 @@ void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const
 
 }  // namespace detail
 
-void Field::copy_out(DataType as, void* out) const {
+void Field::copy_out(DataType as, detail::HostDestination out) const {
+  const size_t count = host_copy_bytes(rt::host_value_bytes(as)) / rt::host_value_bytes(as);
   const std::shared_ptr<detail::ProgramImpl> held = hold();
   const auto lock = held->lock();
   detail::ProgramImpl* p = held.get();
@@ -243,9 +250,9 @@ void Field::copy_out(DataType as, void* out) const {
   for (int id : ids_) p->materialize_field(id, "the host");
   const int instance = p->host_instance(*this);  // components share one SNode, so one tree
   detail::TraceScope trace(*p, detail::HostOp::Kind::copy_out);
-  p->copy_field_out(ids_, instance, as, out);
+  const void* values = p->copy_field_out(ids_, instance, as, out, count);
   if (detail::HostOp* op = trace.op()) {
-    const auto* bytes = static_cast<const unsigned char*>(out);
+    const auto* bytes = static_cast<const unsigned char*>(values);
     op->fields = ids_;
     op->instance = instance_;
     op->as = as;
@@ -258,7 +265,15 @@ void Field::copy_out_to(DataType as, void* out, size_t count) const {
   if (count != expected)
     throw Error("to_span on field '" + name() + "': the span holds " + std::to_string(count) +
                 " values, the field " + std::to_string(expected) + " (num_elements() * components())");
-  copy_out(as, out);
+  struct Memory {
+    void* out;
+    size_t value_bytes;
+  } memory{out, rt::host_value_bytes(as)};
+  copy_out(as, {&memory, [](void* target, const void* values, size_t n) -> void* {
+                  const auto* m = static_cast<const Memory*>(target);
+                  if (values != nullptr && n != 0) std::memcpy(m->out, values, n * m->value_bytes);
+                  return m->out;
+                }});
 }
 
 void Field::copy_in(DataType as, const void* values, size_t count, const char* api) const {

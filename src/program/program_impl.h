@@ -393,7 +393,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // interleaved; values one per element and component, or one for
   // all (`each` false): `value_bytes` (4 or 8) bytes each, the bits of the
   // field's compute type.
-  void copy_field_out(const std::vector<int>& ids, int instance, DataType as, void* out);
+  // Returns where the `count` values went (what `out` placed).
+  const void* copy_field_out(const std::vector<int>& ids, int instance, DataType as, HostDestination out,
+                             size_t count);
   void copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes, bool each);
   // The sparse SNodes nearest below `snode` (itself excluded).
   std::vector<int> nearest_sparse(int snode) const;

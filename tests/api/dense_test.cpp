@@ -45,6 +45,22 @@ TEST_P(Dense, NestedDenseMapsGlobalIndices) {
   k();
   for (int64_t i : {0, 7, 8, 31})
     for (int64_t j : {0, 9, 30}) EXPECT_EQ(x.read<int32_t>({i, j}), i * 1000 + j);
+  // A whole copy is row-major although the words are blocked (8 x 8
+  // blocks: a row's elements are not one run of memory), and a field
+  // of one block is (one copy of the words, into a new vector or a kept one).
+  std::vector<int32_t> want;
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j) want.push_back(i * 1000 + j);
+  EXPECT_EQ(x.to_vector<int32_t>(), want);
+  Field y = prog.field(i32, "y", {32, 32});
+  Kernel copy = prog.kernel("copy", [&] { for_each(y, [&](Expr i, Expr j) { y(i, j) = x(i, j); }); });
+  copy();
+  EXPECT_EQ(y.to_vector<int32_t>(), want);
+  std::vector<int32_t> kept(5, -1);
+  y.to_vector(kept);
+  EXPECT_EQ(kept, want);
+  std::vector<int64_t> wide = y.to_vector<int64_t>();  // another type: converted, not copied
+  EXPECT_EQ(wide, std::vector<int64_t>(want.begin(), want.end()));
 }
 
 TEST_P(Dense, NonPowerOfTwoExtentsVisitEveryCellOnce) {

@@ -1,0 +1,36 @@
+// grove/host_copy.h — where a whole-field copy out puts its values
+// (Field::to_vector, runtime::Tree::to_vector). Internal to those
+// templates: applications call to_vector.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace grove::detail {
+
+// `place(target, values, count)` returns the memory holding `count` host
+// values for the copy to write. `values`, when not null, are those values
+// already laid out as the host wants them (a dense field of the host's own
+// type, read in place): `place` takes them in one copy, and the copy
+// writes nothing more (a std::vector made from the range is not zeroed
+// first).
+struct HostDestination {
+  void* target = nullptr;
+  void* (*place)(void* target, const void* values, std::size_t count) = nullptr;
+};
+
+template <typename T>
+HostDestination vector_destination(std::vector<T>& out) {
+  return {&out, [](void* target, const void* values, std::size_t count) -> void* {
+            auto& o = *static_cast<std::vector<T>*>(target);
+            if (values != nullptr) {
+              const T* first = static_cast<const T*>(values);
+              o.assign(first, first + count);
+            } else {
+              o.resize(count);
+            }
+            return o.data();
+          }};
+}
+
+}  // namespace grove::detail
