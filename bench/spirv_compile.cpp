@@ -5,7 +5,7 @@
 //   spirv_codegen_<kernel>           lowered IR -> SPIR-V words of every task
 //                                    (spirv::generate_kernel), without the driver
 //   spirv_codegen_pipeline_<kernel>  the same plus vkCreateComputePipelines
-//                                    of every task (vk::Device::create_pipeline)
+//                                    of every task (vk::Device::create_pipelines)
 //   kernel_compile_<kernel>          everything a kernel's first launch compiles
 //                                    in a fresh Program: the DSL body, the pass
 //                                    pipeline, code generation, pipelines
@@ -90,12 +90,12 @@ void compile(benchmark::State& state, std::string kernel_name, Scope scope) {
       const auto start = std::chrono::steady_clock::now();
       spirv::KernelModules modules = spirv::generate_kernel(lowered, forest, options, push_limit);
       std::vector<vk::PipelineId> pipelines;
-      if (with_pipelines) {
-        for (const spirv::TaskModule& task : modules.tasks) {
-          pipelines.push_back(dev->create_pipeline(task.words, task.entry_point,
-                                                   1 + static_cast<std::uint32_t>(task.trees.size()),
-                                                   modules.arg_words * 4, task.entry_point));
-        }
+      if (with_pipelines) {  // all at once, as the Vulkan backend loads a kernel
+        std::vector<vk::PipelineRequest> requests;
+        for (const spirv::TaskModule& task : modules.tasks)
+          requests.push_back({task.words, task.entry_point, 1 + static_cast<std::uint32_t>(task.trees.size()),
+                              modules.arg_words * 4, task.entry_point});
+        pipelines = dev->create_pipelines(requests);
       }
       state.SetIterationTime(gpu::seconds_since(start));
       for (vk::PipelineId p : pipelines) dev->destroy_pipeline(p);  // untimed

@@ -612,6 +612,9 @@ PipelineId Device::create_pipeline(std::span<const std::uint32_t> spirv, const s
                                    const std::string& debug_name) {
   return impl_->create_pipeline(spirv, entry_point, num_buffers, push_constant_bytes, debug_name);
 }
+std::vector<PipelineId> Device::create_pipelines(std::span<const PipelineRequest> requests) {
+  return impl_->create_pipelines(requests);
+}
 void Device::destroy_pipeline(PipelineId pipeline) { impl_->destroy_pipeline(pipeline); }
 void Device::launch(const std::vector<Dispatch>& dispatches) { impl_->launch(dispatches); }
 void Device::record(void* command_buffer, const std::vector<Dispatch>& dispatches) {

@@ -107,7 +107,8 @@ struct DeviceOptions {
   // messenger. GROVE_VULKAN_VALIDATION=1 in the environment enables it too.
   bool validation = false;
   // Called for each validation message, on whichever thread the driver
-  // reports it from; exceptions it throws are swallowed. Messages are
+  // reports it from (create_pipelines compiles on several threads, so two
+  // calls may overlap); exceptions it throws are swallowed. Messages are
   // recorded for validation_messages() either way.
   std::function<void(std::string_view)> on_validation_message;
   DeviceProfile profile;
@@ -130,6 +131,15 @@ struct PipelineId {
   std::uint32_t slot = UINT32_MAX;
   std::uint32_t generation = 0;
   friend bool operator==(const PipelineId&, const PipelineId&) = default;
+};
+
+// What create_pipeline takes, for create_pipelines.
+struct PipelineRequest {
+  std::span<const std::uint32_t> spirv;
+  std::string entry_point;
+  std::uint32_t num_buffers = 0;
+  std::uint32_t push_constant_bytes = 0;
+  std::string debug_name;
 };
 
 // One vkCmdDispatch(group_count_x, 1, 1) of a pipeline: group_count_x
@@ -224,6 +234,10 @@ class Device {
   PipelineId create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
                              std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
                              const std::string& debug_name);
+  // Several pipelines at once, compiled on as many threads as the host has
+  // cores (a kernel's tasks); all or none (the first failing request's
+  // error, in request order).
+  std::vector<PipelineId> create_pipelines(std::span<const PipelineRequest> requests);
   // Frees the pipeline once the work already queued that uses it finishes.
   void destroy_pipeline(PipelineId pipeline);
 

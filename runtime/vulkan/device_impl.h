@@ -9,6 +9,7 @@
 // `garbage_` until the serial of that work has completed.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -52,6 +53,7 @@ class DeviceImpl {
   PipelineId create_pipeline(std::span<const std::uint32_t> spirv, const std::string& entry_point,
                              std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
                              const std::string& debug_name);
+  std::vector<PipelineId> create_pipelines(std::span<const PipelineRequest> requests);
   void destroy_pipeline(PipelineId id);
 
   void launch(const std::vector<Dispatch>& dispatches);
@@ -88,6 +90,8 @@ class DeviceImpl {
     bool live = false;
     std::string name;
   };
+  Pipeline build_pipeline(const PipelineRequest& request);  // any thread
+  PipelineId register_pipeline(Pipeline p);
   // Host-visible, coherent, persistently mapped transfer buffer.
   struct Staging {
     VkBuffer buffer = VK_NULL_HANDLE;
@@ -185,7 +189,7 @@ class DeviceImpl {
   VkQueue queue_ = VK_NULL_HANDLE;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   bool owns_device_ = true;  // false for an adopted (application's) VkDevice
-  bool lost_ = false;
+  std::atomic<bool> lost_{false};  // (pipelines are built on several threads)
 
   std::vector<Buffer> buffers_;
   std::vector<std::uint32_t> free_buffer_slots_;

@@ -1,9 +1,13 @@
 // runtime/vulkan/device_resources.cpp — storage buffers, staging transfers,
 // compute pipelines and launches of grove::vk::Device.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
+#include <exception>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "grove/error.h"
@@ -341,6 +345,57 @@ PipelineId DeviceImpl::create_pipeline(std::span<const std::uint32_t> spirv, con
                                        std::uint32_t num_buffers, std::uint32_t push_constant_bytes,
                                        const std::string& debug_name) {
   ensure_usable();
+  return register_pipeline(build_pipeline({spirv, entry_point, num_buffers, push_constant_bytes, debug_name}));
+}
+
+// The pipelines of several tasks at once: a driver compiles each when it is
+// created (lavapipe: its LLVM), so a kernel of several tasks is ready
+// sooner when they are made on several threads (Vulkan lets any thread
+// create objects of a device). They are registered in order afterwards;
+// if one fails, none is kept and the first error (in request order) is
+// raised.
+std::vector<PipelineId> DeviceImpl::create_pipelines(std::span<const PipelineRequest> requests) {
+  ensure_usable();
+  std::vector<Pipeline> built(requests.size());
+  std::vector<std::exception_ptr> failed(requests.size());
+  std::atomic<size_t> next{0};
+  auto build = [&] {
+    for (size_t i = next++; i < requests.size(); i = next++) {
+      try {
+        built[i] = build_pipeline(requests[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(requests.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> helpers;
+  try {
+    for (size_t t = 1; t < threads; ++t) helpers.emplace_back(build);
+  } catch (const std::system_error&) {
+    // No more threads: the ones started and this one build everything.
+  }
+  build();
+  for (std::thread& h : helpers) h.join();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    if (!failed[i]) continue;
+    for (Pipeline& p : built)
+      destroy_garbage(Garbage{0, VK_NULL_HANDLE, VK_NULL_HANDLE, p.pipeline, p.layout, p.set_layout});
+    std::rethrow_exception(failed[i]);
+  }
+  std::vector<PipelineId> ids;
+  for (Pipeline& p : built) ids.push_back(register_pipeline(std::move(p)));
+  return ids;
+}
+
+// The Vulkan objects of one pipeline; touches no state of the device but
+// lost_ (atomic), so that several threads may build pipelines at once.
+DeviceImpl::Pipeline DeviceImpl::build_pipeline(const PipelineRequest& request) {
+  const std::span<const std::uint32_t> spirv = request.spirv;
+  const std::string& entry_point = request.entry_point;
+  const std::uint32_t num_buffers = request.num_buffers;
+  const std::uint32_t push_constant_bytes = request.push_constant_bytes;
+  const std::string& debug_name = request.debug_name;
   const std::string who = "compute pipeline '" + debug_name + "'";
   if (spirv.size() < 5 || spirv[0] != kSpirvMagic) {
     throw Error("cannot create " + who + ": the code is not a SPIR-V module (" +
@@ -407,9 +462,12 @@ PipelineId DeviceImpl::create_pipeline(std::span<const std::uint32_t> spirv, con
   // pipeline (the many_kernels rows of bench/ measure it).
   check(api_.vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &create, nullptr, &p.pipeline),
         "vkCreateComputePipelines", "creating " + who + " (entry point '" + entry_point + "')");
-  set_debug_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(p.pipeline), debug_name);
   undo.dismiss();
+  return p;
+}
 
+PipelineId DeviceImpl::register_pipeline(Pipeline p) {
+  set_debug_name(VK_OBJECT_TYPE_PIPELINE, reinterpret_cast<std::uint64_t>(p.pipeline), p.name);
   p.live = true;
   std::uint32_t slot;
   if (!free_pipeline_slots_.empty()) {

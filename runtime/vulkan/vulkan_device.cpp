@@ -322,13 +322,22 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   records_.add(k->plan);
   const auto push_bytes = static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words));
   const std::vector<std::vector<uint32_t>>& modules = k->plan.spirv().modules;
+  // Every task's pipeline (and count pipeline) compiled at once, on the
+  // host's cores.
+  std::vector<PipelineRequest> requests;
   for (size_t i = 0; i < k->plan.tasks.size(); ++i) {
     const rt::TaskPlan& t = k->plan.tasks[i];
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
-    k->pipelines.push_back(device_->create_pipeline(modules[i], t.entry_point, buffers, push_bytes, t.entry_point));
-    k->count_pipelines.emplace_back();
+    requests.push_back({modules[i], t.entry_point, buffers, push_bytes, t.entry_point});
     if (!t.count_entry_point.empty())
-      k->count_pipelines.back() = device_->create_pipeline(modules[i], t.count_entry_point, buffers, push_bytes, t.count_entry_point);
+      requests.push_back({modules[i], t.count_entry_point, buffers, push_bytes, t.count_entry_point});
+  }
+  const std::vector<PipelineId> ids = device_->create_pipelines(requests);
+  size_t next = 0;
+  for (const rt::TaskPlan& t : k->plan.tasks) {
+    k->pipelines.push_back(ids[next++]);
+    k->count_pipelines.emplace_back();
+    if (!t.count_entry_point.empty()) k->count_pipelines.back() = ids[next++];
   }
   return k;
 }

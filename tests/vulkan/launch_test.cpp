@@ -168,5 +168,42 @@ TEST_F(VulkanLaunch, BadPipelinesNameTheirDebugName) {
   EXPECT_NE(big_push.find("at most"), std::string::npos) << big_push;
 }
 
+// Pipelines made together (compiled on several threads) come back in the
+// order asked, each running its own shader; one bad request keeps none of
+// them and names itself.
+TEST_F(VulkanLaunch, PipelinesMadeTogetherKeepTheirOrderAndFailTogether) {
+  std::vector<PipelineRequest> requests;
+  for (int k = 0; k < 6; ++k) {
+    if (k % 2 == 0) requests.push_back({kAddU32, "main", 1, 8, "add_" + std::to_string(k)});
+    else requests.push_back({kCopyAddU32, "main", 2, 8, "copy_add_" + std::to_string(k)});
+  }
+  const std::vector<PipelineId> ids = device().create_pipelines(requests);
+  ASSERT_EQ(ids.size(), requests.size());
+  const std::uint32_t n = 1000;
+  const BufferId a = device().create_buffer(4 * n, "a");
+  const BufferId b = device().create_buffer(4 * n, "b");
+  // a = 0 + 1 (add), b = a + 10 (copy_add), a = 1 + 2 (add), b = a + 20,
+  // a = 3 + 3, b = a + 30.
+  std::vector<Dispatch> dispatches;
+  for (std::uint32_t k = 0; k < ids.size(); ++k) {
+    if (k % 2 == 0) dispatches.push_back(Dispatch{ids[k], {a}, {n, k / 2 + 1}, 4});
+    else dispatches.push_back(Dispatch{ids[k], {a, b}, {n, 10 * (k / 2 + 1)}, 4});
+  }
+  device().launch(dispatches);
+  for (std::uint32_t w : read_words(a)) ASSERT_EQ(w, 6u);
+  for (std::uint32_t w : read_words(b)) ASSERT_EQ(w, 36u);
+  for (PipelineId id : ids) device().destroy_pipeline(id);
+
+  const std::vector<std::uint32_t> not_spirv = {1, 2, 3, 4, 5, 6};
+  requests[4] = {not_spirv, "main", 1, 8, "broken_4"};
+  const std::string bad = error_of([&] { device().create_pipelines(requests); });
+  EXPECT_NE(bad.find("compute pipeline 'broken_4'"), std::string::npos) << bad;
+  // The device goes on: the same requests without the bad one are fine.
+  requests.erase(requests.begin() + 4);
+  const std::vector<PipelineId> again = device().create_pipelines(requests);
+  EXPECT_EQ(again.size(), 5u);
+  for (PipelineId id : again) device().destroy_pipeline(id);
+}
+
 }  // namespace
 }  // namespace grove::vk::testing
