@@ -271,7 +271,8 @@ struct Frame {
   }
 
   std::span<uint32_t> tree(const Stmt* s, int64_t address, int words) {
-    std::span<uint32_t> w = s->tree() == kContextTree ? std::span<uint32_t>(context) : env->buffer(s->tree(), s->tree_param());
+    std::span<uint32_t> w = s->tree() == kContextTree ? std::span<uint32_t>(context)
+                                                      : env->buffer(s->tree(), s->tree_param());
     if (address < 0 || static_cast<size_t>(address + words) > w.size())
       throw InternalError("kernel '" + impl->kernel.name() + "' accessed word " + std::to_string(address) +
                           " of tree " + std::to_string(s->tree()) + ", which has " +
