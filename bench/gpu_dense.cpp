@@ -3,6 +3,7 @@
 //
 //   <prefix>_saxpy        y = a * x + y over 1<<20 f32
 //   <prefix>_stencil5     one Jacobi step of a 5-point stencil on 1024 x 1024 f32 (read a, write b)
+//   <prefix>_stencil5_nd  the same step as a for_range over the interior's shape, its side an argument
 //   <prefix>_reduce_sum   the sum of 1<<20 f32 into one value with atomics
 //
 // Each is one pair benchmark per GPU backend, "vk_saxpy/pair/vulkan/glsl",
@@ -99,12 +100,16 @@ std::vector<float> stencil_a() {
   return a;
 }
 
+// `nd`: the step written as a for_range over the interior's shape, whose
+// side is an argument (Taichi's ndrange with bounds only the launch knows):
+// an invocation finds its point without a division by a constant.
 struct GroveStencil {
-  explicit GroveStencil(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
+  GroveStencil(grove::Arch arch, bool nd) : prog(grove::Config{.arch = arch}), nd(nd) {}
   grove::Program prog;
+  const bool nd;
   grove::Field a = prog.field(grove::f32, "a", {kStencilN, kStencilN});
   grove::Field b = prog.field(grove::f32, "b", {kStencilN, kStencilN});
-  grove::Kernel step = prog.kernel("jacobi", [this] {
+  grove::Kernel flat = prog.kernel("jacobi", [this] {
     constexpr int n = kStencilN;
     grove::for_range(0, n * n, [&](Expr c) {
       Expr i = c / n, j = c % n;
@@ -113,6 +118,16 @@ struct GroveStencil {
       });
     });
   });
+  grove::Kernel shaped = prog.kernel("jacobi_nd", {grove::arg(grove::i32, "n")}, [this](grove::Args args) {
+    const Expr last = args[0] - 1;
+    grove::for_range({{Expr(1), last}, {Expr(1), last}}, [&](Expr i, Expr j) {
+      b(i, j) = 0.25f * (a(i - 1, j).load() + a(i + 1, j).load() + a(i, j - 1).load() + a(i, j + 1).load());
+    });
+  });
+  void step() {
+    if (nd) shaped(kStencilN);
+    else flat();
+  }
 
   std::vector<float> first_result() {
     a.from_vector(stencil_a());
@@ -122,8 +137,8 @@ struct GroveStencil {
   }
 };
 
-Pair stencil_pair(const gpu::Backend& backend) {
-  auto g = std::make_shared<GroveStencil>(backend.arch);
+Pair stencil_pair(const gpu::Backend& backend, bool nd) {
+  auto g = std::make_shared<GroveStencil>(backend.arch, nd);
   const std::vector<float> got = g->first_result();
   const std::vector<float> as = stencil_a();
   std::vector<float> want(as.size(), 0.0f);
@@ -221,7 +236,9 @@ void register_gpu_dense() {
     register_pair(gpu::workload(b, "saxpy"), b.arch, b.hand_written, kIterations, gpu::kRepetitions,
                   [b] { return saxpy_pair(b); });
     register_pair(gpu::workload(b, "stencil5"), b.arch, b.hand_written, kIterations, gpu::kRepetitions,
-                  [b] { return stencil_pair(b); });
+                  [b] { return stencil_pair(b, false); });
+    register_pair(gpu::workload(b, "stencil5_nd"), b.arch, b.hand_written, kIterations, gpu::kRepetitions,
+                  [b] { return stencil_pair(b, true); });
     register_pair(gpu::workload(b, "reduce_sum"), b.arch, b.hand_written, kIterations, gpu::kRepetitions,
                   [b] { return reduce_pair(b); });
   }

@@ -48,8 +48,9 @@ class Backend {
   virtual uint32_t cells_per_iteration() const { return 1; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
-  // a CPU, 1 where every point is a thread of its own (GPUs, whose
-  // consecutive threads then take consecutive points).
+  // a CPU (also a Vulkan device that is one), 1 where every point is a
+  // thread of its own (GPUs, whose consecutive threads then take
+  // consecutive points).
   virtual uint32_t range_piece() const { return 1; }
   // What its code generator computes natively (ir::legalize writes the
   // rest in primitives, last in the pipeline); null for the interpreter,
