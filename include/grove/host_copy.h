@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 namespace grove::detail {
@@ -30,6 +31,19 @@ HostDestination vector_destination(std::vector<T>& out) {
               o.resize(count);
             }
             return o.data();
+          }};
+}
+
+// Memory the caller holds, room for the copy's values of `value_bytes` each.
+struct Memory {
+  void* out = nullptr;
+  std::size_t value_bytes = 0;
+};
+inline HostDestination memory_destination(Memory& memory) {
+  return {&memory, [](void* target, const void* values, std::size_t count) -> void* {
+            const auto* m = static_cast<const Memory*>(target);
+            if (values != nullptr && count != 0) std::memcpy(m->out, values, count * m->value_bytes);
+            return m->out;
           }};
 }
 

@@ -400,11 +400,7 @@ void Tree::copy_out(std::string_view field, DataType as, detail::HostDestination
   const std::vector<rt::FieldWalk> walk{rt::FieldWalk(m.type_of_instance(instance_).layout, f.id)};
   std::vector<uint32_t> copy;
   const rt::Context::HostSpan words = m.context->host_span(instance_, walk, copy, false);
-  if (const uint32_t* values = rt::values_in_place(walk, f.dtype, as, words.words, words.from)) {
-    out.place(out.target, values, count);  // one copy, nothing zeroed first
-    return;
-  }
-  rt::copy_elements_out(walk[0], f.dtype, words.words, words.from, as, out.place(out.target, nullptr, count));
+  rt::copy_fields_out(walk, f.dtype, words.words, words.from, as, out, count);
 }
 
 void Tree::copy_out_to(std::string_view field, DataType as, void* out, size_t count) const {
@@ -416,15 +412,8 @@ void Tree::copy_out_to(std::string_view field, DataType as, void* out, size_t co
 }
 
 void Tree::copy_out(std::string_view field, DataType as, void* out) const {
-  struct Memory {
-    void* out;
-    size_t value_bytes;
-  } memory{out, rt::host_value_bytes(as)};
-  copy_out(field, as, {&memory, [](void* target, const void* values, size_t n) -> void* {
-                         const auto* m = static_cast<const Memory*>(target);
-                         if (values != nullptr && n != 0) std::memcpy(m->out, values, n * m->value_bytes);
-                         return m->out;
-                       }});
+  detail::Memory memory{out, rt::host_value_bytes(as)};
+  copy_out(field, as, detail::memory_destination(memory));
 }
 
 void Tree::copy_in(std::string_view field, DataType as, const void* values, size_t count, bool each,
@@ -444,16 +433,14 @@ void Tree::copy_in(std::string_view field, DataType as, const void* values, size
   const void* bits_of = values;
   size_t value_bytes = size;
   std::vector<uint64_t> bits;
-  if (!(as == f.dtype && as != DataType::u1 && as != DataType::f16 && size >= 4)) {
+  if (!rt::host_values_are_words(as, f.dtype)) {
     bits.resize(count);
+    std::string problem;
     for (size_t v = 0; v < count; ++v) {
-      uint64_t in = 0;
-      __builtin_memcpy(&in, static_cast<const unsigned char*>(values) + v * size, size);
-      const std::string problem = rt::argument_problem(as, in, f.dtype);
+      bits[v] = rt::host_value_bits(as, static_cast<const unsigned char*>(values) + v * size, f.dtype, &problem);
       if (!problem.empty())
         throw Error(what + " (" + std::string(type_name(f.dtype)) + ")" +
                     (each ? ", value " + std::to_string(v) + "," : "") + " was given " + problem);
-      bits[v] = rt::convert_argument(as, in, f.dtype);
     }
     bits_of = bits.data();
     value_bytes = 8;
@@ -482,13 +469,11 @@ void Tree::write_raw(std::string_view field, std::span<const int64_t> index, Dat
   ModuleImpl& m = live(module_);
   const std::lock_guard lock(m.mutex);
   const Element e = element(m, instance_, field, index);
-  uint64_t in = 0;
-  __builtin_memcpy(&in, value, static_cast<size_t>(bit_width(as) == 1 ? 1 : bit_width(as) / 8));
   const rt::TreeLayout& layout = m.type_of_instance(instance_).layout;
-  const std::string problem = rt::argument_problem(as, in, e.field->dtype);
+  std::string problem;
+  const uint64_t bits = rt::host_value_bits(as, value, e.field->dtype, &problem);
   if (!problem.empty())
     throw Error("field '" + e.field->name + "' (" + std::string(type_name(e.field->dtype)) + ") was given " + problem);
-  const uint64_t bits = rt::convert_argument(as, in, e.field->dtype);
   if (!sparse_path(layout, layout.node(e.field->place).parent)) {
     const int64_t a = layout.find_element(e.field->id, e.physical.data(), [](int64_t) { return 0u; });
     uint32_t words[2] = {0, 0};

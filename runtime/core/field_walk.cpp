@@ -158,7 +158,7 @@ const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype
                                 std::span<const uint32_t> words, int64_t words_from) {
   if (walks.empty() || (walks.size() > 1 && !FieldWalk::interleaved(walks))) return nullptr;
   const FieldWalk& w = walks.front();
-  if (!w.dense() || as != dtype || as == DataType::u1 || as == DataType::f16 || bit_width(as) < 32) return nullptr;
+  if (!w.dense() || !host_values_are_words(as, dtype)) return nullptr;
   const int64_t element = static_cast<int64_t>(walks.size()) * storage_words(dtype);  // words of all components
   if (w.step() != element) return nullptr;
   // The runs must follow one another from the first word on.
@@ -173,6 +173,26 @@ const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype
   return words.data() + (w.first_word() - words_from);
 }
 
+void* copy_fields_out(std::span<const FieldWalk> walks, DataType dtype, std::span<const uint32_t> words,
+                      int64_t words_from, DataType as, grove::detail::HostDestination out, size_t count) {
+  if (const uint32_t* values = values_in_place(walks, dtype, as, words, words_from))
+    return out.place(out.target, values, count);  // one copy, nothing zeroed first
+  void* to = out.place(out.target, nullptr, count);
+  // A vector or matrix field's components side by side: all at once.
+  const size_t width = FieldWalk::interleaved(walks) ? walks.size() : 1;
+  for (size_t c = 0; c < walks.size(); c += width)
+    copy_elements_out(walks[c], dtype, words, words_from, as, to, walks.size(), c, width);
+  return to;
+}
+
+uint64_t host_value_bits(DataType as, const void* src, DataType to, std::string* problem) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, src, host_value_bytes(as));
+  if (as == DataType::u1) bits &= 1;
+  *problem = argument_problem(as, bits, to);
+  return problem->empty() ? convert_argument(as, bits, to) : 0;
+}
+
 void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
                        DataType as, void* out, size_t stride, size_t component, size_t width) {
   auto* bytes = static_cast<unsigned char*>(out);
@@ -180,7 +200,7 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
   const DataType from = compute_type(dtype);
   const int64_t element_words = storage_words(dtype);
   // The host's type is the field's own, in whole words: the words are the value.
-  const bool same = as == dtype && as != DataType::u1 && as != DataType::f16 && bit_width(as) >= 32;
+  const bool same = host_values_are_words(as, dtype);
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   const size_t to_step = stride * size;
   if (same && stride == width && walk.step() == static_cast<int64_t>(width) * element_words) {

@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <algorithm>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "grove/host_copy.h"
 #include "runtime/core/tree_layout.h"
 
 namespace grove::rt {
@@ -188,6 +190,15 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
 inline size_t host_value_bytes(DataType as) {
   return as == DataType::u1 ? sizeof(bool) : static_cast<size_t>(bit_width(as) / 8);
 }
+// Whether host values of type `as` are the words of a field of type
+// `dtype` as they are (its own type, 32 or 64 bits): copied, not converted.
+inline bool host_values_are_words(DataType as, DataType dtype) {
+  return as == dtype && as != DataType::u1 && as != DataType::f16 && bit_width(as) >= 32;
+}
+// The host value of type `as` at `src` as the bits of `to`'s compute type
+// (rt::convert_argument), or 0 with *problem saying why `to` does not hold
+// it (rt::argument_problem; empty when it does).
+uint64_t host_value_bits(DataType as, const void* src, DataType to, std::string* problem);
 
 // Copies every element of `walk`'s field (of type `dtype`) out of `words`
 // (the tree's buffer from word `words_from` on) as host values of type
@@ -208,6 +219,13 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
 // by side. Their first word there, else null.
 const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype, DataType as,
                                 std::span<const uint32_t> words, int64_t words_from);
+
+// A whole-field copy out of `walks` (the components of one field, of type
+// `dtype`; interleaved or not) into what `out` places for `count` host
+// values of type `as`: in one copy where the values are in place
+// (values_in_place), else element by element. Returns where they went.
+void* copy_fields_out(std::span<const FieldWalk> walks, DataType dtype, std::span<const uint32_t> words,
+                      int64_t words_from, DataType as, grove::detail::HostDestination out, size_t count);
 
 // Stores values into every element of `walk`'s field (of type `dtype`) in
 // `words` (the tree's buffer from word `words_from` on): `value_bytes`

@@ -399,6 +399,9 @@ inline constexpr int kRuntimeWords = -2;
 // written `@context`. It is no tree of the forest and takes no tree
 // parameter: every target binds the context beside its trees.
 inline constexpr int kContextTree = -3;
+// A tree statement on a tree instance (one of the kernel's buffers), not
+// on the context.
+inline bool accesses_tree_buffer(const Stmt* s) { return is_tree_access(s->kind()) && s->tree() != kContextTree; }
 
 // Every use of `from` in `root` (recursively) now refers to `to`.
 void replace_all_uses(Block* root, Stmt* from, Stmt* to);

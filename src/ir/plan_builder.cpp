@@ -124,7 +124,7 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
   std::set<std::pair<int, int>> trees;  // (tree, tree_param)
   walk(kernel.body(), [&](Stmt* s) {
     // The context is bound beside the trees, not in a slot.
-    if (is_tree_access(s->kind()) && s->tree() != kContextTree) trees.insert({s->tree(), s->tree_param()});
+    if (accesses_tree_buffer(s)) trees.insert({s->tree(), s->tree_param()});
   });
   const SNodeForest* forest = kernel.forest;
   if (forest != nullptr) {

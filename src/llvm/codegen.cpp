@@ -109,7 +109,7 @@ class Emitter {
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
-      if (ir::is_tree_access(s->kind()) && s->tree() != ir::kContextTree) used.insert({s->tree(), s->tree_param()});
+      if (ir::accesses_tree_buffer(s)) used.insert({s->tree(), s->tree_param()});
     });
     buffer_index_.clear();
     for (const TreeKey& k : used) {
@@ -523,17 +523,12 @@ class Emitter {
       const ir::Stmt* s = block->at(i);
       ++count;
       if (reductions_.count(s) != 0) return false;
+      if (ir::is_tree_access(s->kind()) && !ir::accesses_tree_buffer(s)) return false;  // the context
       switch (s->kind()) {
         case StmtKind::Arg:
         case StmtKind::Stop:
         case StmtKind::MessageBase:
           return false;
-        case StmtKind::TreeLoad:
-        case StmtKind::TreeStore:
-        case StmtKind::TreeAtomic:
-        case StmtKind::TreeCas:
-          if (s->tree() == ir::kContextTree) return false;
-          break;
         case StmtKind::Break:
         case StmtKind::Continue:
           if (loops == 0) return false;

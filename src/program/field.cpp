@@ -18,14 +18,12 @@ namespace {
 // is refused, naming the field, by the rule kernel arguments follow
 // (rt::argument_problem).
 uint64_t host_to_bits(DataType as, const void* src, DataType to, const std::string& field) {
-  uint64_t bits = 0;
-  __builtin_memcpy(&bits, src, static_cast<size_t>(bit_width(as) <= 8 ? 1 : bit_width(as) / 8));
-  if (as == DataType::u1) bits &= 1;
-  const std::string problem = rt::argument_problem(as, bits, to);
+  std::string problem;
+  const uint64_t bits = rt::host_value_bits(as, src, to, &problem);
   if (!problem.empty())
     throw Error("field '" + field + "' (" + std::string(type_name(to)) + ") was given " + problem +
                 "; convert it on the host first");
-  return rt::convert_argument(as, bits, to);
+  return bits;
 }
 
 void bits_to_host(DataType from, uint64_t bits, DataType as, void* dst) {
@@ -182,15 +180,8 @@ const void* ProgramImpl::copy_field_out(const std::vector<int>& ids, int instanc
   HostWords::Lease lease = host_words.lease();
   const rt::Context::HostSpan words = context->host_span(instance, walks, lease.words(), false);
   check_pools();
-  const DataType dtype = fields_.get(ids[0]).dtype;  // the components share it
-  if (const uint32_t* values = rt::values_in_place(walks, dtype, as, words.words, words.from))
-    return out.place(out.target, values, count);  // one copy, nothing zeroed first
-  void* to = out.place(out.target, nullptr, count);
-  // A vector or matrix field's components side by side: all at once.
-  const size_t width = rt::FieldWalk::interleaved(walks) ? ids.size() : 1;
-  for (size_t c = 0; c < ids.size(); c += width)
-    rt::copy_elements_out(walks[c], fields_.get(ids[c]).dtype, words.words, words.from, as, to, ids.size(), c, width);
-  return to;
+  // (The components share their type.)
+  return rt::copy_fields_out(walks, fields_.get(ids[0]).dtype, words.words, words.from, as, out, count);
 }
 
 void ProgramImpl::copy_field_in(const std::vector<int>& ids, int instance, const void* values, size_t value_bytes,
@@ -265,15 +256,8 @@ void Field::copy_out_to(DataType as, void* out, size_t count) const {
   if (count != expected)
     throw Error("to_span on field '" + name() + "': the span holds " + std::to_string(count) +
                 " values, the field " + std::to_string(expected) + " (num_elements() * components())");
-  struct Memory {
-    void* out;
-    size_t value_bytes;
-  } memory{out, rt::host_value_bytes(as)};
-  copy_out(as, {&memory, [](void* target, const void* values, size_t n) -> void* {
-                  const auto* m = static_cast<const Memory*>(target);
-                  if (values != nullptr && n != 0) std::memcpy(m->out, values, n * m->value_bytes);
-                  return m->out;
-                }});
+  detail::Memory memory{out, rt::host_value_bytes(as)};
+  copy_out(as, detail::memory_destination(memory));
 }
 
 void Field::copy_in(DataType as, const void* values, size_t count, const char* api) const {
@@ -292,7 +276,7 @@ void Field::copy_in(DataType as, const void* values, size_t count, const char* a
   const int instance = p->host_instance(*this);
   // Values of the field's own type, in whole words, are its bits as they
   // are. Others are each checked, all before the first is stored.
-  if (as == dt && as != DataType::u1 && as != DataType::f16 && sz >= 4) {
+  if (rt::host_values_are_words(as, dt)) {
     p->copy_field_in(ids_, instance, values, sz, true);
     return;
   }

@@ -66,7 +66,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
 
   std::set<TreeKey> used;
   ir::walk(task->body(), [&](ir::Stmt* s) {
-    if (ir::is_tree_access(s->kind()) && s->tree() != ir::kContextTree) used.insert(key_of(s));
+    if (ir::accesses_tree_buffer(s)) used.insert(key_of(s));
   });
   uint32_t binding = 1;
   for (const TreeKey& t : used) {

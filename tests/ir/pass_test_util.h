@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/assert.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -44,6 +45,22 @@ inline std::string run_pass(std::string_view module, const std::function<void(Ke
 // and the report stored in *changed.
 inline std::string run_pass(std::string_view module, bool (*pass)(Kernel&), bool* changed) {
   return run_pass(module, [&](Kernel& k) { *changed = pass(k); });
+}
+
+// The verifier's message for `k` after a pass called "my_pass", or "(valid)".
+inline std::string verify_error(const Kernel& k) {
+  try {
+    verify(k, "my_pass");
+  } catch (const grove::InternalError& e) {
+    return e.what();
+  }
+  return "(valid)";
+}
+
+// Parses a one-kernel module (text() of it) and verifies it.
+inline std::string verify_text(std::string_view module) {
+  ParsedModule m = parse_module(text(module), "test.ir");
+  return verify_error(*m.kernels.at(0));
 }
 
 }  // namespace grove::ir::test

@@ -8,27 +8,15 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "pass_test_util.h"
 
 namespace grove::ir {
 namespace {
 
 bool contains(const std::string& s, std::string_view part) { return s.find(part) != std::string::npos; }
 
-// The verifier's message for `k` after a pass called "my_pass", or "(valid)".
-std::string verify_error(const Kernel& k) {
-  try {
-    verify(k, "my_pass");
-  } catch (const InternalError& e) {
-    return e.what();
-  }
-  return "(valid)";
-}
-
-// Parses a one-kernel module and verifies it.
-std::string verify_text(std::string_view text) {
-  ParsedModule m = parse_module(text, "verifier_test.ir");
-  return verify_error(*m.kernels.at(0));
-}
+using test::verify_error;
+using test::verify_text;
 
 // Every failure names the pass, the kernel and the offending statement.
 void expect_rejected(const std::string& msg, std::string_view kernel, std::string_view problem,

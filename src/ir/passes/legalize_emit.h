@@ -53,7 +53,6 @@ class Emit {
   Stmt* lor(Stmt* a, Stmt* b) { return bin(BinaryOp::logic_or, a, b); }
   Stmt* lnot(Stmt* a) { return b_.unary_typed(UnaryOp::logic_not, DataType::u1, a); }
   Stmt* is_nan(Stmt* x) { return ne(x, x); }  // cmp_ne is unordered: true for NaN only
-  // |magnitude| with the sign bit of `sign` (f32 or f64).
   // Whether float x has its sign bit set: f32 by its bits; f64 without
   // 64-bit integers (a device may have f64 and no Int64), by comparisons
   // (-0 by 1 / -0 < 0; a NaN's sign is unspecified, docs/ir.md).
@@ -63,6 +62,7 @@ class Emit {
     Stmt* zero = num(f, 0.0);
     return lor(lt(x, zero), land(eq(x, zero), lt(div(num(f, 1.0), x), zero)));
   }
+  // |magnitude| with the sign bit of `sign` (f32 or f64).
   Stmt* copysign(Stmt* magnitude, Stmt* sign) {
     const DataType f = magnitude->type();
     if (f == DataType::f64) {
