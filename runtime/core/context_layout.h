@@ -42,6 +42,13 @@ inline constexpr uint32_t kZero = 27;
 inline constexpr uint32_t kHeaderWords = 32;
 
 // Vulkan: the push constants of a kernel of `arg_words` argument words, those
-// words and then its message base.
-inline constexpr uint64_t push_constant_bytes(uint32_t arg_words) { return (uint64_t{arg_words} + 1) * 4; }
+// words and then its message base; then, in a kernel with a task spread
+// over a grid (TaskPlan::grid), the first iteration along x, y and z that a
+// dispatch runs (grid_base_word), so that a grid larger than the device
+// launches at once runs as several dispatches, with no loop in the code.
+inline constexpr uint32_t kGridBaseWords = 3;
+inline constexpr uint64_t push_constant_bytes(uint32_t arg_words, bool grid = false) {
+  return (uint64_t{arg_words} + 1 + (grid ? kGridBaseWords : 0)) * 4;
+}
+inline constexpr uint32_t grid_base_word(uint32_t arg_words, uint32_t axis) { return arg_words + 1 + axis; }
 }  // namespace grove::rt::context

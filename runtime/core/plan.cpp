@@ -255,6 +255,13 @@ std::vector<uint8_t> serialize(const KernelPlan& p) {
     write_count(w, t.begin);
     write_count(w, t.end);
     w.u32(t.iterations_per_invocation);
+    w.u32(static_cast<uint32_t>(t.grid.size()));
+    for (const GridAxis& g : t.grid) {
+      w.i64(g.static_iterations);
+      write_count(w, g.begin);
+      write_count(w, g.end);
+      w.u32(g.local_size);
+    }
     w.ints(t.slots);
     w.str(t.entry_point);
     w.str(t.count_entry_point);
@@ -370,6 +377,19 @@ KernelPlan deserialize_plan(std::span<const uint8_t> bytes, std::string_view sou
     t.end = read_count(r);
     t.iterations_per_invocation = r.u32();
     if (t.iterations_per_invocation == 0) r.fail("0 iterations per invocation");
+    const uint32_t axes = r.count(8);
+    if (axes > 2 || (axes > 0 && !t.parallel)) r.fail(std::to_string(axes) + " grid axes on a task of " + std::string(task_kind_name(t.kind)));
+    uint64_t invocations = t.local_size;
+    for (uint32_t a = 0; a < axes; ++a) {
+      GridAxis g;
+      g.static_iterations = r.i64();
+      g.begin = read_count(r);
+      g.end = read_count(r);
+      g.local_size = r.u32();
+      invocations *= g.local_size;
+      if (g.local_size == 0 || invocations > 1024) r.fail("a grid of groups of " + std::to_string(invocations) + " invocations");
+      t.grid.push_back(std::move(g));
+    }
     t.slots = r.ints();
     for (int s : t.slots)
       if (s < 0 || !slot_ok(s)) r.fail("it binds tree slot " + std::to_string(s) + ", which does not exist");
@@ -418,6 +438,19 @@ std::string quoted(std::string_view s) {
 }
 
 constexpr const char* kCountOps[] = {"const", "arg", "cast", "add", "sub", "mul", "div", "min", "max"};
+
+std::string count_json(const CountExpr& c);
+
+std::string grid_json(const std::vector<GridAxis>& grid) {
+  std::string out = "[";
+  for (size_t i = 0; i < grid.size(); ++i) {
+    const GridAxis& g = grid[i];
+    out += (i ? ", " : "") + std::string("{\"static_iterations\": ") + std::to_string(g.static_iterations) +
+           ", \"begin\": " + count_json(g.begin) + ", \"end\": " + count_json(g.end) +
+           ", \"local_size\": " + std::to_string(g.local_size) + "}";
+  }
+  return out + "]";
+}
 
 std::string count_json(const CountExpr& c) {
   if (!c.known()) return "null";
@@ -476,7 +509,7 @@ std::string to_json(const KernelPlan& p) {
       << ", \"parallel\": " << (t.parallel ? "true" : "false") << ", \"local_size\": " << t.local_size
       << ", \"static_iterations\": " << t.static_iterations << ", \"begin\": " << count_json(t.begin)
       << ", \"end\": " << count_json(t.end) << ", \"iterations_per_invocation\": " << t.iterations_per_invocation
-      << ", \"slots\": " << ints_json(t.slots) << ", \"entry_point\": " << quoted(t.entry_point)
+      << ", \"grid\": " << grid_json(t.grid) << ", \"slots\": " << ints_json(t.slots) << ", \"entry_point\": " << quoted(t.entry_point)
       << ", \"count_entry_point\": " << quoted(t.count_entry_point) << "}";
   }
   o << "\n  ],\n  \"messages\": [";

@@ -50,6 +50,15 @@ struct CountExpr {
   std::optional<int64_t> evaluate(std::span<const uint64_t> args) const;
 };
 
+// An inner axis of a parallel task spread over a 2-D or 3-D launch grid (a
+// grid loop, ir::Stmt::grid): its iteration count, as the task's own loop
+// gives its count, and the group size along it.
+struct GridAxis {
+  int64_t static_iterations = -1;  // the count when constant, else -1
+  CountExpr begin, end;            // else evaluated at launch
+  uint32_t local_size = 1;
+};
+
 struct TaskPlan {
   TaskKind kind = TaskKind::serial;
   std::string label;              // the task's label in the IR, e.g. "listgen S1pointer->S2dense"
@@ -71,6 +80,12 @@ struct TaskPlan {
   int64_t static_iterations = -1;
   CountExpr begin, end;
   uint32_t iterations_per_invocation = 1;
+  // The inner axes of a task whose code spreads its loop nest over a 2-D or
+  // 3-D grid, innermost last (on the grid's x; the task's own loop is the
+  // outermost, with local_size invocations of a group along it); empty for
+  // a task of one axis. A launch runs ceil(count / local_size) groups along
+  // each axis, as many as the device takes (the code loops past them).
+  std::vector<GridAxis> grid;
   std::vector<int> slots;         // tree slots bound after the context buffer, in order
   std::string entry_point;         // its function in the plan's code
   // A second entry point, run as one invocation before the task, that
@@ -187,12 +202,20 @@ struct KernelPlan {
   PtxCode& ptx();
 };
 
+// Whether a task of `plan` spreads over a 2-D or 3-D grid (TaskPlan::grid).
+inline bool spreads_over_grid(const KernelPlan& plan) {
+  for (const TaskPlan& t : plan.tasks)
+    if (!t.grid.empty()) return true;
+  return false;
+}
+
 inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // 4: CUDA plans may carry the driver's binary; 5: signed_zero_inf_nan_preserve; 6: messages numbered from
 // the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments); 7: the
 // code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind;
-// 9: code whose print records align 64-bit values (print_record_layout: legalize writes the records)
-inline constexpr uint32_t kPlanVersion = 9;
+// 9: code whose print records align 64-bit values (print_record_layout: legalize writes the records);
+// 10: tasks spread over 2-D and 3-D grids (TaskPlan::grid)
+inline constexpr uint32_t kPlanVersion = 10;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

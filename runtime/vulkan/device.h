@@ -142,14 +142,14 @@ struct PipelineRequest {
   std::string debug_name;
 };
 
-// One vkCmdDispatch(group_count_x, 1, 1) of a pipeline: group_count_x
-// workgroups of the shader's LocalSize, so group_count_x * LocalSize.x
-// invocations in all (group_count_x = 0 runs nothing). buffers[i] is bound to
+// One vkCmdDispatch(group_count_x, group_count_y, group_count_z) of a
+// pipeline: that grid of workgroups of the shader's LocalSize (a count of 0
+// runs nothing). buffers[i] is bound to
 // binding i of descriptor set 0, whole; push_constants fill the push-constant
 // block word by word from offset 0.
 //
 // What SPIR-V for create_pipeline must look like: a GLCompute entry point
-// with LocalSize (x, 1, 1); Vulkan 1.1 environment (SPIR-V 1.3 or older);
+// with LocalSize (x, y, z); Vulkan 1.1 environment (SPIR-V 1.3 or older);
 // storage buffers as Block-decorated structs in the StorageBuffer storage
 // class at DescriptorSet 0, Binding 0..num_buffers-1; at most one
 // PushConstant block, starting at offset 0; only the capabilities
@@ -158,12 +158,14 @@ struct PipelineRequest {
 // An indirect dispatch (indirect_buffer set) takes its group counts from
 // three words of that buffer at indirect_offset (a multiple of 4), as an
 // earlier dispatch of the same launch wrote them: vkCmdDispatchIndirect,
-// whose group_count_x is then unused.
+// whose group counts are then unused.
 struct Dispatch {
   PipelineId pipeline;
   std::vector<BufferId> buffers;
   std::vector<std::uint32_t> push_constants;
   std::uint32_t group_count_x = 1;
+  std::uint32_t group_count_y = 1;
+  std::uint32_t group_count_z = 1;
   std::optional<BufferId> indirect_buffer;
   std::uint64_t indirect_offset = 0;
   // Names the dispatch in Device::take_timings().

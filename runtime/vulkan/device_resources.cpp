@@ -514,10 +514,13 @@ std::vector<DeviceImpl::Pipeline*> DeviceImpl::check_dispatches(const std::vecto
                   " push-constant bytes; the pipeline was created for " +
                   std::to_string(p.push_constant_bytes));
     }
-    if (d.group_count_x > info_.max_compute_workgroup_count[0]) {
-      throw Error(where + " asks for " + std::to_string(d.group_count_x) + " workgroups; " +
-                  info_.name + " allows at most " + std::to_string(info_.max_compute_workgroup_count[0]) +
-                  " (use a grid-stride loop)");
+    const std::uint32_t counts[3] = {d.group_count_x, d.group_count_y, d.group_count_z};
+    for (int axis = 0; axis < 3; ++axis) {
+      if (counts[axis] > info_.max_compute_workgroup_count[axis]) {
+        throw Error(where + " asks for " + std::to_string(counts[axis]) + " workgroups in " + "xyz"[axis] + "; " +
+                    info_.name + " allows at most " + std::to_string(info_.max_compute_workgroup_count[axis]) +
+                    " (use a grid-stride loop)");
+      }
     }
     for (BufferId b : d.buffers) lookup(b, operation);
     if (d.indirect_buffer) {
@@ -586,7 +589,7 @@ void DeviceImpl::record_dispatches(VkCommandBuffer cmd, const std::vector<Dispat
     if (d.indirect_buffer) {
       api_.vkCmdDispatchIndirect(cmd, buffers_[d.indirect_buffer->slot].buffer, d.indirect_offset);
     } else {
-      api_.vkCmdDispatch(cmd, d.group_count_x, 1, 1);
+      api_.vkCmdDispatch(cmd, d.group_count_x, d.group_count_y, d.group_count_z);
     }
     if (timestamps != VK_NULL_HANDLE)
       api_.vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, timestamps, static_cast<std::uint32_t>(i + 1));

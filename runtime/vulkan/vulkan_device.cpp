@@ -3,6 +3,7 @@
 #include "runtime/vulkan/target.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,8 +93,11 @@ class VulkanDevice : public rt::Device {
   // The dispatches of the tasks of `kernel` that `run` selects.
   std::vector<Dispatch> dispatches(rt::LoadedKernel& kernel, std::span<const uint64_t> args,
                                    const std::vector<bool>& run, std::span<const int> slot_buffers);
-  // Workgroups for `task`, or kCountOnDevice.
+  // Workgroups for `task` along its own loop, or kCountOnDevice.
   uint32_t group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const;
+  // Workgroups along each axis of a task spread over a grid (TaskPlan::grid), x first.
+  std::array<int64_t, 3> grid_group_counts(const rt::TaskPlan& task, size_t index, const rt::KernelPlan& plan,
+                                            std::span<const uint64_t> args) const;
   // Formats the print ring and the failed assertion (raising it) and clears them.
   void report_context();
   // (Re)creates the context buffer with a print ring of `ring_words`.
@@ -298,9 +302,11 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
 #include "runtime/core/features.def"
   if (!missing.empty())
     throw Error("kernel '" + plan.name + "' needs " + missing + ", which " + info.name + " lacks");
-  if (rt::context::push_constant_bytes(plan.arg_words) > info.max_push_constants_size)
+  if (rt::context::push_constant_bytes(plan.arg_words, rt::spreads_over_grid(plan)) > info.max_push_constants_size)
     throw Error("kernel '" + plan.name + "' takes " + std::to_string(uint64_t{plan.arg_words} * 4) +
-                " bytes of arguments (and 4 for its message base); " + info.name + " passes at most " +
+                " bytes of arguments (and 4 for its message base" +
+                std::string(rt::spreads_over_grid(plan) ? ", 12 for its grid's bases" : "") + "); " + info.name +
+                " passes at most " +
                 std::to_string(info.max_push_constants_size));
   // The target it was made for (plans of Grove before targets had none):
   // what else the code assumes of the device, past the features it uses and
@@ -320,7 +326,8 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   auto k = std::make_unique<VulkanKernel>();
   k->plan = std::move(plan);
   records_.add(k->plan);
-  const auto push_bytes = static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words));
+  const auto push_bytes =
+      static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words, rt::spreads_over_grid(k->plan)));
   const std::vector<std::vector<uint32_t>>& modules = k->plan.spirv().modules;
   // Every task's pipeline (and count pipeline) compiled at once, on the
   // host's cores.
@@ -340,6 +347,29 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
     if (!t.count_entry_point.empty()) k->count_pipelines.back() = ids[next++];
   }
   return k;
+}
+
+std::array<int64_t, 3> VulkanDevice::grid_group_counts(const rt::TaskPlan& task, size_t index,
+                                                      const rt::KernelPlan& plan,
+                                                      std::span<const uint64_t> args) const {
+  // The task's own loop is the outermost axis, the last grid axis x.
+  const size_t axes = task.grid.size() + 1;
+  std::array<int64_t, 3> out{1, 1, 1};
+  for (size_t a = 0; a < axes; ++a) {
+    const rt::GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
+    const rt::GridAxis& g = a == 0 ? own : task.grid[a - 1];
+    int64_t n = g.static_iterations;
+    if (n < 0) {
+      const std::optional<int64_t> b = g.begin.evaluate(args), e = g.end.evaluate(args);
+      if (!b || !e)
+        throw Error("task " + std::to_string(index) + " ('" + task.label + "') of kernel '" + plan.name +
+                    "' spreads over a grid whose extent along axis " + std::to_string(a) +
+                    " is not known on the host; its plan is damaged (compile the kernel again)");
+      n = std::max<int64_t>(0, *e - *b);
+    }
+    out[axes - 1 - a] = (n + g.local_size - 1) / g.local_size;
+  }
+  return out;
 }
 
 uint32_t VulkanDevice::group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const {
@@ -364,7 +394,7 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
                                                const std::vector<bool>& run, std::span<const int> slot_buffers) {
   auto& k = static_cast<VulkanKernel&>(compiled);
   const rt::KernelPlan& plan = k.plan;
-  std::vector<uint32_t> push(rt::context::push_constant_bytes(plan.arg_words) / 4, 0u);
+  std::vector<uint32_t> push(rt::context::push_constant_bytes(plan.arg_words, rt::spreads_over_grid(plan)) / 4, 0u);
   for (size_t n = 0; n < plan.args.size() && n < args.size(); ++n) {
     const uint32_t at = plan.args[n].word;
     push[at] = static_cast<uint32_t>(args[n]);  // 64-bit values: low word first
@@ -380,6 +410,32 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
     for (int slot : task.slots) d.buffers.push_back(tree(slot_buffers[static_cast<size_t>(slot)], "launch").buffer);
     d.push_constants = push;
     if (profiling_) d.tag = timing_tag(plan, i);
+    if (!task.grid.empty()) {
+      // A dispatch per block of the grid that the device launches at once
+      // (one but for a grid past 65535 groups along an axis, on devices
+      // that take no more), each passing its first iteration along each
+      // axis (the code adds it where the count may need it).
+      const std::array<int64_t, 3> groups = grid_group_counts(task, i, plan, args);
+      const auto& most = device_->info().max_compute_workgroup_count;
+      std::array<uint32_t, 3> size{1, 1, 1};
+      for (size_t a = task.grid.size() + 1; a-- > 0;)
+        size[task.grid.size() - a] = a == 0 ? task.local_size : task.grid[a - 1].local_size;
+      d.pipeline = k.pipelines[i];
+      for (int64_t z = 0; z < groups[2]; z += most[2])
+        for (int64_t y = 0; y < groups[1]; y += most[1])
+          for (int64_t x = 0; x < groups[0]; x += most[0]) {
+            Dispatch part = d;
+            part.group_count_x = static_cast<uint32_t>(std::min<int64_t>(most[0], groups[0] - x));
+            part.group_count_y = static_cast<uint32_t>(std::min<int64_t>(most[1], groups[1] - y));
+            part.group_count_z = static_cast<uint32_t>(std::min<int64_t>(most[2], groups[2] - z));
+            const int64_t first[3] = {x, y, z};
+            for (uint32_t axis = 0; axis < 3; ++axis)
+              part.push_constants[ctx::grid_base_word(plan.arg_words, axis)] =
+                  static_cast<uint32_t>(first[axis] * size[axis]);
+            out.push_back(std::move(part));
+          }
+      continue;
+    }
     const uint32_t groups = group_count(task, args);
     if (groups == kCountOnDevice) {
       // The count entry point writes the group counts this dispatch reads.

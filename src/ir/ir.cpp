@@ -225,6 +225,14 @@ void Stmt::set_unlikely(bool unlikely) {
   expect_kind(this, {K::If}, "set_unlikely");
   mark_ = unlikely ? 1 : 0;
 }
+bool Stmt::grid() const {
+  expect_kind(this, {K::RangeFor}, "grid");
+  return mark_ != 0;
+}
+void Stmt::set_grid(bool grid) {
+  expect_kind(this, {K::RangeFor}, "set_grid");
+  mark_ = grid ? 1 : 0;
+}
 Reduction Stmt::reduction() const {
   expect_kind(this, {K::TreeAtomic}, "reduction");
   return static_cast<Reduction>(mark_);

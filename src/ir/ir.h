@@ -229,6 +229,15 @@ class Stmt {
   // distinct large one once, as a function of its own.
   bool unlikely() const;
   void set_unlikely(bool unlikely);
+  // RangeFor: an axis of its enclosing parallel loop's grid. It stands last
+  // in the body of the parallel range_for (or of another grid range_for),
+  // after side-effect-free statements only, and its iterations are as
+  // independent as the parallel loop's (no break leaves it): an executor may
+  // run it in order, as any range_for, or spread it over a second or third
+  // axis of invocations (Vulkan and CUDA workgroups), with no division to
+  // find an invocation's point. docs/ir.md, "Grid loops".
+  bool grid() const;
+  void set_grid(bool grid);
   Reduction reduction() const;   // TreeAtomic (set by mark_reductions)
   void set_reduction(Reduction r);
   uint64_t bits() const { return bits_; }    // Const: the value's bit pattern (see const_*)
@@ -263,7 +272,7 @@ class Stmt {
   int field_ = -1;
   int tree_param_ = -1;
   uint64_t bits_ = 0;
-  uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction; If: unlikely
+  uint8_t mark_ = 0;  // TreeLoad: atomic_load; TreeAtomic: Reduction; If: unlikely; RangeFor: grid
   // Its number in the last Numbering that reached it, and that numbering.
   mutable uint32_t number_ = 0;
   mutable uint64_t numbering_ = 0;

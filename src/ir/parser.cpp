@@ -762,9 +762,12 @@ class Parser {
     Stmt* s = nullptr;
     switch (kind) {
       case StmtKind::RangeFor: {
+        const bool grid = is_word("grid");
+        if (grid) take();
         Stmt* begin = operand();
         Stmt* end = operand();
         s = b.range_for(begin, end);
+        s->set_grid(grid);
         define(*def, s);
         block(s->body());
         break;

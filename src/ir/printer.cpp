@@ -238,6 +238,7 @@ class Printer {
         operand(out, s->value());
         break;
       case StmtKind::RangeFor:
+        if (s->grid()) out += " grid";
         operand(out, s->begin());
         operand(out, s->end());
         open_block(out, s->body(), depth, nested);

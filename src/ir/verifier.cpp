@@ -481,6 +481,7 @@ class Verifier {
       case StmtKind::RangeFor:
         expect_type(s, value(s, s->begin(), "begin"), DataType::i32, "begin");
         expect_type(s, value(s, s->end(), "end"), DataType::i32, "end");
+        if (s->grid()) grid_loop(s);
         loop_body(s);
         break;
       case StmtKind::StructFor:
@@ -568,6 +569,28 @@ class Verifier {
     loops_.pop_back();
   }
 
+  // A parallel range_for: at the kernel's top level before offload, else the
+  // range_for of a parallel task.
+  bool parallel_range_for(const Stmt* s) const {
+    if (s->kind() != StmtKind::RangeFor) return false;
+    return before_offload(kernel_.stage) ? s->parent() == kernel_.body() : parallel_task_of_loop(s) != nullptr;
+  }
+
+  // A grid range_for (Stmt::grid): last in the body of a parallel or grid
+  // range_for, after side-effect-free statements only.
+  void grid_loop(const Stmt* s) const {
+    const Block* b = s->parent();
+    const Stmt* owner = b ? b->owner() : nullptr;
+    if (!owner || owner->kind() != StmtKind::RangeFor || !(owner->grid() || parallel_range_for(owner)))
+      fail(s, "a grid range_for outside the body of a parallel range_for (or of another grid range_for); "
+              "a grid loop is an axis of a parallel loop");
+    if (b->at(b->size() - 1) != s) fail(s, "a grid range_for must be the last statement of its loop's body");
+    for (size_t i = 0; i + 1 < b->size(); ++i)
+      if (b->at(i)->has_side_effects())
+        fail(b->at(i), std::string("a '") + kind_name(b->at(i)->kind()) +
+                           "' before a grid range_for (only side-effect-free statements may stand before it)");
+  }
+
   // break/continue: the innermost loop must be a while or a serial range_for.
   // `continue` ends an iteration of any loop (a parallel one too, as in
   // Taichi); `break` cannot leave a loop whose iterations run in parallel.
@@ -581,6 +604,8 @@ class Verifier {
     if (loop->kind() == StmtKind::RangeFor && loop->parent() == kernel_.body())
       fail(s, std::string("'") + what +
                   "' directly inside a top-level range_for, which runs in parallel");
+    if (loop->kind() == StmtKind::RangeFor && loop->grid())
+      fail(s, std::string("'") + what + "' directly inside a grid range_for, whose iterations run in parallel");
     const Stmt* task = parallel_task_of_loop(loop);
     if (loop->kind() == StmtKind::RangeFor && task)
       fail(s, std::string("'") + what + "' directly inside the range_for of a parallel '" +

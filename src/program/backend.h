@@ -52,6 +52,12 @@ class Backend {
   // thread of its own (GPUs, whose consecutive threads then take
   // consecutive points).
   virtual uint32_t range_piece() const { return 1; }
+  // Axes of a for_range over a shape that the backend's launch spreads over
+  // a 2-D or 3-D grid of invocations (the innermost on the grid's x, each
+  // axis a loop of its own, marked ir::Stmt::grid): 2 or 3 where points are
+  // threads (GPUs), so that an invocation finds its point with no division;
+  // 1 where the shape runs as one parallel loop (with range_piece()).
+  virtual uint32_t grid_axes() const { return 1; }
   // What its code generator computes natively (ir::legalize writes the
   // rest in primitives, last in the pipeline); null for the interpreter,
   // which computes everything and runs lowered kernels as they are.

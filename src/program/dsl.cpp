@@ -598,6 +598,64 @@ int64_t constant_extent(const RangeAxis& a) {
   return std::max<int64_t>(0, e->const_int() - b->const_int());
 }
 
+// The parallel loop over the points of axes [0, upto], times `factor` (-1:
+// not constant), counts in i32, as every loop.
+void check_iterations(const std::vector<RangeAxis>& ax, size_t upto, int64_t factor) {
+  int64_t iterations = factor;
+  for (size_t d = 0; d <= upto && iterations >= 0; ++d) {
+    const int64_t e = constant_extent(ax[d]);
+    if (e < 0 || __builtin_mul_overflow(iterations, e, &iterations)) iterations = e < 0 ? -1 : INT64_MAX;
+  }
+  if (iterations > INT32_MAX)
+    fail("for_range over a shape of more than 2^31 - 1 iterations (" +
+         (iterations == INT64_MAX ? std::string("past 2^63") : std::to_string(iterations)) +
+         "), the most a loop's i32 index counts; split it into several ranges");
+}
+
+// I[0..count) from `rest`, the number of a point of the axes before
+// `count` (the last fastest): a division and remainder per axis.
+void point_of(Expr rest, const std::vector<RangeAxis>& ax, const std::vector<Expr>& extents, size_t count,
+              Indices& I) {
+  for (size_t d = count; d-- > 0;) {
+    I[d] = (d == 0 ? rest : rest % extents[d]) + ax[d].begin;
+    if (d > 0) rest = rest / extents[d];
+  }
+}
+
+// A shape on a backend that spreads it over a grid of invocations
+// (Backend::grid_axes): the parallel loop runs over the points of the axes
+// up to `lead` (with a division per axis when there are several), and each
+// axis after it is a grid range_for in the one before, innermost last.
+void grid_ranges(const std::vector<RangeAxis>& ax, const std::vector<Expr>& extents, size_t lead, Indices& I,
+                 const std::function<void(Indices)>& body) {
+  Expr total = extents[0];
+  for (size_t d = 1; d <= lead; ++d) total = total * extents[d];
+  ir::Stmt* loop = lead == 0 ? b().range_for(use(ax[0].begin), use(ax[0].end)) : b().range_for(use(Expr(0)), use(total));
+  std::function<void(size_t)> axis = [&](size_t d) {
+    if (d == ax.size()) {
+      body(I);
+      return;
+    }
+    ir::Stmt* inner = b().range_for(use(ax[d].begin), use(ax[d].end));
+    inner->set_grid(true);
+    in_block(inner->body(), [&] {
+      // Still the parallel loop's point: break_() is refused here too.
+      in_loop(ir::StmtKind::RangeFor, true, [&] {
+        I[d] = Expr(b().loop_index(inner, 0));
+        axis(d + 1);
+      });
+    });
+  };
+  in_block(loop->body(), [&] {
+    in_loop(ir::StmtKind::RangeFor, true, [&] {
+      const Expr t(b().loop_index(loop, 0));
+      if (lead == 0) I[0] = t;
+      else point_of(t, ax, extents, lead + 1, I);
+      axis(lead + 1);
+    });
+  });
+}
+
 }  // namespace
 
 void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(Indices)>& body, int arity) {
@@ -621,45 +679,39 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
     nested_ranges(ax, 0, I, body);
     return;
   }
+  const size_t last = ax.size() - 1;
+  std::vector<Expr> extents;
+  for (const RangeAxis& a : ax) extents.push_back(max(a.end - a.begin, Expr(0)));
+  const detail::Backend& backend = *current().program->backend;
+  if (const size_t grid = std::min<size_t>(backend.grid_axes(), ax.size()); grid > 1) {
+    check_iterations(ax, ax.size() - grid, 1);
+    grid_ranges(ax, extents, ax.size() - grid, I, body);
+    return;
+  }
   // One parallel loop over (points of the axes before the last) x (pieces
   // of the last axis): an iteration finds its point with a division per
   // axis, then runs through its piece of the row. A row of constant extent
   // is cut into equal pieces of constant bounds (one piece: the whole row,
   // a loop with the row's own bounds).
-  const size_t last = ax.size() - 1;
-  int64_t piece = current().program->backend->range_piece();
+  int64_t piece = backend.range_piece();
   int64_t known_pieces = -1;  // the pieces of a row, when constant
   if (const int64_t e = constant_extent(ax[last]); e >= 0 && piece > 1) {
     known_pieces = std::max<int64_t>(1, (e + piece - 1) / piece);
     piece = std::max<int64_t>(1, (e + known_pieces - 1) / known_pieces);
   }
-  std::vector<Expr> extents;
-  for (const RangeAxis& a : ax) extents.push_back(max(a.end - a.begin, Expr(0)));
   Expr pieces = known_pieces > 0 ? Expr(static_cast<int>(known_pieces))
                 : piece == 1     ? extents[last]
                                  : (extents[last] + Expr(static_cast<int>(piece - 1))) / static_cast<int>(piece);
   Expr total = pieces;
   for (size_t d = 0; d < last; ++d) total = total * extents[d];
-  // The parallel loop counts in i32, as every loop.
-  int64_t iterations = known_pieces > 0 ? known_pieces : constant_extent(ax[last]);
-  for (size_t d = 0; d < last && iterations >= 0; ++d) {
-    const int64_t e = constant_extent(ax[d]);
-    if (e < 0 || __builtin_mul_overflow(iterations, e, &iterations)) iterations = e < 0 ? -1 : INT64_MAX;
-  }
-  if (iterations > INT32_MAX)
-    fail("for_range over a shape of more than 2^31 - 1 iterations (" +
-         (iterations == INT64_MAX ? std::string("past 2^63") : std::to_string(iterations)) +
-         "), the most a loop's i32 index counts; split it into several ranges");
+  check_iterations(ax, last - 1, known_pieces > 0 ? known_pieces : constant_extent(ax[last]));
   ir::Stmt* loop = b().range_for(use(Expr(0)), use(total));
   in_block(loop->body(), [&] {
     in_loop(ir::StmtKind::RangeFor, true, [&] {
       const Expr t(b().loop_index(loop, 0));
       const bool whole_rows = known_pieces == 1;
       Expr rest = whole_rows ? t : t / pieces;
-      for (size_t d = last; d-- > 0;) {
-        I[d] = (d == 0 ? rest : rest % extents[d]) + ax[d].begin;
-        if (d > 0) rest = rest / extents[d];
-      }
+      point_of(rest, ax, extents, last, I);
       if (piece == 1 && !whole_rows) {
         I[last] = t % pieces + ax[last].begin;
         body(I);

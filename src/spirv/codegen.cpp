@@ -10,6 +10,7 @@
 #include "grove/error.h"
 #include "ir/assert.h"
 #include "ir/passes/reductions.h"
+#include "ir/plan_builder.h"
 #include "ir/type_rules.h"
 #include "spirv/codegen_internal.h"
 #include "spirv/validate.h"
@@ -92,6 +93,8 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     count_on_device_ = tm.static_iterations < 0 && counts_on_device(task);
     flat_grid_ = count_on_device_ && reductions_.empty() && !has_continue(parallel_loop_);
   }
+  grid_.clear();
+  if (tm.parallel) find_grid(tm);
 
   task_index_ = index;
   task_label_ = tm.label;
@@ -111,7 +114,13 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   if (m_.in_block()) m_.ret();
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
-  m_.local_size(fn, tm.local_size);
+  if (grid_.empty()) {
+    m_.local_size(fn, tm.local_size);
+  } else {  // the innermost axis on x
+    uint32_t size[3] = {1, 1, 1};
+    for (size_t a = 0; a < grid_.size(); ++a) size[grid_.size() - 1 - a] = grid_[a].local_size;
+    m_.local_size(fn, size[0], size[1], size[2]);
+  }
   tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
@@ -187,9 +196,11 @@ Id TaskEmitter::global_invocation(uint32_t axis) {
   return m_.composite_extract(u32_type(), m_.load(v), {axis});
 }
 
-Id TaskEmitter::num_workgroups_x() {
+Id TaskEmitter::num_workgroups_x() { return num_workgroups(0); }
+
+Id TaskEmitter::num_workgroups(uint32_t axis) {
   const Id v = m_.builtin_input(spv::BuiltIn::NumWorkgroups, m_.type_vector(u32_type(), 3));
-  return m_.composite_extract(u32_type(), m_.load(v), {0});
+  return m_.composite_extract(u32_type(), m_.load(v), {axis});
 }
 
 // ---- statements ---------------------------------------------------------------
@@ -317,8 +328,8 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
 
 Id TaskEmitter::push_word(uint32_t k) {
   if (args_ == 0) {
-    // The arguments' words, then the message base.
-    const auto count = static_cast<uint32_t>(context::push_constant_bytes(out_.arg_words) / 4);
+    // The arguments' words, then the message base (and a grid's bases).
+    const auto count = static_cast<uint32_t>(context::push_constant_bytes(out_.arg_words, !grid_.empty()) / 4);
     const Id words = m_.type_array(u32_type(), u32c(count), 4);
     args_ = m_.global_variable(m_.type_block({words}, {0}), spv::StorageClass::PushConstant);
     m_.name(args_, "args");
@@ -432,6 +443,10 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   }
   // A `continue` of the parallel loop needs the loop's continue target, so
   // such a body keeps the loop form.
+  if (!grid_.empty()) {
+    emit_grid_axis(0);
+    return;
+  }
   const bool continues = has_continue(s);
   if ((static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
        reductions_.empty() && !continues) ||
@@ -477,6 +492,113 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   after_loop();
   stop_after_loop();
   flush_accumulators();
+}
+
+// Finds the grid loops the task spreads (codegen.h) and their group sizes:
+// from the innermost out, a power of two covering a constant count (64 for
+// a count the host finds at launch on x, the rest of the group on y), within
+// what is left of local_size and the least per-axis size every device takes.
+void TaskEmitter::find_grid(TaskModule& tm) {
+  auto host_counted = [](const ir::Stmt* loop) {
+    return (loop->begin()->is_const() || ir::count_expr(loop->begin()).known()) &&
+           (loop->end()->is_const() || ir::count_expr(loop->end()).known());
+  };
+  if (!options_.grid || !reductions_.empty() || count_on_device_ || !host_counted(parallel_loop_)) return;
+  std::vector<const ir::Stmt*> nest{parallel_loop_};
+  while (nest.size() < 3) {
+    const ir::Block* body = nest.back()->body();
+    const ir::Stmt* inner = body->empty() ? nullptr : body->at(body->size() - 1);
+    if (inner == nullptr || inner->kind() != StmtKind::RangeFor || !inner->grid() || !host_counted(inner))
+      break;
+    nest.push_back(inner);
+  }
+  if (nest.size() == 1) return;
+  auto constant_count = [](const ir::Stmt* loop) -> int64_t {
+    if (!loop->begin()->is_const() || !loop->end()->is_const()) return -1;
+    return std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int());
+  };
+  constexpr uint32_t kMostAlong[3] = {1024, 128, 64};  // x is bounded by local_size
+  constexpr uint32_t kRowGroup = 64;
+  std::vector<uint32_t> sizes(nest.size());
+  uint32_t left = options_.local_size;
+  for (size_t a = nest.size(); a-- > 0;) {
+    const size_t dim = nest.size() - 1 - a;
+    const int64_t count = constant_count(nest[a]);
+    uint32_t want = dim == 0 ? kRowGroup : left;
+    if (count >= 0) {
+      want = 1;
+      while (want < count && want < left) want *= 2;
+    }
+    sizes[a] = std::max<uint32_t>(1, std::min({want, left, kMostAlong[dim]}));
+    left /= sizes[a];
+  }
+  for (size_t a = 0; a < nest.size(); ++a) {
+    const int64_t count = constant_count(nest[a]);
+    const bool fits = count >= 0 && (count + sizes[a] - 1) / sizes[a] <= 65535;
+    grid_.push_back({nest[a], sizes[a], !fits});
+    if (a == 0) continue;
+    rt::GridAxis g;
+    g.static_iterations = count;
+    g.begin = ir::count_expr(nest[a]->begin());
+    g.end = ir::count_expr(nest[a]->end());
+    g.local_size = sizes[a];
+    tm.grid.push_back(std::move(g));
+  }
+  tm.local_size = sizes[0];
+}
+
+// Axis a of the grid (and the ones inside it): invocation coordinate k
+// along it (plus the dispatch's base along it, where the axis may need more
+// groups than a device launches at once) runs iteration begin + k.
+// Side-effect-free statements before an inner grid loop run in every
+// invocation that reaches them.
+void TaskEmitter::emit_grid_axis(size_t a) {
+  const GridLoop& g = grid_[a];
+  const auto dim = static_cast<uint32_t>(grid_.size() - 1 - a);
+  const Id begin = value_as(g.loop->begin(), DataType::i32);
+  const Id end = value_as(g.loop->end(), DataType::i32);
+  const Id count = iteration_count(begin, end);
+  Id k = global_invocation(dim);
+  if (g.based) k = op2(Op::OpIAdd, k, push_word(context::grid_base_word(out_.arg_words, dim)));
+  const Id in_range = m_.compare(Op::OpULessThan, k, count);
+  const Id inside = m_.new_label(), merge = m_.new_label();
+  m_.selection_merge(merge);
+  m_.branch_conditional(in_range, inside, merge);
+  m_.begin_block(inside);
+  loop_index_[g.loop] = op2(Op::OpIAdd, begin, k);
+  const ir::Block* body = g.loop->body();
+  if (a + 1 == grid_.size()) {
+    emit_point(body);
+  } else {
+    for (size_t i = 0; i + 1 < body->size(); ++i) emit_stmt(body->at(i));
+    emit_grid_axis(a + 1);
+  }
+  if (m_.in_block()) m_.branch(merge);
+  m_.begin_block(merge);
+}
+
+// The innermost body of a grid: a `continue` in it ends the invocation's
+// point, a break out of a loop that runs once around the body.
+void TaskEmitter::emit_point(const ir::Block* body) {
+  if (!has_continue(body->owner())) {
+    emit_block(body);
+    return;
+  }
+  const Id header = m_.new_label(), inside = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
+  m_.branch(header);
+  m_.begin_block(header);
+  m_.loop_merge(merge, cont);
+  m_.branch(inside);
+  m_.begin_block(inside);
+  loops_.push_back({merge, merge});
+  emit_block(body);
+  loops_.pop_back();
+  if (m_.in_block()) m_.branch(merge);
+  m_.begin_block(cont);  // never reached: the body runs once
+  m_.branch(header);
+  m_.begin_block(merge);
+  after_loop();
+  stop_after_loop();
 }
 
 // A dynamic-count task's loop bounds are computed by the statements before
@@ -958,6 +1080,9 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
     out.arg_offsets.push_back(out.arg_words);
     out.arg_words += static_cast<uint32_t>(storage_words(compute_type(a.type)));
   }
+  // Grid bases need three more words.
+  CodegenOptions task_options = options;
+  task_options.grid = options.grid && context::push_constant_bytes(out.arg_words, true) <= max_push_constant_bytes;
   if (context::push_constant_bytes(out.arg_words) > max_push_constant_bytes)
     throw Error("kernel '" + kernel.name() + "' takes " + std::to_string(out.arg_words * 4) +
                 " bytes of arguments (and 4 for its message base); this Vulkan device passes at most " +
@@ -969,7 +1094,7 @@ KernelModules generate_kernel(const ir::Kernel& input, const ir::SNodeForest& fo
     if (task->kind() != ir::StmtKind::Task)
       throw InternalError("SPIR-V codegen: kernel '" + kernel.name() + "' has a '" + ir::kind_name(task->kind()) +
                           "' outside a task");
-    detail::TaskEmitter emitter(kernel, forest, options, out);
+    detail::TaskEmitter emitter(kernel, forest, task_options, out);
     out.tasks.push_back(emitter.emit(task, i));
   }
   return out;

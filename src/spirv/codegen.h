@@ -46,6 +46,20 @@
 // local_size: 256, or less where the device's limits are lower. Serial tasks
 // (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
 //
+// Grid loops (ir::Stmt::grid: a for_range over a shape on a GPU) nested in
+// the parallel loop, when every count of the nest is known on the host and
+// the loop sums nothing in registers and continues nowhere, spread over a
+// 2-D or 3-D launch: the innermost loop on x, the one around it on y, the
+// task's own loop on y or z, each with its own group size (TaskModule::
+// grid; LocalSize (x, y, z) of at most local_size invocations, y at most
+// 128 and z at most 64, the least every device takes). Invocation (x, y, z)
+// runs the point (z, y, x) of the nest, with no division and no loop. An
+// axis whose count is not a constant needing at most 65535 groups adds the
+// dispatch's base along it, a push-constant word after the message base
+// (context::grid_base_word): the backend runs a grid larger than the device
+// launches at once as several dispatches. Grid loops the module does not
+// spread run in order, as any range_for.
+//
 // Driver limits handled here: lavapipe (Mesa's llvmpipe) silently leaves any
 // loop once one invocation has counted 65535 passes in all (each back-edge,
 // and two per loop instance); with
@@ -109,6 +123,9 @@ struct DeviceFeatures {
 struct CodegenOptions {
   DeviceFeatures features;
   uint32_t local_size = 128;  // invocations per group of a parallel task
+  // Spread grid loops over 2-D and 3-D launches (see above); else they run
+  // in order.
+  bool grid = true;
   // Debug mode: every task first checks the context's assert flag and does
   // nothing once an assertion failed (the interpreter stops at the first).
   bool debug = false;
@@ -172,6 +189,10 @@ struct TaskModule {
   // The module declares SignedZeroInfNanPreserve (it computes in floats and
   // DeviceFeatures::signed_zero_inf_nan_preserve is set).
   bool signed_zero_inf_nan_preserve = false;
+  // A parallel task whose grid loops (ir::Stmt::grid) the module spreads
+  // over a 2-D or 3-D launch: those axes, innermost last (see above);
+  // local_size is then the group size along the task's own loop.
+  std::vector<rt::GridAxis> grid;
 };
 
 struct KernelModules {

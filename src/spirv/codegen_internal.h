@@ -63,6 +63,18 @@ class TaskEmitter {
   void emit_while(const ir::Stmt* s);
   void emit_serial_range_for(const ir::Stmt* s);
   void emit_parallel_loop(const ir::Stmt* s);
+  // Grid loops (codegen.h): the axes of the nest, outermost (the parallel
+  // loop) first, each with its group size and whether a dispatch's base
+  // along it is added (it may need more than 65535 groups).
+  struct GridLoop {
+    const ir::Stmt* loop;
+    uint32_t local_size;
+    bool based;
+  };
+  std::vector<GridLoop> grid_;
+  void find_grid(TaskModule& tm);
+  void emit_grid_axis(size_t a);
+  void emit_point(const ir::Block* body);
   void emit_assert_check();  // debug mode: return at once if an assertion already failed
   Id emit_arg(const ir::Stmt* s);
   Id emit_tree_load(const ir::Stmt* s);
@@ -123,6 +135,7 @@ class TaskEmitter {
   Id global_invocation(uint32_t axis);
   Id global_invocation_x();
   Id num_workgroups_x();
+  Id num_workgroups(uint32_t axis);
 
   const ir::Kernel& kernel_;
   const ir::SNodeForest& forest_;

@@ -203,7 +203,7 @@ TEST_P(Control, LoopIndicesAreI32AndConstantBoundsMustFit) {
                 prog.kernel("big", [&] { for_range(int64_t{1} << 40, (int64_t{1} << 40) + 1, [&](Expr) {}); })();
               }),
               HasSubstr("for_range bound 1099511627776 (i64) is out of the range of the loop's index, which is i32"));
-  EXPECT_THAT(error_of([&] { prog.kernel("huge", [&] { for_range({65536, 65536, 65536}, [&](Expr, Expr, Expr) {}); })(); }),
+  EXPECT_THAT(error_of([&] { prog.kernel("huge", [&] { for_range({65536, 65536, 65536, 2}, [&](Expr, Expr, Expr, Expr) {}); })(); }),
               HasSubstr("more than 2^31 - 1 iterations"));
   // A bound known only at run time whose type holds values past i32 would
   // wrap (2^32 + 5 ran 5 iterations): the conversion is written by the user.

@@ -153,6 +153,32 @@ kernel @k() stage frontend {
 // alone (t / 8 is every 8th iteration's), a quotient and a remainder by
 // different divisors, and one field reached through two different tuples
 // (t / 8, t % 8 and t, 0 meet at t = 8 k: (k, 0)).
+// A grid loop's iterations may run in parallel too (Vulkan and CUDA spread
+// them over the launch): an update is the point's own only where both the
+// parallel loop's index and the grid loop's come out of its indices.
+TEST(DemoteAtomics, AGridLoopsIndexMustComeOutToo) {
+  const std::string out = demoted(R"(
+field @x : i32[4, 8]
+field @row : i32[4]
+kernel @k() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 4
+  %2 = const i32 8
+  %3 = range_for %0 %1 {
+    %4 = loop_index i32 %3 0
+    %5 = range_for grid %0 %2 {
+      %6 = loop_index i32 %5 0
+      %7 = field_atomic add i32 @x[%4, %6] %6
+      %8 = field_atomic add i32 @row[%4] %6
+    }
+  }
+}
+)");
+  EXPECT_EQ(count(out, "field_atomic"), 1u) << out;
+  EXPECT_NE(out.find("field_atomic add i32 @row[%"), std::string::npos) << out;
+  EXPECT_NE(out.find("field_store @x["), std::string::npos) << out;
+}
+
 TEST(DemoteAtomics, PointsThatIterationsMayShareStayAtomic) {
   const std::string out = demoted(R"(
 field @a : f32[64]

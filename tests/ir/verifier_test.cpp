@@ -193,6 +193,78 @@ kernel @sf() stage frontend {
             "(valid)");
 }
 
+// A grid range_for is an axis of a parallel loop: last in its body, after
+// side-effect-free statements only, and no break leaves it.
+TEST(VerifierTest, GridLoopsAreAxesOfAParallelLoop) {
+  EXPECT_EQ(verify_text(R"(field @x : i32[4, 4, 4]
+
+kernel @ok() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 4
+  %2 = range_for %0 %1 {
+    %3 = loop_index i32 %2 0
+    %4 = binary add i32 %3 %1
+    %5 = range_for grid %0 %4 {
+      %6 = range_for grid %0 %1 {
+        %7 = loop_index i32 %5 0
+        %8 = loop_index i32 %6 0
+        %9 = binary cmp_eq u1 %8 %0
+        if %9 {
+          continue
+        } else {
+        }
+        field_store @x[%3, %7, %8] %8
+      }
+    }
+  }
+}
+)"),
+            "(valid)");
+  expect_rejected(verify_text(R"(kernel @serial() stage frontend {
+  %0 = const i32 0
+  %1 = const u1 1
+  if %1 {
+    %2 = range_for grid %0 %0 {
+    }
+  } else {
+  }
+}
+)"),
+                  "serial", "a grid range_for outside the body of a parallel range_for", "%2 = range_for grid %0 %0 { ... }");
+  expect_rejected(verify_text(R"(field @x : i32[4]
+
+kernel @after() stage frontend {
+  %0 = const i32 0
+  %1 = range_for %0 %0 {
+    field_store @x[%0] %0
+    %2 = range_for grid %0 %0 {
+    }
+  }
+}
+)"),
+                  "after", "before a grid range_for (only side-effect-free statements", "field_store @x[%0] %0");
+  expect_rejected(verify_text(R"(kernel @notlast() stage frontend {
+  %0 = const i32 0
+  %1 = range_for %0 %0 {
+    %2 = range_for grid %0 %0 {
+    }
+    %3 = binary add i32 %0 %0
+  }
+}
+)"),
+                  "notlast", "must be the last statement of its loop's body", "%2 = range_for grid %0 %0 { ... }");
+  expect_rejected(verify_text(R"(kernel @brk() stage frontend {
+  %0 = const i32 0
+  %1 = range_for %0 %0 {
+    %2 = range_for grid %0 %0 {
+      break
+    }
+  }
+}
+)"),
+                  "brk", "'break' directly inside a grid range_for", "break");
+}
+
 TEST(VerifierTest, RejectsLoopIndexOutsideItsLoopOrAxis) {
   expect_rejected(verify_text(R"(kernel @outside() stage frontend {
   %0 = const i32 0

@@ -441,6 +441,63 @@ TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
   EXPECT_EQ(total.read<int64_t>(), (int64_t{1} << 20) * ((1 << 20) - 1) / 2);
 }
 
+// On a GPU a for_range over a shape spreads over a 2-D or 3-D launch (grid
+// loops: a point per invocation, found with no division); lavapipe itself
+// takes pieces of rows, so the GPU's form runs here through an explicit
+// target. C++ loops over the same shapes are the model: 2 and 3 axes with
+// begins, 4 axes (the two leading ones one parallel loop), extents from
+// arguments with a `continue`, updates at the point's own indices, and a
+// grid of 300,000 x 2 points whose 75,000 groups along y are more than
+// lavapipe launches at once (65,535): two dispatches, the second from its
+// base.
+TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
+  const grove::testing::ScratchDir dir("grove_grid_vulkan_backend");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  Config c = config();
+  c.vulkan_target = "lavapipe";
+  Program prog(c);
+  Field a2 = prog.field(i32, "a2", {37, 45});
+  Field a3 = prog.field(i32, "a3", {5, 6, 7});
+  Field a4 = prog.field(i32, "a4", {3, 4, 5, 6});
+  Field tall = prog.field(i32, "tall", {300000, 2});
+  Kernel k = prog.kernel("grid", {arg(i32, "lo"), arg(i32, "hi"), arg(i32, "rows"), arg(i32, "cols")}, [&](Args a) {
+    for_range({{2, 37}, {a[0], a[1]}}, [&](Expr i, Expr j) {
+      if_(j == 9, [&] { continue_(); });
+      a2(i, j) += i * 100 + j;
+    });
+    for_range({{1, 5}, 6, {2, 7}}, [&](Expr i, Expr j, Expr l) { a3(i, j, l) += i * 100 + j * 10 + l; });
+    for_range({3, 4, 5, 6}, [&](Indices I) { atomic_add(a4(I), ((I[0] * 10 + I[1]) * 10 + I[2]) * 10 + I[3]); });
+    for_range({{0, a[2]}, {0, a[3]}}, [&](Expr i, Expr j) { tall(i, j) += i * 2 + j + 1; });
+  });
+  k(3, 44, 300000, 2);
+  k(3, 44, 300000, 2);
+  unsetenv("GROVE_DUMP_DIR");
+  std::vector<int32_t> w2(37 * 45, 0), w3(5 * 6 * 7, 0), w4(3 * 4 * 5 * 6, 0), wt(300000 * 2, 0);
+  for (int i = 2; i < 37; ++i)
+    for (int j = 3; j < 44; ++j)
+      if (j != 9) w2[static_cast<size_t>(i * 45 + j)] = 2 * (i * 100 + j);
+  for (int i = 1; i < 5; ++i)
+    for (int j = 0; j < 6; ++j)
+      for (int l = 2; l < 7; ++l) w3[static_cast<size_t>((i * 6 + j) * 7 + l)] = 2 * (i * 100 + j * 10 + l);
+  for (int e = 0; e < 3 * 4 * 5 * 6; ++e) {
+    const int i = e / 120, j = e / 30 % 4, l = e / 6 % 5, m = e % 6;
+    w4[static_cast<size_t>(e)] = 2 * (((i * 10 + j) * 10 + l) * 10 + m);
+  }
+  for (int e = 0; e < 300000 * 2; ++e) wt[static_cast<size_t>(e)] = 2 * (e + 1);
+  EXPECT_EQ(a2.to_vector<int32_t>(), w2);
+  EXPECT_EQ(a3.to_vector<int32_t>(), w3);
+  EXPECT_EQ(a4.to_vector<int32_t>(), w4);
+  EXPECT_EQ(tall.to_vector<int32_t>(), wt);
+  // Every shape's task spread over a grid.
+  std::ifstream plan(dir / "grid.plan.json");
+  std::stringstream text;
+  text << plan.rdbuf();
+  size_t grids = 0;
+  for (size_t at = text.str().find("\"grid\": [{"); at != std::string::npos; at = text.str().find("\"grid\": [{", at + 1))
+    ++grids;
+  EXPECT_EQ(grids, 4u) << text.str();
+}
+
 TEST_F(VulkanBackend, DeviceCountsPastTheLargestGridCoverEveryIteration) {
   Program prog(config());
   Field n = prog.field(i32, "n", {});

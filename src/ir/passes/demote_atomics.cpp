@@ -42,11 +42,16 @@ std::optional<BinaryOp> operation_of(AtomicOp op) {
 // that gives the term back. A serial loop inside whose index runs through
 // [(X % M) * C, (X % M) * C + C), plus a value the loop does not compute,
 // stands for X % M: the rows of for_range over a shape, cut into pieces on
-// the CPU (dsl.cpp). T must come out of the indices' pairs.
+// the CPU (dsl.cpp). T must come out of the indices' pairs, and so must
+// the index of each grid loop in the nest (Stmt::grid: its iterations may
+// run in parallel too).
 class OwnPoint {
  public:
   explicit OwnPoint(Stmt* loop) : loop_(loop) {
-    walk(loop->body(), [&](Stmt* s) { inside_.insert(s); });
+    walk(loop->body(), [&](Stmt* s) {
+      inside_.insert(s);
+      if (s->kind() == StmtKind::RangeFor && s->grid()) grid_.push_back(s);
+    });
   }
 
   bool recoverable(std::span<Stmt* const> indices) const {
@@ -64,9 +69,15 @@ class OwnPoint {
         }
       }
     }
-    for (const Term& t : terms)
-      if (t.kind == Term::leaf && t.of->kind() == StmtKind::LoopIndex && t.of->loop() == loop_) return true;
-    return false;
+    auto comes_out = [&](const Stmt* loop) {
+      for (const Term& t : terms)
+        if (t.kind == Term::leaf && t.of->kind() == StmtKind::LoopIndex && t.of->loop() == loop) return true;
+      return false;
+    };
+    if (!comes_out(loop_)) return false;
+    for (const Stmt* g : grid_)
+      if (!comes_out(g)) return false;
+    return true;
   }
 
  private:
@@ -136,6 +147,7 @@ class OwnPoint {
 
   Stmt* loop_;
   std::unordered_set<const Stmt*> inside_;
+  std::vector<const Stmt*> grid_;
 };
 
 bool demote_loop(Kernel& kernel, Stmt* loop) {
