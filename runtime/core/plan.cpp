@@ -32,6 +32,24 @@ bool is_parallel(TaskKind k) {
 
 // ---- counts ------------------------------------------------------------------------
 
+std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t invocations) {
+  constexpr uint32_t kMostAlong[3] = {1024, 128, 64};
+  constexpr uint32_t kRowGroup = 64;
+  std::vector<uint32_t> sizes(counts.size(), 1);
+  uint32_t left = std::max<uint32_t>(1, invocations);
+  for (size_t a = counts.size(); a-- > 0;) {
+    const size_t dim = counts.size() - 1 - a;
+    uint32_t want = dim == 0 ? kRowGroup : left;
+    if (counts[a] >= 0) {
+      want = 1;
+      while (want < counts[a] && want < left) want *= 2;
+    }
+    sizes[a] = std::max<uint32_t>(1, std::min({want, left, dim < 3 ? kMostAlong[dim] : 1u}));
+    left /= sizes[a];
+  }
+  return sizes;
+}
+
 std::optional<int64_t> CountExpr::evaluate(std::span<const uint64_t> args) const {
   if (root < 0) return std::nullopt;
   // Nodes refer only to earlier nodes (checked when a plan is read), so one

@@ -202,6 +202,13 @@ struct KernelPlan {
   PtxCode& ptx();
 };
 
+// The group sizes along the axes of a grid (outermost first; counts -1
+// where only a launch knows them), chosen from the innermost out: a power of
+// two covering a constant count, else 64 along x and the rest of the group
+// along y and z; within `invocations` in all and the least every Vulkan
+// device takes along each axis (x: `invocations`, y: 128, z: 64).
+std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t invocations);
+
 // Whether a task of `plan` spreads over a 2-D or 3-D grid (TaskPlan::grid).
 inline bool spreads_over_grid(const KernelPlan& plan) {
   for (const TaskPlan& t : plan.tasks)

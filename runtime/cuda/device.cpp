@@ -186,20 +186,21 @@ class CudaDevice : public Device {
     for (size_t i = 0; i < plan.tasks.size(); ++i) {
       if (i < run.size() && !run[i]) continue;
       const TaskPlan& task = plan.tasks[i];
-      const unsigned blocks = grid_of(task, args);
-      if (blocks == 0) continue;
+      const Launch shape = launch_of(task, args);
+      if (shape.blocks[0] == 0 || shape.blocks[1] == 0 || shape.blocks[2] == 0) continue;
       pointers.assign(1, context_buffer_);
       for (int slot : task.slots) pointers.push_back(tree(slot_buffers[static_cast<size_t>(slot)]));
       params.clear();
       for (CUdeviceptr& p : pointers) params.push_back(&p);
       for (uint64_t& v : values) params.push_back(&v);
-      const unsigned threads = task.parallel ? kBlockThreads : 1;
       CUevent start = nullptr;
       if (profiling_) {
         start = event();
         d_.check(d_.cuEventRecord(start, stream_), "cuEventRecord");
       }
-      const CUresult r = d_.cuLaunchKernel(k.functions[i], blocks, 1, 1, threads, 1, 1, 0, stream_, params.data(), nullptr);
+      const CUresult r = d_.cuLaunchKernel(k.functions[i], shape.blocks[0], shape.blocks[1], shape.blocks[2],
+                                           shape.threads[0], shape.threads[1], shape.threads[2], 0, stream_,
+                                           params.data(), nullptr);
       if (r != CUDA_SUCCESS) {
         if (start != nullptr) spare_events_.push_back(start);
         throw Error("kernel '" + plan.name + "': launching task " + std::to_string(i) + " ('" + task.label +
@@ -309,6 +310,44 @@ class CudaDevice : public Device {
       throw Error("a kernel failed on " + info_.name + ": " + d_.describe(r) +
                   " (Config::debug names the kernel; the CUDA context cannot be used after this)");
     if (context_pending_) report_context();
+  }
+
+  // Blocks and threads per block along x, y and z.
+  struct Launch {
+    unsigned blocks[3] = {1, 1, 1};
+    unsigned threads[3] = {1, 1, 1};
+  };
+
+  // A task spread over a grid (TaskPlan::grid; the task's own loop
+  // outermost, the last grid axis on x) runs blocks of the plan's sizes,
+  // as many along each axis as its count needs, at most 65535 along y and
+  // z and kBlocksPerMultiprocessor per multiprocessor along x: each loop
+  // strides over what is past them. Another runs grid_of's blocks.
+  Launch launch_of(const TaskPlan& task, std::span<const uint64_t> args) const {
+    Launch out;
+    if (task.grid.empty()) {
+      out.blocks[0] = grid_of(task, args);
+      out.threads[0] = task.parallel ? kBlockThreads : 1;
+      return out;
+    }
+    const size_t axes = task.grid.size() + 1;
+    const unsigned most[3] = {std::max(1, info_.multiprocessors) * kBlocksPerMultiprocessor, 65535, 65535};
+    for (size_t a = 0; a < axes; ++a) {
+      const GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
+      const GridAxis& g = a == 0 ? own : task.grid[a - 1];
+      int64_t n = g.static_iterations;
+      if (n < 0) {
+        const std::optional<int64_t> b = g.begin.evaluate(args), e = g.end.evaluate(args);
+        if (!b || !e)
+          throw Error("task '" + task.label + "' spreads over a grid whose extent along axis " + std::to_string(a) +
+                      " is not known on the host; its plan is damaged (compile the kernel again)");
+        n = std::max<int64_t>(0, *e - *b);
+      }
+      const size_t dim = axes - 1 - a;
+      out.threads[dim] = g.local_size;
+      out.blocks[dim] = static_cast<unsigned>(std::min<int64_t>((n + g.local_size - 1) / g.local_size, most[dim]));
+    }
+    return out;
   }
 
   unsigned grid_of(const TaskPlan& task, std::span<const uint64_t> args) const {

@@ -25,6 +25,7 @@
 #include "grove/version.h"
 #include "ir/assert.h"
 #include "llvm/emit.h"
+#include "runtime/cuda/device.h"
 
 // LLVM's NVPTX target, registered by hand: the native-target helpers only
 // set up the host's.
@@ -116,17 +117,29 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
     return f.getArg(1 + static_cast<unsigned>(trees + static_cast<size_t>(index)));
   }
   bool count_functions() const override { return false; }
-  // Iteration k = this thread's index modulo the grid's threads, counted
-  // in 64 bits so that k + stride cannot wrap.
+  uint32_t grid_threads() const override { return rt::cuda::kBlockThreads; }
+  // Iteration k = this thread's index along `axis` modulo the grid's
+  // threads along it, counted in 64 bits so that k + stride cannot wrap.
   llvm_backend::ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function&,
-                                               const std::function<llvm::Value*()>& count) const override {
+                                               const std::function<llvm::Value*()>& count,
+                                               unsigned axis) const override {
     auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+    using I = llvm::Intrinsic::ID;
+    static constexpr I kBlockDim[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x,
+                                       llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_y,
+                                       llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_z};
+    static constexpr I kGridDim[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                                      llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                                      llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+    static constexpr I kBlock[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                                    llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    static constexpr I kThread[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,
+                                     llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
+                                     llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z};
     llvm_backend::ParallelBounds out;
-    llvm::Value* threads = b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x),
-                                       sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x));
-    out.first = b.CreateAdd(b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
-                                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-                            sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+    llvm::Value* threads = b.CreateMul(sreg(kBlockDim[axis]), sreg(kGridDim[axis]));
+    out.first = b.CreateAdd(b.CreateMul(sreg(kBlock[axis]), sreg(kBlockDim[axis])), sreg(kThread[axis]));
     out.stride = threads;
     out.last = b.CreateZExt(count(), b.getInt64Ty());
     out.strided = true;

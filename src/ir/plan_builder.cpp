@@ -97,6 +97,21 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
 
 }  // namespace
 
+std::vector<const Stmt*> grid_nest(const Stmt* parallel_loop, size_t most) {
+  auto host_counted = [](const Stmt* loop) {
+    return count_expr(loop->begin()).known() && count_expr(loop->end()).known();
+  };
+  std::vector<const Stmt*> nest{parallel_loop};
+  if (!host_counted(parallel_loop)) return nest;
+  while (nest.size() < most) {
+    const Block* body = nest.back()->body();
+    const Stmt* inner = body->empty() ? nullptr : body->at(body->size() - 1);
+    if (inner == nullptr || inner->kind() != StmtKind::RangeFor || !inner->grid() || !host_counted(inner)) break;
+    nest.push_back(inner);
+  }
+  return nest;
+}
+
 rt::CountExpr count_expr(const Stmt* value) {
   rt::CountExpr c;
   c.root = CountBuilder(c).build(value);

@@ -27,6 +27,12 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
 // else (a value read from memory, a float).
 rt::CountExpr count_expr(const Stmt* value);
 
+// The loops a parallel task's launch may spread over a grid of invocations:
+// its parallel loop, then each grid loop (Stmt::grid) standing last in the
+// one before, at most `most` in all, as long as every count is known on the
+// host (count_expr). A single loop: the task has no grid.
+std::vector<const Stmt*> grid_nest(const Stmt* parallel_loop, size_t most = 3);
+
 // The slot of tree `tree` through tree parameter `tree_param` (-1: the
 // tree's own instance) in `plan`, which must have one.
 int slot_of(const rt::KernelPlan& plan, int tree, int tree_param);

@@ -123,6 +123,7 @@ class Emitter {
         throw InternalError("LLVM codegen: " + what_ + " is parallel but does not end in its range_for");
       parallel_loop_ = body->at(body->size() - 1);
     }
+    find_grid(t);
     // The task function.
     llvm::Type* ptr = b_.getPtrTy();
     begin_function(target_.task_type(c_, t.trees.size(), kernel_.args().size()), t.entry);
@@ -445,15 +446,20 @@ class Emitter {
   // k = this thread's index modulo the grid's threads (a grid-stride loop,
   // counted in 64 bits so that k + stride cannot wrap). Iteration k has
   // index begin + k.
+  // A loop of the grid nest (find_grid) strides along an axis of the
+  // launch of its own, as the parallel loop.
   void emit_range_for(const ir::Stmt* s) {
     const bool parallel = s == parallel_loop_;
+    const auto in_grid = std::find(grid_nest_.begin(), grid_nest_.end(), s);
+    const bool spread = parallel || in_grid != grid_nest_.end();
     llvm::Value* begin = value(s->begin());
     llvm::Value* first = begin;
     llvm::Value* last = value(s->end());
     llvm::Value* stride = u32(1);
     bool strided = false;
-    if (parallel) {
-      const ParallelBounds bounds = target_.parallel_bounds(b_, *fn_, [&] { return count_of(s); });
+    if (spread) {
+      const auto axis = in_grid == grid_nest_.end() ? 0u : static_cast<unsigned>(grid_nest_.end() - in_grid - 1);
+      const ParallelBounds bounds = target_.parallel_bounds(b_, *fn_, [&] { return count_of(s); }, axis);
       first = bounds.first;
       last = bounds.last;
       stride = bounds.stride;
@@ -474,7 +480,7 @@ class Emitter {
     if (strided) {
       loop_index_[s] = b_.CreateAdd(begin, b_.CreateTrunc(i, b_.getInt32Ty()));
     } else {
-      loop_index_[s] = parallel ? b_.CreateAdd(begin, i) : static_cast<llvm::Value*>(i);
+      loop_index_[s] = spread ? b_.CreateAdd(begin, i) : static_cast<llvm::Value*>(i);
     }
     loops_.push_back({exit, latch});
     emit_block(s->body());
@@ -491,6 +497,33 @@ class Emitter {
     if (parallel && !accumulators_.empty()) back->setMetadata(llvm::LLVMContext::MD_loop, interleave_once());
     b_.SetInsertPoint(exit);
     if (parallel) flush_accumulators();
+  }
+
+  // The loops of a parallel task that its launch spreads over a 2-D or 3-D
+  // grid (ir::grid_nest), where the target does (TargetHooks::
+  // grid_threads), and their block sizes (rt::grid_group_sizes).
+  void find_grid(TaskCode& t) {
+    grid_nest_.clear();
+    const uint32_t threads = target_.grid_threads();
+    if (parallel_loop_ == nullptr || threads == 0) return;
+    std::vector<const ir::Stmt*> nest = ir::grid_nest(parallel_loop_);
+    if (nest.size() == 1) return;
+    std::vector<int64_t> counts;
+    for (const ir::Stmt* loop : nest)
+      counts.push_back(loop->begin()->is_const() && loop->end()->is_const()
+                           ? std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int())
+                           : -1);
+    const std::vector<uint32_t> sizes = rt::grid_group_sizes(counts, threads);
+    t.local_size = sizes[0];
+    for (size_t a = 1; a < nest.size(); ++a) {
+      rt::GridAxis g;
+      g.static_iterations = counts[a];
+      g.begin = ir::count_expr(nest[a]->begin());
+      g.end = ir::count_expr(nest[a]->end());
+      g.local_size = sizes[a];
+      t.grid.push_back(std::move(g));
+    }
+    grid_nest_ = std::move(nest);
   }
 
   // ---- unlikely blocks, out of line ----
@@ -1140,6 +1173,7 @@ class Emitter {
   // loaded from bound_.buffers in the entry block as they are first used.
   Bindings bound_;
   const ir::Stmt* parallel_loop_ = nullptr;
+  std::vector<const ir::Stmt*> grid_nest_;  // find_grid
   std::map<TreeKey, uint32_t> buffer_index_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> values_;
   std::unordered_map<const ir::Stmt*, llvm::Value*> variables_;
@@ -1247,6 +1281,8 @@ void complete_plan(rt::KernelPlan& plan, const std::vector<TaskCode>& tasks,
     rt::TaskPlan& t = plan.tasks[i];
     t.entry_point = tasks[i].entry;
     t.count_entry_point = tasks[i].count_entry;
+    t.grid = tasks[i].grid;
+    if (!t.grid.empty()) t.local_size = tasks[i].local_size;
     for (const TreeKey& key : tasks[i].trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
   }
   plan.messages = std::move(messages);

@@ -38,6 +38,10 @@ struct TaskCode {
   std::vector<TreeKey> trees;  // buffers[1], buffers[2], ... (NVPTX: the parameters after the context)
   std::string entry;           // the task function's symbol (NVPTX: the kernel entry's name)
   std::string count_entry;     // parallel tasks on the CPU: the count function's symbol
+  // A task spread over a 2-D or 3-D launch (TargetHooks::grid_threads): its
+  // inner axes (rt::TaskPlan::grid) and the block's size along its own loop.
+  std::vector<rt::GridAxis> grid;
+  uint32_t local_size = 0;
 };
 
 // Completes a kernel's plan (ir::plan_kernel's) from the tasks the

@@ -80,9 +80,15 @@ class TargetHooks {
   // the statements before its loop, then max(end - begin, 0)).
   virtual bool count_functions() const = 0;
   // The parallel loop's iterations in a task function; `count` emits
-  // max(end - begin, 0) where it is called.
+  // max(end - begin, 0) where it is called. `axis`: the launch axis the
+  // loop runs along (0: x; 1 and 2, y and z, for a loop of a grid nest).
   virtual ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function& f,
-                                         const std::function<llvm::Value*()>& count) const = 0;
+                                         const std::function<llvm::Value*()>& count, unsigned axis) const = 0;
+  // Threads of a block of a task spread over a 2-D or 3-D launch
+  // (ir::grid_nest: the parallel loop and its grid loops, each along an
+  // axis of its own, the innermost on x; TaskCode::grid); 0 where grid loops
+  // run in order, as any range_for (the CPU).
+  virtual uint32_t grid_threads() const { return 0; }
   // The symbol of C math function `name` ("sinf", "pow", ...).
   virtual std::string math_function(const std::string& name) const = 0;
   // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).

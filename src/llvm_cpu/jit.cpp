@@ -148,7 +148,7 @@ class CpuHooks final : public TargetHooks {
   }
   bool count_functions() const override { return true; }
   ParallelBounds parallel_bounds(llvm::IRBuilderBase& b, llvm::Function& f,
-                                 const std::function<llvm::Value*()>& count) const override {
+                                 const std::function<llvm::Value*()>& count, unsigned) const override {
     ParallelBounds out;
     out.first = f.getArg(2);
     llvm::Value* n = count();

@@ -42,6 +42,9 @@ class CudaBackend : public Backend {
       : ptx_(sm), device_(device), debug_(debug), cache_(std::move(cache_dir), "cuda") {}
   Arch arch() const override { return Arch::Cuda; }
   const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
+  // A shape spreads over a 2-D or 3-D launch (rt::cuda device: blocks of
+  // the plan's sizes), its point found with no division.
+  uint32_t grid_axes() const override { return 3; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
                                             const ir::SNodeForest& forest, rt::KernelPlan plan) override {
     if (device_ == nullptr) throw InternalError("the CUDA code generator without a device was asked to load a kernel");
@@ -80,7 +83,8 @@ class CudaBackend : public Backend {
     }
     llvm_backend::complete_plan(plan, code.tasks, std::move(code.messages));
     plan.code = rt::PtxCode{.ptx = std::move(code.ptx), .target = ptx_.target()};
-    for (rt::TaskPlan& t : plan.tasks) t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
+    for (rt::TaskPlan& t : plan.tasks)
+      if (t.grid.empty()) t.local_size = t.parallel ? rt::cuda::kBlockThreads : 1;
     return plan;
   }
 

@@ -494,51 +494,24 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   flush_accumulators();
 }
 
-// Finds the grid loops the task spreads (codegen.h) and their group sizes:
-// from the innermost out, a power of two covering a constant count (64 for
-// a count the host finds at launch on x, the rest of the group on y), within
-// what is left of local_size and the least per-axis size every device takes.
+// Finds the grid loops the task spreads (codegen.h) and their group sizes
+// (rt::grid_group_sizes).
 void TaskEmitter::find_grid(TaskModule& tm) {
-  auto host_counted = [](const ir::Stmt* loop) {
-    return (loop->begin()->is_const() || ir::count_expr(loop->begin()).known()) &&
-           (loop->end()->is_const() || ir::count_expr(loop->end()).known());
-  };
-  if (!options_.grid || !reductions_.empty() || count_on_device_ || !host_counted(parallel_loop_)) return;
-  std::vector<const ir::Stmt*> nest{parallel_loop_};
-  while (nest.size() < 3) {
-    const ir::Block* body = nest.back()->body();
-    const ir::Stmt* inner = body->empty() ? nullptr : body->at(body->size() - 1);
-    if (inner == nullptr || inner->kind() != StmtKind::RangeFor || !inner->grid() || !host_counted(inner))
-      break;
-    nest.push_back(inner);
-  }
+  if (!options_.grid || !reductions_.empty() || count_on_device_) return;
+  const std::vector<const ir::Stmt*> nest = ir::grid_nest(parallel_loop_);
   if (nest.size() == 1) return;
-  auto constant_count = [](const ir::Stmt* loop) -> int64_t {
-    if (!loop->begin()->is_const() || !loop->end()->is_const()) return -1;
-    return std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int());
-  };
-  constexpr uint32_t kMostAlong[3] = {1024, 128, 64};  // x is bounded by local_size
-  constexpr uint32_t kRowGroup = 64;
-  std::vector<uint32_t> sizes(nest.size());
-  uint32_t left = options_.local_size;
-  for (size_t a = nest.size(); a-- > 0;) {
-    const size_t dim = nest.size() - 1 - a;
-    const int64_t count = constant_count(nest[a]);
-    uint32_t want = dim == 0 ? kRowGroup : left;
-    if (count >= 0) {
-      want = 1;
-      while (want < count && want < left) want *= 2;
-    }
-    sizes[a] = std::max<uint32_t>(1, std::min({want, left, kMostAlong[dim]}));
-    left /= sizes[a];
-  }
+  std::vector<int64_t> counts;
+  for (const ir::Stmt* loop : nest)
+    counts.push_back(loop->begin()->is_const() && loop->end()->is_const()
+                         ? std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int())
+                         : -1);
+  const std::vector<uint32_t> sizes = rt::grid_group_sizes(counts, options_.local_size);
   for (size_t a = 0; a < nest.size(); ++a) {
-    const int64_t count = constant_count(nest[a]);
-    const bool fits = count >= 0 && (count + sizes[a] - 1) / sizes[a] <= 65535;
+    const bool fits = counts[a] >= 0 && (counts[a] + sizes[a] - 1) / sizes[a] <= 65535;
     grid_.push_back({nest[a], sizes[a], !fits});
     if (a == 0) continue;
     rt::GridAxis g;
-    g.static_iterations = count;
+    g.static_iterations = counts[a];
     g.begin = ir::count_expr(nest[a]->begin());
     g.end = ir::count_expr(nest[a]->end());
     g.local_size = sizes[a];

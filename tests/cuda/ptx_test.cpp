@@ -142,6 +142,72 @@ TEST(Ptx, EachTaskIsAKernelEntryTakingContextTreesAndArguments) {
   EXPECT_TRUE(code.messages[1].is_assert);
 }
 
+// A for_range over a shape on a GPU (grid loops, docs/ir.md): the launch
+// spreads the nest over y and z as well as x, the innermost loop on x, each
+// loop striding along its own axis, so no thread divides to find its point.
+const char* kGrids = R"(
+kernel @grids(n: i32) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = arg i32 0
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = range_for grid %0 %1 {
+        %5 = loop_index i32 %4 0
+        %6 = binary mul i32 %3 %1
+        %7 = binary add i32 %6 %5
+        %8 = cast u32 %7
+        tree_store @t1[%8] %7 as i32
+      }
+    }
+  }
+  task range_for $-1 "range_for" {
+    %9 = const i32 0
+    %10 = const i32 4
+    %11 = const i32 16
+    %12 = range_for %9 %10 {
+      %13 = loop_index i32 %12 0
+      %14 = range_for grid %9 %10 {
+        %15 = loop_index i32 %14 0
+        %16 = range_for grid %9 %11 {
+          %17 = loop_index i32 %16 0
+          %18 = binary add i32 %15 %17
+          %19 = cast u32 %18
+          %20 = tree_atomic add i32 @t1[%19] %13
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(Ptx, GridLoopsSpreadOverTheLaunchsYAndZ) {
+  PtxCode code = compile(kGrids, 90);
+  ASSERT_EQ(code.tasks.size(), 2u);
+  // Counts from an argument: 64 threads along x, the rest of the block on y.
+  ASSERT_EQ(code.tasks[0].grid.size(), 1u);
+  EXPECT_EQ(code.tasks[0].local_size, 4u);
+  EXPECT_EQ(code.tasks[0].grid[0].local_size, 64u);
+  EXPECT_EQ(code.tasks[0].grid[0].static_iterations, -1);
+  EXPECT_TRUE(code.tasks[0].grid[0].end.known());
+  // Constant counts: a block covers them (4 x 4 x 16).
+  ASSERT_EQ(code.tasks[1].grid.size(), 2u);
+  EXPECT_EQ(code.tasks[1].local_size, 4u);
+  EXPECT_EQ(code.tasks[1].grid[0].local_size, 4u);
+  EXPECT_EQ(code.tasks[1].grid[1].local_size, 16u);
+  EXPECT_EQ(code.tasks[1].grid[1].static_iterations, 16);
+  const std::string two = body_of(code.ptx, "grids_t0_range_for");
+  const std::string three = body_of(code.ptx, "grids_t1_range_for");
+  for (const char* reg : {"%tid.x", "%tid.y", "%ctaid.y", "%ntid.y", "%nctaid.y"})
+    EXPECT_NE(two.find(reg), std::string::npos) << reg << "\n" << two;
+  EXPECT_EQ(two.find("%tid.z"), std::string::npos);
+  for (const char* reg : {"%tid.x", "%tid.y", "%tid.z", "%ctaid.z"}) EXPECT_NE(three.find(reg), std::string::npos) << reg;
+  for (const std::string& body : {two, three}) {
+    EXPECT_EQ(body.find("div."), std::string::npos) << body;
+    EXPECT_EQ(body.find("rem."), std::string::npos) << body;
+  }
+}
+
 TEST(Ptx, KernelNamesBecomePtxIdentifiers) {
   for (const auto& [name, entry] : std::vector<std::pair<std::string, std::string>>{
            {"my-kernel.v2", "my_kernel_v2_t0_serial"}, {"3d", "_3d_t0_serial"}}) {
@@ -222,9 +288,11 @@ TEST(Ptxas, AssemblesTheseKernelsForEveryTarget) {
   fs::create_directories(dir);
   for (int sm : kSms)
     for (bool debug : {false, true}) {
-      const fs::path file = dir / ("two_tasks_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
-      std::ofstream(file) << compile(kTwoTasks, sm, debug).ptx;
-      EXPECT_EQ(assemble(file, sm), "") << file;
+      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}}) {
+        const fs::path file = dir / (std::string(name) + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
+        std::ofstream(file) << compile(text, sm, debug).ptx;
+        EXPECT_EQ(assemble(file, sm), "") << file;
+      }
     }
   fs::remove_all(dir);
 }
