@@ -10,6 +10,9 @@
 // No thread ever waits for another.
 #include "ir/sparse_runtime.h"
 
+#include <algorithm>
+#include <bit>
+
 #include "ir/assert.h"
 
 namespace grove::ir {
@@ -683,6 +686,10 @@ void SparseRuntime::for_list_cells(
   // loop inside, with the list entry read once per run (set_cells_per_iteration).
   const uint64_t cells = static_cast<uint64_t>(s.num_cells);
   const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_, 1, cells);
+  if (least_iterations_ > 0 && run > 1 && std::has_single_bit(cells)) {
+    for_list_runs(node, naxes, count, body);
+    return;
+  }
   const uint64_t parts = (cells + run - 1) / run;  // runs per container
   const bool whole = run > 1 && parts == 1;       // one run is the whole container
   Stmt* total = whole ? count : bin(BinaryOp::mul, count, u32(parts));
@@ -710,6 +717,44 @@ void SparseRuntime::for_list_cells(
       body(c, container, cell_index(node, bases, c));
     });
   }
+  b_.set_insert_point(saved, pos);
+}
+
+// for_list_cells with runs of 2^k cells (set_least_iterations), k chosen
+// before the loop from the list's length `count`: the largest with
+// count * cells / 2^k >= least_iterations_, 0 when there is none; a
+// container is 2^(log2 cells - k) runs, found with shifts and a mask.
+void SparseRuntime::for_list_runs(int node, int naxes, Stmt* count,
+                                  const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+  const SNodeDecl& s = forest_.snode(node);
+  const int t = s.tree;
+  const auto cells = static_cast<uint64_t>(s.num_cells);
+  const uint64_t most = std::bit_floor(std::clamp<uint64_t>(cells_per_iteration_, 1, cells));
+  // count * cells fits an i32 (offload checks the list's capacity).
+  Stmt* all = bin(BinaryOp::mul, count, u32(cells));
+  Stmt* shift = u32(0);
+  for (uint64_t r = 2; r <= most; r *= 2)
+    shift = b_.select(bin(BinaryOp::cmp_ge, all, u32(uint64_t{least_iterations_} * r)),
+                      u32(static_cast<uint64_t>(std::countr_zero(r))), shift);
+  Stmt* parts_shift = bin(BinaryOp::sub, u32(static_cast<uint64_t>(std::countr_zero(cells))), shift);
+  Stmt* total = bin(BinaryOp::shl, count, parts_shift);
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* e = bin(BinaryOp::shr, idx, parts_shift);
+  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
+                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
+  Stmt* container = load(t, entry);
+  std::vector<Stmt*> bases = list_entry_bases(node, entry, container, naxes);
+  Stmt* part = bin(BinaryOp::bit_and, idx, bin(BinaryOp::sub, bin(BinaryOp::shl, u32(1), parts_shift), u32(1)));
+  Stmt* first = bin(BinaryOp::shl, part, shift);
+  Stmt* last = bin(BinaryOp::add, first, bin(BinaryOp::shl, u32(1), shift));
+  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* i) {
+    Stmt* c = b_.cast(U32, i);
+    body(c, container, cell_index(node, bases, c));
+  });
   b_.set_insert_point(saved, pos);
 }
 

@@ -29,6 +29,13 @@ class SparseRuntime {
   // cells of the container in a serial loop, which the vectoriser sees as a
   // dense loop; a container of more cells is split into runs of n.
   void set_cells_per_iteration(uint32_t n) { cells_per_iteration_ = n; }
+  // 0: a list loop's runs are cells_per_iteration cells (at most the
+  // container's). Else, for containers of a power-of-two number of cells,
+  // the run is the longest power of two up to that which leaves the loop at
+  // least n iterations at launch (one cell when the list is short): a CPU
+  // device running few list entries keeps every core busy, and many run in
+  // long runs. Chosen in the task from the list's length, before the loop.
+  void set_least_iterations(uint32_t n) { least_iterations_ = n; }
   // Whether other invocations of the task being lowered may change the
   // runtime's words (it activates, deactivates, appends or has atomics):
   // else load_shared is a plain load, which LLVM's vectoriser takes (it
@@ -137,6 +144,8 @@ class SparseRuntime {
   // (u32) on axes 0..naxes-1) inside it.
   void for_list_cells(int node, int naxes,
                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
+  void for_list_runs(int node, int naxes, Stmt* count,
+                     const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   // The listgen loop of `child`, whose parent is a pointer: walks the
   // parent's pool in entry order through its in-use bits (a run of
   // cells_per_iteration_ / 32 words an iteration, at least one), counts the
@@ -164,6 +173,7 @@ class SparseRuntime {
   const SNodeForest& forest_;
   Builder& b_;
   uint32_t cells_per_iteration_ = 1;
+  uint32_t least_iterations_ = 0;
   bool task_changes_words_ = true;
 };
 

@@ -46,6 +46,10 @@ class Backend {
   // (ir::SparseRuntime::set_cells_per_iteration): 1 where every cell is a
   // thread of its own (GPUs).
   virtual uint32_t cells_per_iteration() const { return 1; }
+  // 0, or the least iterations a list loop should keep at launch: its runs
+  // of cells then shorten (to one cell) when the list is short
+  // (ir::SparseRuntime::set_least_iterations).
+  virtual uint32_t least_list_iterations() const { return 0; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
   // a CPU (also a Vulkan device that is one), 1 where every point is a

@@ -682,7 +682,7 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
   const size_t last = ax.size() - 1;
   std::vector<Expr> extents;
   for (const RangeAxis& a : ax) extents.push_back(max(a.end - a.begin, Expr(0)));
-  const detail::Backend& backend = *current().program->backend;
+  const detail::Backend& backend = *current().target;
   if (const size_t grid = std::min<size_t>(backend.grid_axes(), ax.size()); grid > 1) {
     check_iterations(ax, ax.size() - grid, 1);
     grid_ranges(ax, extents, ax.size() - grid, I, body);

@@ -95,7 +95,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   auto kernel = std::make_unique<ir::Kernel>(rec.name, std::move(args), &fields_);
   kernel->tree_params = std::move(tree_params);
   kernel->forest = &forest_;
-  KernelContext ctx{this, &rec, kernel.get(), ir::Builder(kernel->body()), {}, -1};
+  KernelContext ctx{this, &rec, kernel.get(), ir::Builder(kernel->body()), &target, {}, -1};
   {
     ContextGuard guard(&ctx);
     rec.body(Args(static_cast<int>(rec.args.size())));
@@ -132,6 +132,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   options.offload_result = &offloaded;
   options.lower.debug = config.debug;
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
+  options.lower.least_iterations = options.offload.least_iterations = target.least_list_iterations();
   options.target = target.target_ops();
   options.on_lowered = [&](const ir::Kernel& k) {
     if (report) observe_lowered_kernel(k, config.debug);

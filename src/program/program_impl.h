@@ -162,6 +162,9 @@ struct KernelContext {
   KernelRecord* record;
   ir::Kernel* kernel;
   ir::Builder builder;
+  // The backend the kernel is recorded for (the program's own, or another
+  // arch's code generator for an AOT module): the DSL lays loops out for it.
+  const Backend* target;
   // Kinds of the enclosing loops, innermost last; a top-level range_for or a
   // struct_for is parallel (no break/continue).
   std::vector<ir::StmtKind> loops;

@@ -33,6 +33,9 @@ struct VulkanTestProfile {
   bool no_unified_memory = false;  // staging copies for host access, as on a discrete GPU
   uint64_t max_storage_buffer_range = 0;  // bytes; 0 = the device's own limit
   uint32_t max_workgroup_invocations = 0;  // invocations per group; 0 = the device's own limit
+  // Kernels laid out as for a GPU even on a device that is a CPU: shapes as
+  // 2-D and 3-D launches, a cell per struct-for iteration.
+  bool gpu_layout = false;
 };
 
 // Programs created after this call open their Vulkan device with `profile`

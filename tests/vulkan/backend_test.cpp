@@ -443,8 +443,8 @@ TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
 
 // On a GPU a for_range over a shape spreads over a 2-D or 3-D launch (grid
 // loops: a point per invocation, found with no division); lavapipe itself
-// takes pieces of rows, so the GPU's form runs here through an explicit
-// target. C++ loops over the same shapes are the model: 2 and 3 axes with
+// takes pieces of rows, so the GPU's layout runs here through the test
+// profile. C++ loops over the same shapes are the model: 2 and 3 axes with
 // begins, 4 axes (the two leading ones one parallel loop), extents from
 // arguments with a `continue`, updates at the point's own indices, and a
 // grid of 300,000 x 2 points whose 75,000 groups along y are more than
@@ -453,9 +453,10 @@ TEST_F(VulkanBackend, ParallelLoopsCoverEveryIteration) {
 TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
   const grove::testing::ScratchDir dir("grove_grid_vulkan_backend");
   setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
-  Config c = config();
-  c.vulkan_target = "lavapipe";
-  Program prog(c);
+  detail::VulkanTestProfile gpu;
+  gpu.gpu_layout = true;
+  detail::set_vulkan_test_profile(gpu);
+  Program prog(config());
   Field a2 = prog.field(i32, "a2", {37, 45});
   Field a3 = prog.field(i32, "a3", {5, 6, 7});
   Field a4 = prog.field(i32, "a4", {3, 4, 5, 6});
@@ -496,6 +497,45 @@ TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
   for (size_t at = text.str().find("\"grid\": [{"); at != std::string::npos; at = text.str().find("\"grid\": [{", at + 1))
     ++grids;
   EXPECT_EQ(grids, 4u) << text.str();
+}
+
+// On a device that is a CPU a struct-for's iteration walks a run of cells,
+// as long as the list leaves 2048 iterations (vulkan_backend.cpp): from one
+// cell (few blocks) to 64 (many). However many blocks are active, every
+// active cell is visited once: a C++ model of the same activations.
+TEST_F(VulkanBackend, StructForRunsFollowTheListsLengthAndVisitEveryCellOnce) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks_node = prog.root().pointer(axes({0}), {4096});
+  blocks_node.dense(axes({0}), {64}).place({x});
+  Field cells = prog.field(i32, "cells", {});
+  Kernel activate = prog.kernel("activate", {arg(i32, "blocks"), arg(i32, "stride")}, [&](Args a) {
+    for_range(0, a[0], [&](Expr b) { x(b * a[1] * 64 + 5) = 0; });
+  });
+  Kernel visit = prog.kernel("visit", [&] {
+    for_each(x, [&](Expr i) {
+      x(i) += i + 1;
+      atomic_add(cells(), 1);
+    });
+  });
+  // 1 and 40 blocks: runs of one cell; 100: of two; 2048: of 64.
+  for (int blocks : {1, 40, 100, 2048}) {
+    SCOPED_TRACE(blocks);
+    const int stride = 4096 / blocks;
+    blocks_node.deactivate_all();
+    cells.write({}, 0);
+    activate(blocks, stride);
+    visit();
+    visit();
+    EXPECT_EQ(cells.read<int32_t>({}), 2 * blocks * 64);
+    std::vector<int32_t> want(4096 * 64, 0);
+    for (int b = 0; b < blocks; ++b)
+      for (int c = 0; c < 64; ++c) {
+        const int i = b * stride * 64 + c;
+        want[static_cast<size_t>(i)] = 2 * (i + 1);
+      }
+    EXPECT_EQ(x.to_vector<int32_t>(), want);
+  }
 }
 
 TEST_F(VulkanBackend, DeviceCountsPastTheLargestGridCoverEveryIteration) {

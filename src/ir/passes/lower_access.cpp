@@ -103,6 +103,7 @@ class Lowerer {
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
     rt.set_cells_per_iteration(options_.cells_per_iteration);
+    rt.set_least_iterations(options_.least_iterations);
     rt.set_task_changes_words(changes_words_);
     const int node = node_of_struct_for(loop);
     const std::vector<int> axes = forest_.snode(node).axes();

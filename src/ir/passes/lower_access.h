@@ -10,6 +10,8 @@ struct LowerAccessOptions {
   // Cells of a container one iteration of a struct-for takes (the target's
   // choice; SparseRuntime::set_cells_per_iteration).
   uint32_t cells_per_iteration = 1;
+  // SparseRuntime::set_least_iterations (0: runs of cells_per_iteration).
+  uint32_t least_iterations = 0;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain

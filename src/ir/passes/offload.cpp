@@ -263,6 +263,7 @@ class Offloader {
     b.set_tree_param(tree_param);  // every tree statement of the task works on that instance
     SparseRuntime rt(forest_, b);
     rt.set_cells_per_iteration(options_.cells_per_iteration);
+    rt.set_least_iterations(options_.least_iterations);
     emit(rt);
   }
 

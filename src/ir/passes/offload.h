@@ -33,6 +33,8 @@ struct OffloadOptions {
   // Cells of a container one iteration of a listgen takes (the target's
   // choice; SparseRuntime::set_cells_per_iteration).
   uint32_t cells_per_iteration = 1;
+  // SparseRuntime::set_least_iterations (0: runs of cells_per_iteration).
+  uint32_t least_iterations = 0;
 };
 
 struct OffloadResult {
