@@ -319,10 +319,12 @@ class CudaDevice : public Device {
   };
 
   // A task spread over a grid (TaskPlan::grid; the task's own loop
-  // outermost, the last grid axis on x) runs blocks of the plan's sizes,
-  // as many along each axis as its count needs, at most 65535 along y and
-  // z and kBlocksPerMultiprocessor per multiprocessor along x: each loop
-  // strides over what is past them. Another runs grid_of's blocks.
+  // outermost, the last grid axis on x) runs blocks shaped for the counts
+  // of this launch (rt::grid_group_sizes: its code reads the block's shape,
+  // so a row of 3 points takes blocks 4 wide, not the plan's 64), as many
+  // along each axis as its count needs, at most 65535 along y and z and
+  // kBlocksPerMultiprocessor per multiprocessor along x: each loop strides
+  // over what is past them. Another runs grid_of's blocks.
   Launch launch_of(const TaskPlan& task, std::span<const uint64_t> args) const {
     Launch out;
     if (task.grid.empty()) {
@@ -331,7 +333,7 @@ class CudaDevice : public Device {
       return out;
     }
     const size_t axes = task.grid.size() + 1;
-    const unsigned most[3] = {std::max(1, info_.multiprocessors) * kBlocksPerMultiprocessor, 65535, 65535};
+    std::vector<int64_t> counts(axes);
     for (size_t a = 0; a < axes; ++a) {
       const GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
       const GridAxis& g = a == 0 ? own : task.grid[a - 1];
@@ -343,9 +345,14 @@ class CudaDevice : public Device {
                       " is not known on the host; its plan is damaged (compile the kernel again)");
         n = std::max<int64_t>(0, *e - *b);
       }
+      counts[a] = n;
+    }
+    const std::vector<uint32_t> sizes = grid_group_sizes(counts, kBlockThreads);
+    const unsigned most[3] = {std::max(1, info_.multiprocessors) * kBlocksPerMultiprocessor, 65535, 65535};
+    for (size_t a = 0; a < axes; ++a) {
       const size_t dim = axes - 1 - a;
-      out.threads[dim] = g.local_size;
-      out.blocks[dim] = static_cast<unsigned>(std::min<int64_t>((n + g.local_size - 1) / g.local_size, most[dim]));
+      out.threads[dim] = sizes[a];
+      out.blocks[dim] = static_cast<unsigned>(std::min<int64_t>((counts[a] + sizes[a] - 1) / sizes[a], most[dim]));
     }
     return out;
   }
