@@ -13,7 +13,9 @@
 // kBlockThreads, as many as its count needs where the plan computes the
 // count on the host (at most kBlocksPerMultiprocessor per multiprocessor),
 // else kBlocksPerMultiprocessor per multiprocessor, its grid-stride loop
-// covering any count.
+// covering any count. A task spread over a 2-D or 3-D grid
+// (TaskPlan::grid) runs blocks of kBlockThreads shaped for its counts, a
+// grid-stride loop along each axis.
 #pragma once
 
 #include <cstdint>
