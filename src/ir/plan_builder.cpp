@@ -112,6 +112,28 @@ std::vector<const Stmt*> grid_nest(const Stmt* parallel_loop, size_t most) {
   return nest;
 }
 
+int64_t constant_iterations(const Stmt* loop) {
+  if (!loop->begin()->is_const() || !loop->end()->is_const()) return -1;
+  return std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int());
+}
+
+GridLayout grid_layout(const Stmt* parallel_loop, uint32_t invocations) {
+  GridLayout out;
+  out.nest = grid_nest(parallel_loop);
+  if (out.nest.size() == 1) return out;
+  for (const Stmt* loop : out.nest) out.counts.push_back(constant_iterations(loop));
+  out.sizes = rt::grid_group_sizes(out.counts, invocations);
+  for (size_t a = 1; a < out.nest.size(); ++a) {
+    rt::GridAxis g;
+    g.static_iterations = out.counts[a];
+    g.begin = count_expr(out.nest[a]->begin());
+    g.end = count_expr(out.nest[a]->end());
+    g.local_size = out.sizes[a];
+    out.axes.push_back(std::move(g));
+  }
+  return out;
+}
+
 rt::CountExpr count_expr(const Stmt* value) {
   rt::CountExpr c;
   c.root = CountBuilder(c).build(value);
@@ -174,8 +196,7 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
       GROVE_ASSERT(!b->empty() && b->at(b->size() - 1)->kind() == StmtKind::RangeFor,
                    "a parallel task ends with its range_for");
       const Stmt* loop = b->at(b->size() - 1);
-      if (loop->begin()->is_const() && loop->end()->is_const())
-        t.static_iterations = std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int());
+      t.static_iterations = constant_iterations(loop);
       t.begin = count_expr(loop->begin());
       t.end = count_expr(loop->end());
     }

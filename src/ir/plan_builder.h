@@ -33,6 +33,22 @@ rt::CountExpr count_expr(const Stmt* value);
 // host (count_expr). A single loop: the task has no grid.
 std::vector<const Stmt*> grid_nest(const Stmt* parallel_loop, size_t most = 3);
 
+// A range_for's iteration count when both its bounds are constants, else -1.
+int64_t constant_iterations(const Stmt* loop);
+
+// How a parallel task's launch spreads over a grid in groups of
+// `invocations`: the loops (grid_nest, outermost first), their constant
+// counts (-1: known at launch), the group size along each
+// (rt::grid_group_sizes), and the inner axes as rt::TaskPlan::grid holds
+// them. A nest of one loop: no grid.
+struct GridLayout {
+  std::vector<const Stmt*> nest;
+  std::vector<int64_t> counts;
+  std::vector<uint32_t> sizes;
+  std::vector<rt::GridAxis> axes;
+};
+GridLayout grid_layout(const Stmt* parallel_loop, uint32_t invocations);
+
 // The slot of tree `tree` through tree parameter `tree_param` (-1: the
 // tree's own instance) in `plan`, which must have one.
 int slot_of(const rt::KernelPlan& plan, int tree, int tree_param);

@@ -506,24 +506,11 @@ class Emitter {
     grid_nest_.clear();
     const uint32_t threads = target_.grid_threads();
     if (parallel_loop_ == nullptr || threads == 0) return;
-    std::vector<const ir::Stmt*> nest = ir::grid_nest(parallel_loop_);
-    if (nest.size() == 1) return;
-    std::vector<int64_t> counts;
-    for (const ir::Stmt* loop : nest)
-      counts.push_back(loop->begin()->is_const() && loop->end()->is_const()
-                           ? std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int())
-                           : -1);
-    const std::vector<uint32_t> sizes = rt::grid_group_sizes(counts, threads);
-    t.local_size = sizes[0];
-    for (size_t a = 1; a < nest.size(); ++a) {
-      rt::GridAxis g;
-      g.static_iterations = counts[a];
-      g.begin = ir::count_expr(nest[a]->begin());
-      g.end = ir::count_expr(nest[a]->end());
-      g.local_size = sizes[a];
-      t.grid.push_back(std::move(g));
-    }
-    grid_nest_ = std::move(nest);
+    ir::GridLayout layout = ir::grid_layout(parallel_loop_, threads);
+    if (layout.nest.size() == 1) return;
+    t.local_size = layout.sizes[0];
+    t.grid = std::move(layout.axes);
+    grid_nest_ = std::move(layout.nest);
   }
 
   // ---- unlikely blocks, out of line ----

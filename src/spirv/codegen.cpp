@@ -84,9 +84,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     if (body->empty() || body->at(body->size() - 1)->kind() != StmtKind::RangeFor)
       throw InternalError("SPIR-V codegen: " + what_ + " is parallel but does not end in its range_for");
     parallel_loop_ = body->at(body->size() - 1);
-    const ir::Stmt* b = parallel_loop_->begin();
-    const ir::Stmt* e = parallel_loop_->end();
-    if (b->is_const() && e->is_const()) tm.static_iterations = std::max<int64_t>(0, e->const_int() - b->const_int());
+    tm.static_iterations = ir::constant_iterations(parallel_loop_);
     static_iterations_ = tm.static_iterations;
     find_reductions(parallel_loop_);
     if (!reductions_.empty()) tm.iterations_per_invocation = kReductionIterations;
@@ -441,12 +439,12 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
     a.var = m_.local_variable(type_of(a.type));
     m_.store(a.var, constant(a.type, 0));
   }
-  // A `continue` of the parallel loop needs the loop's continue target, so
-  // such a body keeps the loop form.
   if (!grid_.empty()) {
     emit_grid_axis(0);
     return;
   }
+  // A `continue` of the parallel loop needs the loop's continue target, so
+  // such a body keeps the loop form.
   const bool continues = has_continue(s);
   if ((static_iterations_ >= 0 && static_iterations_ <= int64_t{65535} * options_.local_size &&
        reductions_.empty() && !continues) ||
@@ -498,26 +496,15 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
 // (rt::grid_group_sizes).
 void TaskEmitter::find_grid(TaskModule& tm) {
   if (!options_.grid || !reductions_.empty() || count_on_device_) return;
-  const std::vector<const ir::Stmt*> nest = ir::grid_nest(parallel_loop_);
-  if (nest.size() == 1) return;
-  std::vector<int64_t> counts;
-  for (const ir::Stmt* loop : nest)
-    counts.push_back(loop->begin()->is_const() && loop->end()->is_const()
-                         ? std::max<int64_t>(0, loop->end()->const_int() - loop->begin()->const_int())
-                         : -1);
-  const std::vector<uint32_t> sizes = rt::grid_group_sizes(counts, options_.local_size);
-  for (size_t a = 0; a < nest.size(); ++a) {
-    const bool fits = counts[a] >= 0 && (counts[a] + sizes[a] - 1) / sizes[a] <= 65535;
-    grid_.push_back({nest[a], sizes[a], !fits});
-    if (a == 0) continue;
-    rt::GridAxis g;
-    g.static_iterations = counts[a];
-    g.begin = ir::count_expr(nest[a]->begin());
-    g.end = ir::count_expr(nest[a]->end());
-    g.local_size = sizes[a];
-    tm.grid.push_back(std::move(g));
+  ir::GridLayout layout = ir::grid_layout(parallel_loop_, options_.local_size);
+  if (layout.nest.size() == 1) return;
+  for (size_t a = 0; a < layout.nest.size(); ++a) {
+    const int64_t count = layout.counts[a];
+    const uint32_t size = layout.sizes[a];
+    grid_.push_back({layout.nest[a], size, !(count >= 0 && (count + size - 1) / size <= 65535)});
   }
-  tm.local_size = sizes[0];
+  tm.grid = std::move(layout.axes);
+  tm.local_size = layout.sizes[0];
 }
 
 // Axis a of the grid (and the ones inside it): invocation coordinate k

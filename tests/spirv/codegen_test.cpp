@@ -274,6 +274,74 @@ kernel @k() stage lowered {
   EXPECT_TRUE(has(after_store, "OpLoopMerge"));
 }
 
+// Grid loops (docs/ir.md) spread over LocalSize (x, y, z), the innermost
+// on x, with no loop and no division: a constant count that fits 65535
+// groups reads only its invocation's id; one from an argument adds the
+// dispatch's base, a push-constant word after the message base. A
+// `continue` ends the point (a loop that runs once); a loop that sums in
+// registers runs its grid loops in order.
+TEST(Codegen, GridLoopsSpreadOverTheLaunchWithNoDivision) {
+  auto task_of = [](const std::string& bound, const std::string& body) {
+    const std::string src = R"(
+kernel @k(n: i32) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 4
+    %2 = )" + bound + R"(
+    %3 = range_for %0 %1 {
+      %4 = loop_index i32 %3 0
+      %5 = range_for grid %0 %1 {
+        %6 = loop_index i32 %5 0
+        %7 = range_for grid %0 %2 {
+          %8 = loop_index i32 %7 0
+          %9 = binary add i32 %4 %6
+          %10 = binary add i32 %9 %8
+          %11 = cast u32 %10
+)" + body + R"(
+        }
+      }
+    }
+  }
+}
+)";
+    ir::ParsedModule m = ir::parse_module(src, "test");
+    ir::SNodeForest forest;
+    CodegenOptions options;
+    options.validate = true;
+    options.local_size = 256;
+    KernelModules k = generate_kernel(*m.kernels.front(), forest, options);
+    EXPECT_EQ(k.tasks.size(), 1u);
+    return k.tasks.front();
+  };
+  const TaskModule constant = task_of("const i32 16", "          tree_store @t0[%11] %10 as i32");
+  EXPECT_TRUE(has(constant, "LocalSize 16 4 4")) << disassemble(constant.words);
+  ASSERT_EQ(constant.grid.size(), 2u);
+  EXPECT_EQ(constant.local_size, 4u);
+  EXPECT_EQ(constant.grid[1].static_iterations, 16);
+  for (const char* op : {"OpUDiv", "OpUMod", "OpSDiv", "OpLoopMerge", "PushConstant"})
+    EXPECT_FALSE(has(constant, op)) << op << "\n" << disassemble(constant.words);
+  const TaskModule from_arg = task_of("arg i32 0", "          tree_store @t0[%11] %10 as i32");
+  EXPECT_TRUE(has(from_arg, "LocalSize 64 4 1")) << disassemble(from_arg.words);
+  ASSERT_EQ(from_arg.grid.size(), 2u);
+  EXPECT_EQ(from_arg.grid[1].static_iterations, -1);
+  EXPECT_TRUE(from_arg.grid[1].end.known());
+  EXPECT_TRUE(has(from_arg, "PushConstant"));
+  EXPECT_FALSE(has(from_arg, "OpUDiv"));
+  const TaskModule continues = task_of("const i32 16", R"(          %12 = const i32 3
+          %13 = binary cmp_eq u1 %8 %12
+          if %13 {
+            continue
+          } else {
+          }
+          tree_store @t0[%11] %10 as i32)");
+  EXPECT_EQ(continues.grid.size(), 2u);
+  EXPECT_TRUE(has(continues, "OpLoopMerge"));  // the point's one-pass loop
+  const TaskModule sums = task_of("const i32 16", R"(          %12 = const u32 0
+          %13 = tree_atomic accumulate add i32 @t0[%12] %10)");
+  EXPECT_TRUE(sums.grid.empty());
+  EXPECT_TRUE(has(sums, "LocalSize 256 1 1"));
+}
+
 TEST(Codegen, OnlyLoweredKernels) {
   ir::ParsedModule m = ir::parse_module(text(R"(
 kernel @k() stage typed {
