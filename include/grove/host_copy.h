@@ -15,14 +15,22 @@ namespace grove::detail {
 // type, read in place): `place` takes them in one copy, and the copy
 // writes nothing more (a std::vector made from the range is not zeroed
 // first).
+//
+// `append`, where not null, takes the values in order instead, `count` at
+// a time (zeros when `values` is null), `total` in all: a copy that reads
+// every value from the tree (a sparse field whose words are the host's
+// values) appends run after run, and a std::vector grows by each with
+// nothing zeroed first.
 struct HostDestination {
   void* target = nullptr;
   void* (*place)(void* target, const void* values, std::size_t count) = nullptr;
+  void (*append)(void* target, const void* values, std::size_t count, std::size_t total) = nullptr;
 };
 
 template <typename T>
 HostDestination vector_destination(std::vector<T>& out) {
-  return {&out, [](void* target, const void* values, std::size_t count) -> void* {
+  return {&out,
+          [](void* target, const void* values, std::size_t count) -> void* {
             auto& o = *static_cast<std::vector<T>*>(target);
             if (values != nullptr) {
               const T* first = static_cast<const T*>(values);
@@ -31,6 +39,16 @@ HostDestination vector_destination(std::vector<T>& out) {
               o.resize(count);
             }
             return o.data();
+          },
+          [](void* target, const void* values, std::size_t count, std::size_t total) {
+            auto& o = *static_cast<std::vector<T>*>(target);
+            if (o.capacity() < total) o.reserve(total);
+            if (values != nullptr) {
+              const T* first = static_cast<const T*>(values);
+              o.insert(o.end(), first, first + count);
+            } else {
+              o.resize(o.size() + count);
+            }
           }};
 }
 

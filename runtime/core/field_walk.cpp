@@ -173,13 +173,62 @@ const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype
   return words.data() + (w.first_word() - words_from);
 }
 
+namespace {
+
+// Whether copy_elements_out of `walk` (`width` interleaved components,
+// all of them, of type `dtype`) as host type `as` copies whole runs: the
+// host's values are the words, and an element's components lie side by
+// side as the host's do.
+bool copies_whole_runs(const FieldWalk& walk, DataType dtype, DataType as, size_t width, size_t stride) {
+  return host_values_are_words(as, dtype) && stride == width &&
+         walk.step() == static_cast<int64_t>(width) * storage_words(dtype);
+}
+
+// The values of such a walk (copies_whole_runs), appended to `out` run by
+// run in element order, adjacent runs of adjacent words in one append.
+void append_runs(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
+                 size_t width, grove::detail::HostDestination out, size_t count) {
+  const auto values_per_element = static_cast<int64_t>(width);
+  int64_t next = 0;                 // the next element the walk must give
+  int64_t pending_from = -1;        // the first word of the values not yet appended (-1: zeros)
+  int64_t pending = 0;              // elements not yet appended
+  auto flush = [&] {
+    if (pending == 0) return;
+    const void* values = pending_from < 0 ? nullptr : words.data() + (pending_from - words_from);
+    out.append(out.target, values, static_cast<size_t>(pending * values_per_element), count);
+    pending = 0;
+  };
+  walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) {
+    GROVE_ASSERT(r.first == next, "a whole-field copy's runs come in element order");
+    next = r.first + r.count;
+    const bool zeros = r.address < 0;
+    const bool joins = pending > 0 && (zeros ? pending_from < 0
+                                             : pending_from >= 0 &&
+                                                   pending_from + pending * walk.step() == r.address);
+    if (!joins) {
+      flush();
+      pending_from = zeros ? -1 : r.address;
+    }
+    pending += r.count;
+  });
+  flush();
+  GROVE_ASSERT(static_cast<size_t>(next * values_per_element) == count, "a whole-field copy gives every value");
+}
+
+}  // namespace
+
 void* copy_fields_out(std::span<const FieldWalk> walks, DataType dtype, std::span<const uint32_t> words,
                       int64_t words_from, DataType as, grove::detail::HostDestination out, size_t count) {
   if (const uint32_t* values = values_in_place(walks, dtype, as, words, words_from))
     return out.place(out.target, values, count);  // one copy, nothing zeroed first
-  void* to = out.place(out.target, nullptr, count);
   // A vector or matrix field's components side by side: all at once.
   const size_t width = FieldWalk::interleaved(walks) ? walks.size() : 1;
+  if (out.append != nullptr && width == walks.size() && copies_whole_runs(walks[0], dtype, as, width, width)) {
+    out.place(out.target, nullptr, 0);  // empty, then run after run
+    append_runs(walks[0], dtype, words, words_from, width, out, count);
+    return out.place(out.target, nullptr, count);  // (holds them all: changes nothing)
+  }
+  void* to = out.place(out.target, nullptr, count);
   for (size_t c = 0; c < walks.size(); c += width)
     copy_elements_out(walks[c], dtype, words, words_from, as, to, walks.size(), c, width);
   return to;
@@ -203,7 +252,7 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
   const bool same = host_values_are_words(as, dtype);
   auto w = [&](int64_t a) { return words.data() + (a - words_from); };  // word a of the tree
   const size_t to_step = stride * size;
-  if (same && stride == width && walk.step() == static_cast<int64_t>(width) * element_words) {
+  if (copies_whole_runs(walk, dtype, as, width, stride)) {
     // Every component of a run side by side, as the host's values are: one
     // copy of each whole run (zeros for an inactive cell's).
     JoinedCopies copies;
