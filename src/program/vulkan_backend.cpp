@@ -40,8 +40,10 @@ constexpr uint32_t kLavapipeLoopLimit = 65535;
 constexpr uint32_t kLavapipeTaskWords = 65536;
 
 // The features a kernel's code needs of a device: 64-bit values, 64-bit
-// atomics, and the optional paths the code generator took on this device.
-rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& options, const rt::KernelPlan& plan) {
+// atomics, and float atomic adds where the code generator took them (its
+// modules say whether they sum with subgroup operations and keep float
+// controls).
+rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& options) {
   rt::Features f;
   ir::walk(kernel.body(), [&](ir::Stmt* s) {
     const DataType t = s->kind() == ir::StmtKind::TreeLoad || s->kind() == ir::StmtKind::TreeStore ? s->storage() : s->type();
@@ -51,8 +53,6 @@ rt::Features features_of(const ir::Kernel& kernel, const spirv::CodegenOptions& 
     f.atomic_int64 |= atomic && bit_width(s->type()) == 64 && is_integral(s->type());
     f.atomic_float32_add |= atomic && s->type() == DataType::f32 && options.features.atomic_float32_add;
   });
-  for (const rt::TaskPlan& t : plan.tasks)
-    f.subgroup_arithmetic |= t.iterations_per_invocation > 1 && options.features.subgroup_arithmetic;
   return f;
 }
 
@@ -78,7 +78,7 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
   }
   GROVE_ASSERT(modules.tasks.size() == plan.tasks.size(), "SPIR-V codegen made a module per task");
-  bool signed_zeros = false;
+  bool signed_zeros = false, subgroups = false;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     spirv::TaskModule& m = modules.tasks[i];
     rt::TaskPlan& t = plan.tasks[i];
@@ -91,11 +91,13 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     for (const spirv::TreeKey& key : m.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
     code.modules.push_back(std::move(m.words));
     signed_zeros |= m.signed_zero_inf_nan_preserve;
+    subgroups |= m.subgroup_sums;
   }
   plan.code = std::move(code);
   plan.messages = std::move(modules.messages);
-  plan.features = features_of(kernel, options, plan);
+  plan.features = features_of(kernel, options);
   plan.features.signed_zero_inf_nan_preserve = signed_zeros;
+  plan.features.subgroup_arithmetic = subgroups;
   return plan;
 }
 

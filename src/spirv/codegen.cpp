@@ -120,6 +120,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     m_.local_size(fn, size[0], size[1], size[2]);
   }
   tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
+  tm.subgroup_sums = subgroup_sums_;
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
   if (options_.max_task_words > 0 && tm.words.size() > options_.max_task_words)
@@ -441,6 +442,7 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
   }
   if (!grid_.empty()) {
     emit_grid_axis(0);
+    flush_accumulators();
     return;
   }
   // A `continue` of the parallel loop needs the loop's continue target, so
@@ -495,7 +497,7 @@ void TaskEmitter::emit_parallel_loop(const ir::Stmt* s) {
 // Finds the grid loops the task spreads (codegen.h) and their group sizes
 // (rt::grid_group_sizes).
 void TaskEmitter::find_grid(TaskModule& tm) {
-  if (!options_.grid || !reductions_.empty() || count_on_device_) return;
+  if (!options_.grid || count_on_device_) return;
   ir::GridLayout layout = ir::grid_layout(parallel_loop_, options_.local_size);
   if (layout.nest.size() == 1) return;
   for (size_t a = 0; a < layout.nest.size(); ++a) {
@@ -505,6 +507,7 @@ void TaskEmitter::find_grid(TaskModule& tm) {
   }
   tm.grid = std::move(layout.axes);
   tm.local_size = layout.sizes[0];
+  tm.iterations_per_invocation = 1;  // a point per invocation; its sums are added once a subgroup
 }
 
 // Axis a of the grid (and the ones inside it): invocation coordinate k
@@ -678,6 +681,7 @@ void TaskEmitter::flush_accumulators() {
 // per subgroup instead of one per invocation. Works in divergent code
 // (non-uniform operations).
 void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id address, Id v) {
+  subgroup_sums_ = true;
   m_.require_capability(spv::Capability::GroupNonUniform);
   m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
   const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));

@@ -47,8 +47,8 @@
 // (serial, clear_list, gc_finish) have LocalSize 1 and run one group.
 //
 // Grid loops (ir::Stmt::grid: a for_range over a shape on a GPU) nested in
-// the parallel loop, when every count of the nest is known on the host and
-// the loop sums nothing in registers and continues nowhere, spread over a
+// the parallel loop, when every count of the nest is known on the host,
+// spread over a
 // 2-D or 3-D launch: the innermost loop on x, the one around it on y, the
 // task's own loop on y or z, each with its own group size (TaskModule::
 // grid; LocalSize (x, y, z) of at most local_size invocations, y at most
@@ -189,6 +189,8 @@ struct TaskModule {
   // The module declares SignedZeroInfNanPreserve (it computes in floats and
   // DeviceFeatures::signed_zero_inf_nan_preserve is set).
   bool signed_zero_inf_nan_preserve = false;
+  // The module sums with subgroup operations (GroupNonUniformArithmetic).
+  bool subgroup_sums = false;
   // A parallel task whose grid loops (ir::Stmt::grid) the module spreads
   // over a 2-D or 3-D launch: those axes, innermost last (see above);
   // local_size is then the group size along the task's own loop.

@@ -279,7 +279,7 @@ kernel @k() stage lowered {
 // groups reads only its invocation's id; one from an argument adds the
 // dispatch's base, a push-constant word after the message base. A
 // `continue` ends the point (a loop that runs once); a loop that sums in
-// registers runs its grid loops in order.
+// registers sums a point per invocation and adds once after it.
 TEST(Codegen, GridLoopsSpreadOverTheLaunchWithNoDivision) {
   auto task_of = [](const std::string& bound, const std::string& body) {
     const std::string src = R"(
@@ -338,8 +338,11 @@ kernel @k(n: i32) stage lowered {
   EXPECT_TRUE(has(continues, "OpLoopMerge"));  // the point's one-pass loop
   const TaskModule sums = task_of("const i32 16", R"(          %12 = const u32 0
           %13 = tree_atomic accumulate add i32 @t0[%12] %10)");
-  EXPECT_TRUE(sums.grid.empty());
-  EXPECT_TRUE(has(sums, "LocalSize 256 1 1"));
+  EXPECT_EQ(sums.grid.size(), 2u);
+  EXPECT_EQ(sums.iterations_per_invocation, 1u);
+  EXPECT_TRUE(has(sums, "LocalSize 16 4 4"));
+  EXPECT_FALSE(has(sums, "OpLoopMerge"));
+  EXPECT_FALSE(sums.subgroup_sums);  // the device has no subgroup arithmetic here
 }
 
 TEST(Codegen, OnlyLoweredKernels) {

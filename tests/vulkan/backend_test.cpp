@@ -461,6 +461,7 @@ TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
   Field a3 = prog.field(i32, "a3", {5, 6, 7});
   Field a4 = prog.field(i32, "a4", {3, 4, 5, 6});
   Field tall = prog.field(i32, "tall", {300000, 2});
+  Field total = prog.field(i64, "total", {});
   Kernel k = prog.kernel("grid", {arg(i32, "lo"), arg(i32, "hi"), arg(i32, "rows"), arg(i32, "cols")}, [&](Args a) {
     for_range({{2, 37}, {a[0], a[1]}}, [&](Expr i, Expr j) {
       if_(j == 9, [&] { continue_(); });
@@ -469,6 +470,7 @@ TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
     for_range({{1, 5}, 6, {2, 7}}, [&](Expr i, Expr j, Expr l) { a3(i, j, l) += i * 100 + j * 10 + l; });
     for_range({3, 4, 5, 6}, [&](Indices I) { atomic_add(a4(I), ((I[0] * 10 + I[1]) * 10 + I[2]) * 10 + I[3]); });
     for_range({{0, a[2]}, {0, a[3]}}, [&](Expr i, Expr j) { tall(i, j) += i * 2 + j + 1; });
+    for_range({{0, a[2]}, {0, a[3]}}, [&](Expr i, Expr j) { total() += cast(i64, i * 2 + j); });  // a sum
   });
   k(3, 44, 300000, 2);
   k(3, 44, 300000, 2);
@@ -489,6 +491,7 @@ TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
   EXPECT_EQ(a3.to_vector<int32_t>(), w3);
   EXPECT_EQ(a4.to_vector<int32_t>(), w4);
   EXPECT_EQ(tall.to_vector<int32_t>(), wt);
+  EXPECT_EQ(total.read<int64_t>(), 2 * (int64_t{600000} * 599999 / 2));
   // Every shape's task spread over a grid.
   std::ifstream plan(dir / "grid.plan.json");
   std::stringstream text;
@@ -496,7 +499,7 @@ TEST_F(VulkanBackend, ShapesSpreadOverAGridVisitEveryPointOnce) {
   size_t grids = 0;
   for (size_t at = text.str().find("\"grid\": [{"); at != std::string::npos; at = text.str().find("\"grid\": [{", at + 1))
     ++grids;
-  EXPECT_EQ(grids, 4u) << text.str();
+  EXPECT_EQ(grids, 5u) << text.str();
 }
 
 // On a device that is a CPU a struct-for's iteration walks a run of cells,
