@@ -68,6 +68,7 @@ KernelPlan sample() {
   loop.local_size = 256;
   loop.end = expr({{Op::arg, DataType::i32, 0}, {Op::constant, DataType::i32, 8}, {Op::mul, DataType::i32, 0, 0, 1}});
   loop.iterations_per_invocation = 16;
+  loop.grid = {{-1, expr({{Op::constant, DataType::i32, 2}}), expr({{Op::arg, DataType::i32, 0}}), 4}};
   loop.slots = {1, 2};
   loop.entry_point = "step.t1.struct_for";
   loop.count_entry_point = "step.t1.struct_for.count";
@@ -113,6 +114,9 @@ TEST(PlanTest, BytesRoundTripExactly) {
   EXPECT_EQ(back.tasks[1].count_entry_point, "step.t1.struct_for.count");
   EXPECT_EQ(back.tasks[1].modifies, (std::vector<TaskPlan::Modified>{{1, 1}, {2, 2}}));
   EXPECT_EQ(back.tasks[1].end.evaluate(std::vector<uint64_t>{5, 0}), 40);
+  ASSERT_EQ(back.tasks[1].grid.size(), 1u);
+  EXPECT_EQ(back.tasks[1].grid[0].local_size, 4u);
+  EXPECT_EQ(back.tasks[1].grid[0].end.evaluate(std::vector<uint64_t>{5, 0}), 5);
   EXPECT_EQ(back.slots[2].param, 0);
   EXPECT_EQ(back.messages[1].format, "index {} out of bounds");
   EXPECT_TRUE(back.features.subgroup_arithmetic);
@@ -159,6 +163,22 @@ TEST(PlanTest, AnUnknownCodeKindOrAModulePerTaskMissingIsRefused) {
   EXPECT_NE(refusal(serialize(empty)).find("task 1 has no code"), std::string::npos);
 }
 
+
+// A grid's groups hold at most 1024 invocations in all (what Vulkan and
+// CUDA devices take), along at most three axes, and only a parallel task
+// has one.
+TEST(PlanTest, AGridTooLargeOrOnASerialTaskIsRefused) {
+  KernelPlan wide = sample();
+  wide.tasks[1].grid[0].local_size = 8;  // 256 x 8
+  EXPECT_NE(refusal(serialize(wide)).find("a grid of groups of 2048 invocations"), std::string::npos);
+  KernelPlan deep = sample();
+  deep.tasks[1].local_size = 1;
+  deep.tasks[1].grid.assign(3, deep.tasks[1].grid[0]);
+  EXPECT_NE(refusal(serialize(deep)).find("3 grid axes"), std::string::npos);
+  KernelPlan serial = sample();
+  serial.tasks[0].grid = serial.tasks[1].grid;
+  EXPECT_NE(refusal(serialize(serial)).find("1 grid axes on a task of serial"), std::string::npos);
+}
 
 TEST(PlanTest, EveryTruncationIsRefused) {
   const std::vector<uint8_t> bytes = serialize(sample());
