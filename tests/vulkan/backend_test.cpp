@@ -259,17 +259,23 @@ TEST_F(VulkanBackend, LaunchesAreQueuedWithoutWaiting) {
     one = seconds(clock::now() - t0);
     if (one > 0.005) break;
   }
-  count.write({}, 0);
   const int launches = 12;  // fewer than the device layer keeps in flight
-  auto t0 = clock::now();
-  for (int l = 0; l < launches; ++l) slow(items);
-  double queued = seconds(clock::now() - t0);
-  prog.sync();
-  double total = seconds(clock::now() - t0);
-  std::printf("[ queue    ] one launch (%d items) %.2f ms; %d launches queued in %.2f ms, done after %.2f ms\n",
-              items, one * 1e3, launches, queued * 1e3, total * 1e3);
-  EXPECT_EQ(count.read<int32_t>(), launches);  // in order, none lost
-  EXPECT_LT(queued, total / 2);
+  // The best of three tries: on a machine busy with other tests the host
+  // thread can lose its core while it queues.
+  double best = 1;
+  for (int attempt = 0; attempt < 3 && best >= 0.5; ++attempt) {
+    count.write({}, 0);
+    auto t0 = clock::now();
+    for (int l = 0; l < launches; ++l) slow(items);
+    double queued = seconds(clock::now() - t0);
+    prog.sync();
+    double total = seconds(clock::now() - t0);
+    std::printf("[ queue    ] one launch (%d items) %.2f ms; %d launches queued in %.2f ms, done after %.2f ms\n",
+                items, one * 1e3, launches, queued * 1e3, total * 1e3);
+    EXPECT_EQ(count.read<int32_t>(), launches);  // in order, none lost
+    best = std::min(best, queued / total);
+  }
+  EXPECT_LT(best, 0.5);
 }
 
 TEST_F(VulkanBackend, LoopsPastLavapipesLimitAreAnErrorNotWrongResults) {
