@@ -50,6 +50,24 @@ std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t
   return sizes;
 }
 
+std::vector<int64_t> grid_counts(const TaskPlan& task, std::span<const uint64_t> args, const std::string& what) {
+  std::vector<int64_t> counts;
+  for (size_t a = 0; a <= task.grid.size(); ++a) {
+    const GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
+    const GridAxis& g = a == 0 ? own : task.grid[a - 1];
+    int64_t n = g.static_iterations;
+    if (n < 0) {
+      const std::optional<int64_t> b = g.begin.evaluate(args), e = g.end.evaluate(args);
+      if (!b || !e)
+        throw Error(what + " spreads over a grid whose extent along axis " + std::to_string(a) +
+                    " is not known on the host; its plan is damaged (compile the kernel again)");
+      n = std::max<int64_t>(0, *e - *b);
+    }
+    counts.push_back(n);
+  }
+  return counts;
+}
+
 std::optional<int64_t> CountExpr::evaluate(std::span<const uint64_t> args) const {
   if (root < 0) return std::nullopt;
   // Nodes refer only to earlier nodes (checked when a plan is read), so one

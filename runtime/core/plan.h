@@ -209,6 +209,12 @@ struct KernelPlan {
 // device takes along each axis (x: `invocations`, y: 128, z: 64).
 std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t invocations);
 
+// The iteration count of each loop of a task spread over a grid, its own
+// loop first, then TaskPlan::grid's: constant, or from its bounds
+// evaluated for `args`. Raises grove::Error naming `what` (the task) when a
+// count is not known on the host, which only a damaged plan says.
+std::vector<int64_t> grid_counts(const TaskPlan& task, std::span<const uint64_t> args, const std::string& what);
+
 // Whether a task of `plan` spreads over a 2-D or 3-D grid (TaskPlan::grid).
 inline bool spreads_over_grid(const KernelPlan& plan) {
   for (const TaskPlan& t : plan.tasks)

@@ -332,21 +332,8 @@ class CudaDevice : public Device {
       out.threads[0] = task.parallel ? kBlockThreads : 1;
       return out;
     }
-    const size_t axes = task.grid.size() + 1;
-    std::vector<int64_t> counts(axes);
-    for (size_t a = 0; a < axes; ++a) {
-      const GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
-      const GridAxis& g = a == 0 ? own : task.grid[a - 1];
-      int64_t n = g.static_iterations;
-      if (n < 0) {
-        const std::optional<int64_t> b = g.begin.evaluate(args), e = g.end.evaluate(args);
-        if (!b || !e)
-          throw Error("task '" + task.label + "' spreads over a grid whose extent along axis " + std::to_string(a) +
-                      " is not known on the host; its plan is damaged (compile the kernel again)");
-        n = std::max<int64_t>(0, *e - *b);
-      }
-      counts[a] = n;
-    }
+    const std::vector<int64_t> counts = grid_counts(task, args, "task '" + task.label + "'");
+    const size_t axes = counts.size();
     const std::vector<uint32_t> sizes = grid_group_sizes(counts, kBlockThreads);
     const unsigned most[3] = {std::max(1, info_.multiprocessors) * kBlocksPerMultiprocessor, 65535, 65535};
     for (size_t a = 0; a < axes; ++a) {

@@ -95,9 +95,6 @@ class VulkanDevice : public rt::Device {
                                    const std::vector<bool>& run, std::span<const int> slot_buffers);
   // Workgroups for `task` along its own loop, or kCountOnDevice.
   uint32_t group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const;
-  // Workgroups along each axis of a task spread over a grid (TaskPlan::grid), x first.
-  std::array<int64_t, 3> grid_group_counts(const rt::TaskPlan& task, size_t index, const rt::KernelPlan& plan,
-                                            std::span<const uint64_t> args) const;
   // Formats the print ring and the failed assertion (raising it) and clears them.
   void report_context();
   // (Re)creates the context buffer with a print ring of `ring_words`.
@@ -349,29 +346,6 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   return k;
 }
 
-std::array<int64_t, 3> VulkanDevice::grid_group_counts(const rt::TaskPlan& task, size_t index,
-                                                      const rt::KernelPlan& plan,
-                                                      std::span<const uint64_t> args) const {
-  // The task's own loop is the outermost axis, the last grid axis x.
-  const size_t axes = task.grid.size() + 1;
-  std::array<int64_t, 3> out{1, 1, 1};
-  for (size_t a = 0; a < axes; ++a) {
-    const rt::GridAxis own{task.static_iterations, task.begin, task.end, task.local_size};
-    const rt::GridAxis& g = a == 0 ? own : task.grid[a - 1];
-    int64_t n = g.static_iterations;
-    if (n < 0) {
-      const std::optional<int64_t> b = g.begin.evaluate(args), e = g.end.evaluate(args);
-      if (!b || !e)
-        throw Error("task " + std::to_string(index) + " ('" + task.label + "') of kernel '" + plan.name +
-                    "' spreads over a grid whose extent along axis " + std::to_string(a) +
-                    " is not known on the host; its plan is damaged (compile the kernel again)");
-      n = std::max<int64_t>(0, *e - *b);
-    }
-    out[axes - 1 - a] = (n + g.local_size - 1) / g.local_size;
-  }
-  return out;
-}
-
 uint32_t VulkanDevice::group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const {
   if (!task.parallel) return 1;
   const uint32_t max_groups = device_->info().max_compute_workgroup_count[0];
@@ -415,11 +389,16 @@ std::vector<Dispatch> VulkanDevice::dispatches(rt::LoadedKernel& compiled, std::
       // (one but for a grid past 65535 groups along an axis, on devices
       // that take no more), each passing its first iteration along each
       // axis (the code adds it where the count may need it).
-      const std::array<int64_t, 3> groups = grid_group_counts(task, i, plan, args);
+      const std::vector<int64_t> counts = rt::grid_counts(
+          task, args, "task " + std::to_string(i) + " ('" + task.label + "') of kernel '" + plan.name + "'");
       const auto& most = device_->info().max_compute_workgroup_count;
+      std::array<int64_t, 3> groups{1, 1, 1};  // x first: the task's own loop is the outermost axis
       std::array<uint32_t, 3> size{1, 1, 1};
-      for (size_t a = task.grid.size() + 1; a-- > 0;)
-        size[task.grid.size() - a] = a == 0 ? task.local_size : task.grid[a - 1].local_size;
+      for (size_t a = 0; a < counts.size(); ++a) {
+        const size_t dim = counts.size() - 1 - a;
+        size[dim] = a == 0 ? task.local_size : task.grid[a - 1].local_size;
+        groups[dim] = (counts[a] + size[dim] - 1) / size[dim];
+      }
       d.pipeline = k.pipelines[i];
       for (int64_t z = 0; z < groups[2]; z += most[2])
         for (int64_t y = 0; y < groups[1]; y += most[1])

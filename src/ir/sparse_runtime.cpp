@@ -686,19 +686,33 @@ void SparseRuntime::for_list_cells(
   // loop inside, with the list entry read once per run (set_cells_per_iteration).
   const uint64_t cells = static_cast<uint64_t>(s.num_cells);
   const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_, 1, cells);
-  if (least_iterations_ > 0 && run > 1 && std::has_single_bit(cells)) {
-    for_list_runs(node, naxes, count, body);
-    return;
+  // Runs of 2^k cells (set_least_iterations), k chosen before the loop from
+  // the list's length: the largest with count * cells / 2^k >=
+  // least_iterations_, 0 when there is none; a container is then
+  // 2^(log2 cells - k) runs, found with shifts and a mask.
+  const bool adaptive = least_iterations_ > 0 && run > 1 && std::has_single_bit(cells);
+  const uint64_t parts = (cells + run - 1) / run;  // runs per container (else)
+  const bool whole = !adaptive && run > 1 && parts == 1;  // one run is the whole container
+  Stmt* shift = nullptr;
+  Stmt* parts_shift = nullptr;
+  Stmt* total = nullptr;
+  if (adaptive) {
+    Stmt* all = bin(BinaryOp::mul, count, u32(cells));
+    shift = u32(0);
+    for (uint64_t r = 2; r <= std::bit_floor(run); r *= 2)
+      shift = b_.select(bin(BinaryOp::cmp_ge, all, u32(uint64_t{least_iterations_} * r)),
+                        u32(static_cast<uint64_t>(std::countr_zero(r))), shift);
+    parts_shift = bin(BinaryOp::sub, u32(static_cast<uint64_t>(std::countr_zero(cells))), shift);
+    total = bin(BinaryOp::shl, count, parts_shift);
+  } else {
+    total = whole ? count : bin(BinaryOp::mul, count, u32(parts));
   }
-  const uint64_t parts = (cells + run - 1) / run;  // runs per container
-  const bool whole = run > 1 && parts == 1;       // one run is the whole container
-  Stmt* total = whole ? count : bin(BinaryOp::mul, count, u32(parts));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
   Block* saved = b_.block();
   size_t pos = b_.position();
   b_.set_insert_point_to_end(loop->body());
   Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = whole ? idx : bin(BinaryOp::div, idx, u32(parts));
+  Stmt* e = adaptive ? bin(BinaryOp::shr, idx, parts_shift) : whole ? idx : bin(BinaryOp::div, idx, u32(parts));
   Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
                     bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
   Stmt* container = load(t, entry);
@@ -708,53 +722,23 @@ void SparseRuntime::for_list_cells(
   } else {
     // The run's bases are read before its cell loop, which does the rest.
     std::vector<Stmt*> bases = list_entry_bases(node, entry, container, naxes);
-    Stmt* first = whole ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
-    Stmt* last = whole                  ? u32(cells)
-                 : cells % run == 0 ? bin(BinaryOp::add, first, u32(run))
-                                    : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(cells));
+    Stmt* first = nullptr;
+    Stmt* last = nullptr;
+    if (adaptive) {
+      Stmt* mask = bin(BinaryOp::sub, bin(BinaryOp::shl, u32(1), parts_shift), u32(1));
+      first = bin(BinaryOp::shl, bin(BinaryOp::bit_and, idx, mask), shift);
+      last = bin(BinaryOp::add, first, bin(BinaryOp::shl, u32(1), shift));
+    } else {
+      first = whole ? u32(0) : bin(BinaryOp::mul, bin(BinaryOp::mod, idx, u32(parts)), u32(run));
+      last = whole                  ? u32(cells)
+             : cells % run == 0 ? bin(BinaryOp::add, first, u32(run))
+                                : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), u32(cells));
+    }
     serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* i) {
       Stmt* c = b_.cast(U32, i);
       body(c, container, cell_index(node, bases, c));
     });
   }
-  b_.set_insert_point(saved, pos);
-}
-
-// for_list_cells with runs of 2^k cells (set_least_iterations), k chosen
-// before the loop from the list's length `count`: the largest with
-// count * cells / 2^k >= least_iterations_, 0 when there is none; a
-// container is 2^(log2 cells - k) runs, found with shifts and a mask.
-void SparseRuntime::for_list_runs(int node, int naxes, Stmt* count,
-                                  const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
-  const SNodeDecl& s = forest_.snode(node);
-  const int t = s.tree;
-  const auto cells = static_cast<uint64_t>(s.num_cells);
-  const uint64_t most = std::bit_floor(std::clamp<uint64_t>(cells_per_iteration_, 1, cells));
-  // count * cells fits an i32 (offload checks the list's capacity).
-  Stmt* all = bin(BinaryOp::mul, count, u32(cells));
-  Stmt* shift = u32(0);
-  for (uint64_t r = 2; r <= most; r *= 2)
-    shift = b_.select(bin(BinaryOp::cmp_ge, all, u32(uint64_t{least_iterations_} * r)),
-                      u32(static_cast<uint64_t>(std::countr_zero(r))), shift);
-  Stmt* parts_shift = bin(BinaryOp::sub, u32(static_cast<uint64_t>(std::countr_zero(cells))), shift);
-  Stmt* total = bin(BinaryOp::shl, count, parts_shift);
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
-  Block* saved = b_.block();
-  size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* e = bin(BinaryOp::shr, idx, parts_shift);
-  Stmt* entry = bin(BinaryOp::add, u32(static_cast<uint64_t>(s.list_offset + 1)),
-                    bin(BinaryOp::mul, e, u32(static_cast<uint64_t>(s.list_entry_words))));
-  Stmt* container = load(t, entry);
-  std::vector<Stmt*> bases = list_entry_bases(node, entry, container, naxes);
-  Stmt* part = bin(BinaryOp::bit_and, idx, bin(BinaryOp::sub, bin(BinaryOp::shl, u32(1), parts_shift), u32(1)));
-  Stmt* first = bin(BinaryOp::shl, part, shift);
-  Stmt* last = bin(BinaryOp::add, first, bin(BinaryOp::shl, u32(1), shift));
-  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* i) {
-    Stmt* c = b_.cast(U32, i);
-    body(c, container, cell_index(node, bases, c));
-  });
   b_.set_insert_point(saved, pos);
 }
 

@@ -144,8 +144,6 @@ class SparseRuntime {
   // (u32) on axes 0..naxes-1) inside it.
   void for_list_cells(int node, int naxes,
                       const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
-  void for_list_runs(int node, int naxes, Stmt* count,
-                     const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
   // The listgen loop of `child`, whose parent is a pointer: walks the
   // parent's pool in entry order through its in-use bits (a run of
   // cells_per_iteration_ / 32 words an iteration, at least one), counts the

@@ -612,6 +612,13 @@ void check_iterations(const std::vector<RangeAxis>& ax, size_t upto, int64_t fac
          "), the most a loop's i32 index counts; split it into several ranges");
 }
 
+// max(end - begin, 0) of the first `count` axes.
+std::vector<Expr> extents_of(const std::vector<RangeAxis>& ax, size_t count) {
+  std::vector<Expr> out;
+  for (size_t d = 0; d < count; ++d) out.push_back(max(ax[d].end - ax[d].begin, Expr(0)));
+  return out;
+}
+
 // I[0..count) from `rest`, the number of a point of the axes before
 // `count` (the last fastest): a division and remainder per axis.
 void point_of(Expr rest, const std::vector<RangeAxis>& ax, const std::vector<Expr>& extents, size_t count,
@@ -626,11 +633,16 @@ void point_of(Expr rest, const std::vector<RangeAxis>& ax, const std::vector<Exp
 // (Backend::grid_axes): the parallel loop runs over the points of the axes
 // up to `lead` (with a division per axis when there are several), and each
 // axis after it is a grid range_for in the one before, innermost last.
-void grid_ranges(const std::vector<RangeAxis>& ax, const std::vector<Expr>& extents, size_t lead, Indices& I,
-                 const std::function<void(Indices)>& body) {
-  Expr total = extents[0];
-  for (size_t d = 1; d <= lead; ++d) total = total * extents[d];
-  ir::Stmt* loop = lead == 0 ? b().range_for(use(ax[0].begin), use(ax[0].end)) : b().range_for(use(Expr(0)), use(total));
+void grid_ranges(const std::vector<RangeAxis>& ax, size_t lead, Indices& I, const std::function<void(Indices)>& body) {
+  const std::vector<Expr> extents = extents_of(ax, lead == 0 ? 0 : lead + 1);
+  ir::Stmt* loop = nullptr;
+  if (lead == 0) {
+    loop = b().range_for(use(ax[0].begin), use(ax[0].end));
+  } else {
+    Expr total = extents[0];
+    for (size_t d = 1; d <= lead; ++d) total = total * extents[d];
+    loop = b().range_for(use(Expr(0)), use(total));
+  }
   std::function<void(size_t)> axis = [&](size_t d) {
     if (d == ax.size()) {
       body(I);
@@ -680,14 +692,13 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
     return;
   }
   const size_t last = ax.size() - 1;
-  std::vector<Expr> extents;
-  for (const RangeAxis& a : ax) extents.push_back(max(a.end - a.begin, Expr(0)));
   const detail::Backend& backend = *current().target;
   if (const size_t grid = std::min<size_t>(backend.grid_axes(), ax.size()); grid > 1) {
     check_iterations(ax, ax.size() - grid, 1);
-    grid_ranges(ax, extents, ax.size() - grid, I, body);
+    grid_ranges(ax, ax.size() - grid, I, body);
     return;
   }
+  const std::vector<Expr> extents = extents_of(ax, ax.size());
   // One parallel loop over (points of the axes before the last) x (pieces
   // of the last axis): an iteration finds its point with a division per
   // axis, then runs through its piece of the row. A row of constant extent

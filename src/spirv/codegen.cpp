@@ -108,7 +108,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   ir::walk(task->body(), [&](ir::Stmt* s) { stops = stops || s->kind() == StmtKind::Stop; });
   if (stops) begin_stoppable_body();
   emit_block(task->body());
-  if (stops) end_stoppable_body();
+  if (stops) end_once();
   if (m_.in_block()) m_.ret();
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
@@ -547,19 +547,9 @@ void TaskEmitter::emit_point(const ir::Block* body) {
     emit_block(body);
     return;
   }
-  const Id header = m_.new_label(), inside = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
-  m_.branch(header);
-  m_.begin_block(header);
-  m_.loop_merge(merge, cont);
-  m_.branch(inside);
-  m_.begin_block(inside);
-  loops_.push_back({merge, merge});
+  begin_once(true);
   emit_block(body);
-  loops_.pop_back();
-  if (m_.in_block()) m_.branch(merge);
-  m_.begin_block(cont);  // never reached: the body runs once
-  m_.branch(header);
-  m_.begin_block(merge);
+  end_once();
   after_loop();
   stop_after_loop();
 }
@@ -783,21 +773,25 @@ void TaskEmitter::begin_stoppable_body() {
   m_.store(stopped_, m_.constant_bool(false));
   // llvmpipe counts two passes for this loop too.
   if (options_.max_loop_iterations > 0) m_.store(back_edges_, u32c(2));
+  begin_once(false);
+}
+
+void TaskEmitter::begin_once(bool continue_leaves) {
   const Id header = m_.new_label(), body = m_.new_label(), cont = m_.new_label(), merge = m_.new_label();
   m_.branch(header);
   m_.begin_block(header);
   m_.loop_merge(merge, cont);
   m_.branch(body);
   m_.begin_block(body);
-  loops_.push_back({merge, cont, header});
+  loops_.push_back({merge, continue_leaves ? merge : cont, header, cont});
 }
 
-void TaskEmitter::end_stoppable_body() {
+void TaskEmitter::end_once() {
   const LoopTarget body = loops_.back();
   loops_.pop_back();
   if (m_.in_block()) m_.branch(body.merge);
-  // The continue target is never reached: the body runs once.
-  m_.begin_block(body.continue_target);
+  // The continue block is never reached: the body runs once.
+  m_.begin_block(body.unreached);
   m_.branch(body.header);
   m_.begin_block(body.merge);
 }

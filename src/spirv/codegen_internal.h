@@ -98,9 +98,12 @@ class TaskEmitter {
   // A task with a stop (a failed assertion's, legalize) runs inside a
   // one-pass loop: the stop breaks out of the loops around it, one at a
   // time (stop_after_loop() after each loop it was in), instead of
-  // returning (see begin_stoppable_body).
+  // returning (see begin_stoppable_body; end_once closes it).
   void begin_stoppable_body();
-  void end_stoppable_body();
+  // A loop that runs its body once, to leave with a break (its merge); with
+  // `continue_leaves`, a `continue` in it leaves it too.
+  void begin_once(bool continue_leaves);
+  void end_once();
   void stop_after_loop();
   Id stopped_ = 0;  // Function bool variable: a stop ran (0 in a task without one)
   uint32_t loop_limit_message();  // the kernel's message index for it (made on first use)
@@ -152,7 +155,10 @@ class TaskEmitter {
   struct LoopTarget {
     Id merge;
     Id continue_target;
-    Id header = 0;  // kept for the one-pass loop of begin_stoppable_body only
+    // A one-pass loop's (begin_once): its header and its continue block,
+    // which nothing reaches.
+    Id header = 0;
+    Id unreached = 0;
   };
   std::vector<LoopTarget> loops_;
   const ir::Stmt* parallel_loop_ = nullptr;
