@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "grove/error.h"
@@ -437,12 +438,11 @@ std::vector<NodeStats> Context::stats(int inst_id) {
       auto word = [&](int64_t which) { return int64_t{w(s.state_offset + which)}; };
       ns.pool_capacity = s.capacity;
       // Tickets took the allocation order's first min(tickets, capacity)
-      // positions; of those entries, the ones waiting in spare slots or in
+      // positions; of those entries, the ones in the spare bitmap or in
       // the gc queue are not in use (see PoolState).
       const int64_t tickets = word(kTickets);
-      const int64_t spare_slots = std::min(word(kSpareCount), s.capacity);
       int64_t waiting = 0;
-      for (int64_t k = 0; k < spare_slots; ++k) waiting += w(s.spare_offset + k) != 0;
+      for (int64_t k = 0; k < (s.capacity + 31) / 32; ++k) waiting += std::popcount(w(s.spare_offset + k));
       ns.pool_used = std::min(tickets, s.capacity) - waiting - word(kQueueCount);
       ns.pool_high_water = std::max(word(kHighWater), ns.pool_used);
     }

@@ -69,7 +69,7 @@ struct SNodeLayout {
   int64_t pool_entry_words = 0;   // words per pool entry
   int64_t pool_offset = -1;       // entries
   int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
-  int64_t spare_offset = -1;      // candidates left by CAS losers, a ring: capacity words
+  int64_t spare_offset = -1;      // candidates left by CAS losers, a bitmap over entries: capacity words (bit e of word e / 32)
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
   // Pointer pools (docs/memory.md, "Lists and struct-fors"): one bit per
   // entry, set by the entry's publisher and cleared by the gc that frees it
@@ -141,13 +141,13 @@ int64_t cell_in_container(const SNodeLayout& s, int64_t container, int64_t c, co
 // The first `capacity` tickets take the positions of the allocation order
 // in turn: order[p] holds the entry minus p, so a zeroed pool hands out
 // entries 0, 1, 2, ..., and gc writes the entries it frees just below the
-// next position. Later tickets reuse the candidates CAS losers left in the
-// spare slots (entry + 1 each), through their own counter.
+// next position. Later tickets reuse the candidates CAS losers left, one
+// bit per entry in the spare bitmap (ir::SparseRuntime::take_spare).
 enum PoolState : int64_t {
   kTickets = 0,       // allocations so far; the first `capacity` took the order's positions
-  kSpareCount = 1,    // candidates CAS losers left since the last gc (the n-th in spare slot n mod capacity)
-  kSpareTaken = 2,    // spare slots taken for reuse since the last gc
-  kQueueCount = 3,    // entries deactivated (or spares a later lap displaced), waiting for gc
+  kSpareCount = 1,    // entries in the spare bitmap: candidates CAS losers left, not reused yet
+  kSpareHint = 2,     // the bitmap word the last spare went to (where takers start looking)
+  kQueueCount = 3,    // entries deactivated, waiting for gc
   kAllocFailures = 4, // allocations that found the pool full
   kAppendFailures = 5,// dynamic: appends past the maximum length
   kHighWater = 6,     // most entries ever held at once (in use, or deactivated and waiting for gc), as of the last gc

@@ -4,8 +4,8 @@
 // control flow on u32 words; no statement is backend-specific. Conventions:
 // a pointer slot or chunk slot holds 0 (inactive) or entry + 1; an
 // allocation takes the next position of the allocation order, or once that
-// is used up a candidate a CAS loser left in the ring of spare slots (see
-// ir::PoolState); deactivated entries wait in the queue until the gc tasks
+// is used up a candidate a CAS loser left in the spare bitmap (see
+// take_spare); deactivated entries wait in the queue until the gc tasks
 // zero them and return them (with unused spares) to the allocation order.
 // No thread ever waits for another.
 #include "ir/sparse_runtime.h"
@@ -86,6 +86,15 @@ void SparseRuntime::serial_loop(Stmt* begin, Stmt* end, const std::function<void
   b_.set_insert_point(saved, pos);
 }
 
+void SparseRuntime::loop(const std::function<void()>& body) {
+  Stmt* l = b_.while_loop();
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(l->body());
+  body();
+  b_.set_insert_point(saved, pos);
+}
+
 Stmt* SparseRuntime::state(int pool, int64_t which) {
   return u32(static_cast<uint64_t>(forest_.snode(pool).state_offset + which));
 }
@@ -139,21 +148,75 @@ Stmt* SparseRuntime::allocate(int pool) {
         // often a full pool is asked (it is a u32, and only gc resets it).
         atomic(AtomicOp::sub, t, state(pool, kTickets), u32(1));
         // 2. The pool is full: candidates that lost a race since the last gc.
-        // The spare slots are a ring: the n-th candidate left goes to slot n
-        // mod capacity, and takes go round in the same order through their
-        // own counter. The exchange makes a slot's candidate ours; an empty
-        // slot (nothing left there yet, or its writer not there yet) hands
-        // the take back, or the counter would run ahead of the candidates
-        // and no later one could be reused. A candidate whose take went by
-        // first waits for the next lap, whose writer moves it to the gc
-        // queue, or for gc. Two threads holding the same take is harmless:
-        // only one exchange finds the candidate.
-        Stmt* spare_at = atomic(AtomicOp::add, t, state(pool, kSpareTaken), u32(1));
-        set(result, atomic(AtomicOp::exchange, t, spare_slot(pool, spare_at), u32(0)));
-        if_then(bin(BinaryOp::cmp_eq, get(result), u32(0)),
-                [&] { atomic(AtomicOp::sub, t, state(pool, kSpareTaken), u32(1)); });
+        set(result, take_spare(pool));
       });
   return get(result);
+}
+
+// Spare entries: the candidates CAS losers took and did not publish, one
+// bit per entry in the pool's spare bitmap (spare_words). A loser sets its
+// entry's bit; a taker of a full pool clears a set bit it finds and owns
+// that entry. Neither waits for the other and nothing is ordered, so no
+// candidate strands while a taker looks (a ring whose takers counted
+// positions before their writers came lost candidates under thousands of
+// simultaneous activations: an H200 ran pools dry that were a third spare).
+// kSpareCount counts the set bits (a taker of a pool without spares looks
+// no further), and kSpareHint is the word the last spare went to, where a
+// taker starts.
+Stmt* SparseRuntime::spare_word(int pool, Stmt* w) {
+  return bin(BinaryOp::add, u32(static_cast<uint64_t>(forest_.snode(pool).spare_offset)), w);
+}
+
+uint64_t SparseRuntime::spare_words(int pool) const {
+  return (static_cast<uint64_t>(forest_.snode(pool).capacity) + 31) / 32;
+}
+
+Stmt* SparseRuntime::take_spare(int pool) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  const uint64_t words = spare_words(pool);
+  Stmt* result = var(U32, u32(0));
+  if_then(bin(BinaryOp::cmp_ne, load_shared(t, state(pool, kSpareCount)), u32(0)), [&] {
+    Stmt* start = load_shared(t, state(pool, kSpareHint));
+    // Every word once, from the hint on; a set bit is almost always in the first.
+    serial_loop(i32(0), i32(static_cast<int64_t>(words)), [&](Stmt* k) {
+      Stmt* w = bin(BinaryOp::mod, bin(BinaryOp::add, start, b_.cast(U32, k)), u32(words));
+      Stmt* address = spare_word(pool, w);
+      Stmt* bits = var(U32, load_shared(t, address));
+      // At most 32 claims a word: each clears a bit from `bits`.
+      Stmt* tries = var(U32, u32(0));
+      loop([&] {
+        if_then(bin(BinaryOp::logic_or, bin(BinaryOp::cmp_eq, get(bits), u32(0)),
+                    bin(BinaryOp::cmp_ge, get(tries), u32(32))),
+                [&] { b_.break_stmt(); });
+        set(tries, bin(BinaryOp::add, get(tries), u32(1)));
+        Stmt* low = bin(BinaryOp::bit_and, get(bits), bin(BinaryOp::sub, u32(0), get(bits)));
+        Stmt* old = atomic(AtomicOp::bit_and, t, address, b_.unary(UnaryOp::bit_not, low));
+        if_then(
+            bin(BinaryOp::cmp_ne, bin(BinaryOp::bit_and, old, low), u32(0)),
+            [&] {
+              atomic(AtomicOp::sub, t, state(pool, kSpareCount), u32(1));
+              Stmt* entry = bin(BinaryOp::add, bin(BinaryOp::mul, w, u32(32)), b_.unary(UnaryOp::ctz, low));
+              set(result, bin(BinaryOp::add, entry, u32(1)));
+              b_.break_stmt();
+            },
+            // Another taker had it: the bits still set, less this one.
+            [&] { set(bits, bin(BinaryOp::bit_and, old, b_.unary(UnaryOp::bit_not, low))); });
+      });
+      if_then(bin(BinaryOp::cmp_ne, get(result), u32(0)), [&] { b_.break_stmt(); });
+    });
+  });
+  return get(result);
+}
+
+void SparseRuntime::offer_spare(int pool, Stmt* candidate) {
+  const SNodeDecl& s = forest_.snode(pool);
+  int t = s.tree;
+  Stmt* entry = bin(BinaryOp::sub, candidate, u32(1));
+  Stmt* w = bin(BinaryOp::div, entry, u32(32));
+  atomic(AtomicOp::bit_or, t, spare_word(pool, w), bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32))));
+  atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
+  atomic(AtomicOp::exchange, t, state(pool, kSpareHint), w);
 }
 
 Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void(Stmt*)>& published) {
@@ -179,23 +242,16 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<voi
                 if (published) published(candidate);
               },
               [&] {
-                // Lost the race: the winner's entry is used, ours goes to the
-                // next spare slot (entry + 1: non-zero once written). Fewer
-                // than capacity candidates wait at once (they are distinct
-                // entries), so the slot's previous candidate has been taken,
-                // unless its taker came before its writer: that one goes to
-                // the gc queue, which frees it.
+                // Lost the race: the winner's entry is used, ours is offered
+                // to the takers of a full pool (the spare bitmap).
                 set(value, old);
-                Stmt* at = atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
-                Stmt* previous = atomic(AtomicOp::exchange, t, spare_slot(pool, at), candidate);
-                if_then(bin(BinaryOp::cmp_ne, previous, u32(0)),
-                        [&] { enqueue(pool, bin(BinaryOp::sub, previous, u32(1))); });
+                offer_spare(pool, candidate);
               });
           b_.break_stmt();
         },
         [&] {
           // The pool is full. On a parallel device the entries may be held by
-          // threads that lost races (their candidates wait on the spare list
+          // threads that lost races (their candidates wait in the spare bitmap
           // until gc), and one of them may have published this slot by now:
           // re-read it atomically. Still empty, try again, up to
           // kActivationTries times, before counting a failure: on a GPU many
@@ -224,12 +280,6 @@ Stmt* SparseRuntime::entry_address(int pool, Stmt* entry) {
   const SNodeDecl& s = forest_.snode(pool);
   return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.pool_offset)),
              bin(BinaryOp::mul, entry, u32(static_cast<uint64_t>(s.pool_entry_words))));
-}
-
-Stmt* SparseRuntime::spare_slot(int pool, Stmt* n) {
-  const SNodeDecl& s = forest_.snode(pool);
-  return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.spare_offset)),
-             bin(BinaryOp::mod, n, u32(static_cast<uint64_t>(s.capacity))));
 }
 
 void SparseRuntime::enqueue(int pool, Stmt* entry) {
@@ -979,13 +1029,15 @@ void SparseRuntime::emit_gc(int pool) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* end = order_taken(pool);
-  Stmt* spares = bin(BinaryOp::min, load(t, state(pool, kSpareCount)), u32(static_cast<uint64_t>(s.capacity)));
+  // The spare bitmap's words, where it has any bits set.
+  Stmt* spares = b_.select(bin(BinaryOp::cmp_ne, load(t, state(pool, kSpareCount)), u32(0)), u32(spare_words(pool)),
+                           u32(0));
   Stmt* queued = load(t, state(pool, kQueueCount));
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
+  Stmt* each = b_.range_for(i32(0), b_.cast(I32, bin(BinaryOp::add, spares, queued)));
   Block* saved = b_.block();
   size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* i = b_.cast(U32, b_.loop_index(loop, 0));
+  b_.set_insert_point_to_end(each->body());
+  Stmt* i = b_.cast(U32, b_.loop_index(each, 0));
   auto give_back = [&](Stmt* entry) {
     Stmt* at = bin(BinaryOp::sub, bin(BinaryOp::sub, end, u32(1)),
                    atomic(AtomicOp::add, t, state(pool, kCollected), u32(1)));
@@ -1000,10 +1052,15 @@ void SparseRuntime::emit_gc(int pool) {
   if_then(
       bin(BinaryOp::cmp_lt, i, spares),
       [&] {
-        // A spare slot still holding entry + 1 was not reused; its entry was
-        // never published, so it is still zero.
-        Stmt* v = atomic(AtomicOp::exchange, t, spare_slot(pool, i), u32(0));
-        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] { give_back(bin(BinaryOp::sub, v, u32(1))); });
+        // Spares not reused: their entries were never published, so they
+        // are still zero.
+        Stmt* bits = var(U32, atomic(AtomicOp::exchange, t, spare_word(pool, i), u32(0)));
+        loop([&] {
+          if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+          Stmt* low = bin(BinaryOp::bit_and, get(bits), bin(BinaryOp::sub, u32(0), get(bits)));
+          give_back(bin(BinaryOp::add, bin(BinaryOp::mul, i, u32(32)), b_.unary(UnaryOp::ctz, low)));
+          set(bits, bin(BinaryOp::bit_xor, get(bits), low));
+        });
       },
       [&] {
         // A deactivated entry: zero it (queueing what lies below it for the
@@ -1037,7 +1094,7 @@ void SparseRuntime::emit_gc_finish(int pool) {
   store(t, state(pool, kHighWater), bin(BinaryOp::max, load(t, state(pool, kHighWater)), before));
   store(t, state(pool, kCollected), u32(0));
   store(t, state(pool, kSpareCount), u32(0));
-  store(t, state(pool, kSpareTaken), u32(0));
+  store(t, state(pool, kSpareHint), u32(0));
   store(t, state(pool, kQueueCount), u32(0));
 }
 

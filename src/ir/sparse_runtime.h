@@ -127,8 +127,12 @@ class SparseRuntime {
   // candidate won the slot.
   Stmt* activate_slot(int pool, Stmt* slot_address, const std::function<void(Stmt*)>& published = nullptr);
   Stmt* allocate(int pool);  // u32 entry + 1, or 0
+  Stmt* take_spare(int pool);  // a spare entry + 1 (a CAS loser's candidate), or 0
+  void offer_spare(int pool, Stmt* candidate);  // a CAS loser's candidate (entry + 1) to the spares
+  void loop(const std::function<void()>& body);  // while (true) { body } (body breaks)
   Stmt* order_taken(int pool);          // gc: end of the order positions taken
-  Stmt* spare_slot(int pool, Stmt* n);  // address of the ring slot of the n-th spare (u32)
+  Stmt* spare_word(int pool, Stmt* w);  // address of word w of the spare bitmap (u32)
+  uint64_t spare_words(int pool) const;  // words of the spare bitmap
   Stmt* entry_address(int pool, Stmt* entry);  // address of pool entry `entry` (u32)
   void enqueue(int pool, Stmt* entry);  // queue a deactivated entry for gc
   // Zeroes the data of one cell of `node` at `address` and deactivates
