@@ -227,8 +227,8 @@ inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // the launch's base on Vulkan too (no ids in the bytes; a push-constant word after the arguments); 7: the
 // code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind;
 // 9: code whose print records align 64-bit values (print_record_layout: legalize writes the records);
-// 10: tasks spread over 2-D and 3-D grids (TaskPlan::grid)
-inline constexpr uint32_t kPlanVersion = 10;
+// 10: tasks spread over 2-D and 3-D grids (TaskPlan::grid); 11: feature denorm_preserve
+inline constexpr uint32_t kPlanVersion = 11;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

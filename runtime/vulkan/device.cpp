@@ -252,6 +252,7 @@ DeviceImpl::DeviceImpl(const ExternalDevice& external, const DeviceOptions& opti
   // Before Vulkan 1.2 float controls is an extension the application may not
   // have enabled on its VkDevice (nothing says whether it did).
   info.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve && physical->api_version >= VK_API_VERSION_1_2;
+  info.denorm_preserve = info.denorm_preserve && physical->api_version >= VK_API_VERSION_1_2;
   info_ = apply_profile(info, options.profile);
   physical_ = physical->handle;
   memory_props_ = physical->memory;

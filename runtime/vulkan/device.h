@@ -56,6 +56,9 @@ struct DeviceInfo {
   // zeros, infinities and NaN kept through f32 arithmetic, and through f64
   // arithmetic too where the device has f64 (SignedZeroInfNanPreserve).
   bool signed_zero_inf_nan_preserve = false;
+  // f32 denormals kept (DenormPreserve for 32-bit floats); without it a
+  // driver may flush them to zero.
+  bool denorm_preserve = false;
 
   // Limits.
   std::uint64_t max_storage_buffer_range = 0;    // bytes one buffer may have

@@ -198,6 +198,7 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   info.signed_zero_inf_nan_preserve =
       float_controls_queryable && float_controls.shaderSignedZeroInfNanPreserveFloat32 &&
       (!info.shader_float64 || float_controls.shaderSignedZeroInfNanPreserveFloat64);
+  info.denorm_preserve = float_controls_queryable && float_controls.shaderDenormPreserveFloat32;
   return pd;
 }
 
@@ -397,7 +398,7 @@ DeviceInfo apply_profile(DeviceInfo info, const DeviceProfile& profile) {
     info.atomic_int64 = false;
   }
   if (profile.no_float64) info.shader_float64 = false;
-  if (profile.no_float_controls) info.signed_zero_inf_nan_preserve = false;
+  if (profile.no_float_controls) info.signed_zero_inf_nan_preserve = info.denorm_preserve = false;
   if (profile.no_unified_memory) info.unified_memory = false;
   if (profile.no_float_atomics) {
     info.atomic_float32_add = false;

@@ -43,7 +43,7 @@ Target preset_lavapipe() {
 
 constexpr std::string_view kItems =
     "vulkan1.1, desktop, lavapipe, shader_int64, shader_float64, atomic_int64, atomic_float32_add, "
-    "subgroup_arithmetic, signed_zero_inf_nan_preserve, local_size=N, push_constants=N, llvmpipe";
+    "subgroup_arithmetic, signed_zero_inf_nan_preserve, denorm_preserve, local_size=N, push_constants=N, llvmpipe";
 
 std::uint32_t number(std::string_view item, std::string_view value, std::uint32_t lo, std::uint32_t hi,
                      std::string_view what) {

@@ -492,6 +492,7 @@ rt::Features device_features(const DeviceInfo& info) {
   f.atomic_float32_add = info.atomic_float32_add;
   f.subgroup_arithmetic = info.subgroup_arithmetic;
   f.signed_zero_inf_nan_preserve = info.signed_zero_inf_nan_preserve;
+  f.denorm_preserve = info.denorm_preserve;
   return f;
 }
 

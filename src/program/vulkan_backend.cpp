@@ -78,7 +78,7 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     plan.args[n].words = static_cast<uint32_t>(storage_words(compute_type(plan.args[n].type)));
   }
   GROVE_ASSERT(modules.tasks.size() == plan.tasks.size(), "SPIR-V codegen made a module per task");
-  bool signed_zeros = false, subgroups = false;
+  bool signed_zeros = false, denormals = false, subgroups = false;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     spirv::TaskModule& m = modules.tasks[i];
     rt::TaskPlan& t = plan.tasks[i];
@@ -91,12 +91,14 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     for (const spirv::TreeKey& key : m.trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
     code.modules.push_back(std::move(m.words));
     signed_zeros |= m.signed_zero_inf_nan_preserve;
+    denormals |= m.denorm_preserve;
     subgroups |= m.subgroup_sums;
   }
   plan.code = std::move(code);
   plan.messages = std::move(modules.messages);
   plan.features = features_of(kernel, options);
   plan.features.signed_zero_inf_nan_preserve = signed_zeros;
+  plan.features.denorm_preserve = denormals;
   plan.features.subgroup_arithmetic = subgroups;
   return plan;
 }

@@ -120,6 +120,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     m_.local_size(fn, size[0], size[1], size[2]);
   }
   tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
+  tm.denorm_preserve = preserve_denormals(fn);
   tm.subgroup_sums = subgroup_sums_;
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
@@ -612,6 +613,19 @@ bool TaskEmitter::preserve_float_semantics(Id entry) {
   if (m_.version() < spirv::version_word(1, 4)) m_.require_extension("SPV_KHR_float_controls");
   m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {32});
   if (f64) m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {64});
+  return true;
+}
+
+// f32 denormals kept, where the device can (DenormPreserve): Vulkan lets a
+// driver flush them to zero otherwise, and NVIDIA's driver 580 did (0 for
+// denorm_min + 0, and denorm_min == 0 held). (f64 computes with denormals
+// on the devices seen; lavapipe keeps f32's without the mode too, and does
+// not offer it.)
+bool TaskEmitter::preserve_denormals(Id entry) {
+  if (!options_.features.denorm_preserve || !m_.has_type_float(32)) return false;
+  m_.require_capability(spv::Capability::DenormPreserve);
+  if (m_.version() < spirv::version_word(1, 4)) m_.require_extension("SPV_KHR_float_controls");
+  m_.execution_mode(entry, spv::ExecutionMode::DenormPreserve, {32});
   return true;
 }
 

@@ -118,6 +118,8 @@ struct DeviceFeatures {
   // SignedZeroInfNanPreserve (float controls) for f32 and f64: without it a
   // driver may fold x * 0.0 to 0 and lose -0.0, infinities and NaN.
   bool signed_zero_inf_nan_preserve = false;
+  // DenormPreserve for f32: without it a driver may flush denormals to zero.
+  bool denorm_preserve = false;
 };
 
 struct CodegenOptions {
@@ -189,6 +191,9 @@ struct TaskModule {
   // The module declares SignedZeroInfNanPreserve (it computes in floats and
   // DeviceFeatures::signed_zero_inf_nan_preserve is set).
   bool signed_zero_inf_nan_preserve = false;
+  // The module declares DenormPreserve for f32 (it computes in f32 and
+  // DeviceFeatures::denorm_preserve is set).
+  bool denorm_preserve = false;
   // The module sums with subgroup operations (GroupNonUniformArithmetic).
   bool subgroup_sums = false;
   // A parallel task whose grid loops (ir::Stmt::grid) the module spreads

@@ -181,6 +181,7 @@ class TaskEmitter {
   Id iteration_count(Id begin, Id end);
   void emit_count_entry(const ir::Stmt* task, TaskModule& tm);
   bool preserve_float_semantics(Id entry);
+  bool preserve_denormals(Id entry);
   static bool has_continue(const ir::Stmt* loop);
   bool count_on_device_ = false;
   bool flat_grid_ = false;  // count on the device, one iteration per invocation

@@ -149,6 +149,25 @@ TEST(Codegen, WideTypesAndAtomicsAddTheirCapabilities) {
   EXPECT_EQ(k.arg_words, 4u);
 }
 
+// Float controls: the modes are declared where the device offers them (the
+// validator checks each module); a device
+// without DenormPreserve gets no such mode (Vulkan may then flush f32
+// denormals, docs/ir.md), and the plan says which the module needs.
+TEST(Codegen, FloatControlsAreDeclaredWhereTheDeviceHasThem) {
+  DeviceFeatures f = desktop();
+  f.signed_zero_inf_nan_preserve = f.denorm_preserve = true;
+  KernelModules both = generate(kWide, f);
+  EXPECT_TRUE(has(both.tasks[0], "OpCapability DenormPreserve"));
+  EXPECT_TRUE(has(both.tasks[0], "DenormPreserve 32"));
+  EXPECT_TRUE(has(both.tasks[0], "SignedZeroInfNanPreserve 32"));
+  EXPECT_TRUE(both.tasks[0].denorm_preserve);
+  EXPECT_TRUE(both.tasks[0].signed_zero_inf_nan_preserve);
+  f.denorm_preserve = false;
+  KernelModules none = generate(kWide, f);
+  EXPECT_FALSE(has(none.tasks[0], "DenormPreserve"));
+  EXPECT_FALSE(none.tasks[0].denorm_preserve);
+}
+
 TEST(Codegen, FloatAtomicsWithoutTheExtensionAreCompareAndSwapLoops) {
   DeviceFeatures f = desktop();
   f.atomic_float32_add = false;
