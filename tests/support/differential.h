@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "grove/grove.h"
+#ifdef GROVE_RUNTIME_VULKAN
 #include "runtime/vulkan/device.h"
+#endif
 
 namespace grove::testing {
 
@@ -70,8 +72,11 @@ inline DriverLeeway driver_leeway(const Config& config) {
   DriverLeeway l;
   l.rounding = true;
   l.denormals = true;
+#ifdef GROVE_RUNTIME_VULKAN
   for (const vk::DeviceInfo& d : vk::enumerate_devices())
-    if (d.name == name && d.denorm_preserve && d.api_version >= ((1u << 22) | (2u << 12))  /* Vulkan 1.2 */) l.denormals = false;
+    if (d.name == name && d.denorm_preserve && d.api_version >= ((1u << 22) | (2u << 12)))  // Vulkan 1.2
+      l.denormals = false;
+#endif
   return l;
 }
 
