@@ -13,8 +13,10 @@
 # that API skip and say why, as on every machine. VULKAN=0 leaves Vulkan out.
 #
 #   scripts/gpu-run.sh [ARCHIVE]      (default out/gpu-bundle.tar.xz)
-# Each step is stopped after STEP_TIMEOUT seconds (default 240), so that a
-# hang in one leaves the others their time; its output so far is kept.
+# The test steps run side by side, then the benchmarks one at a time. Each
+# step is stopped after STEP_TIMEOUT seconds (default 240; the slow tests'
+# step after SLOW_TIMEOUT), so that a hang in one leaves the others their
+# time; its output so far is kept.
 # CUDA_FILTER and VULKAN_FILTER replace the suite's test filters;
 # BENCH_FILTER replaces the benchmarks' filter (default: every row that
 # runs on CUDA, and the baselines those share with other backends); extra
@@ -42,36 +44,61 @@ run() {  # run NAME COMMAND...: output to $OUT/NAME.txt and its last lines here
   [ "$rc" -eq 124 ] && echo "gpu-run: $name stopped after ${STEP_TIMEOUT:-240} s" >> "$OUT/$name.txt"
   tail -n 15 "$OUT/$name.txt"
   echo "== $name: exit $rc"
+  echo "$rc" > "$DIR/$name.rc"
   [ "$rc" -eq 0 ] || status=1
+}
+# The test steps run side by side (the machine has many cores, and the
+# drivers' compilers take most of their time); the benchmarks run alone,
+# after them. A step in the background keeps its exit status in $DIR.
+collect() {
+  wait
+  for f in "$DIR"/*.rc; do [ -e "$f" ] && [ "$(cat "$f")" != 0 ] && status=1; done
+  rm -f "$DIR"/*.rc
 }
 
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-# Tests whose kernels the drivers take minutes over (on an H200: 48 s
-# through CUDA, over 100 s through Vulkan) run last, in a step of their own
-# (SLOW: gtest patterns, positive ones only).
+# Tests whose kernels the drivers take minutes over (on an H200: 48 s and
+# more through CUDA, over 100 s through Vulkan) run in a step of their own,
+# with SLOW_TIMEOUT seconds (default 360; SLOW: gtest patterns, positive
+# ones only).
 SLOW=${SLOW:-*Misuse.11_*}
-run suite "$DIR/bin/grove_api_tests" --gtest_filter="${CUDA_FILTER:-Backends/*/cuda:Modules/*/cuda-$SLOW}"
-# (The test finds the CUDA module next to where this names the Vulkan one.)
-export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
+# NVIDIA's Vulkan driver, where the loader would not find it by itself; the
+# bundled loader and validation layer, for the steps that use Vulkan.
+for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+           /etc/vulkan/icd.d/nvidia_icd.json; do
+  if [ -z "${VK_DRIVER_FILES:-}" ] && [ -e "$icd" ]; then VK_DRIVER_FILES="$icd"; fi
+done
+with_vulkan() {
+  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$DIR/vk" VK_LAYER_PATH="$DIR/layers"
+  [ -n "${VK_DRIVER_FILES:-}" ] && export VK_DRIVER_FILES
+  # (The AOT tests find the CUDA module next to where this names the Vulkan one.)
+  export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
+}
+
+# The tests, side by side.
+run suite "$DIR/bin/grove_api_tests" --gtest_filter="${CUDA_FILTER:-Backends/*/cuda:Modules/*/cuda-$SLOW}" &
 # The CUDA tests of tests/cuda, then grove_runtime alone, from C++ and from C
 # (whose 77 means skipped: no driver).
-run cuda_tools sh -c '"$1/grove_cuda_tests" || exit 1
+(export GROVE_TEST_LIFE_MODULE="$DIR/data/life128.grove"
+ run cuda_tools sh -c '"$1/grove_cuda_tests" || exit 1
   "$1/grove_runtime_aot_tests" --gtest_filter="*/cuda" || exit 1
-  "$1/grove_c_api_test" cuda; rc=$?; [ "$rc" -eq 77 ] && rc=0; exit "$rc"' sh "$DIR/bin"
+  "$1/grove_c_api_test" cuda; rc=$?; [ "$rc" -eq 77 ] && rc=0; exit "$rc"' sh "$DIR/bin") &
+if [ "${VULKAN:-1}" != 0 ]; then
+  (with_vulkan; run vulkan_suite "$DIR/bin/grove_api_tests" --gtest_filter="${VULKAN_FILTER:-Backends/*/vulkan-$SLOW}") &
+fi
+if [ -n "$SLOW" ]; then
+  (with_vulkan; STEP_TIMEOUT=${SLOW_TIMEOUT:-360}
+   run slow "$DIR/bin/grove_api_tests" --gtest_filter="$SLOW-*/interp:*/cpu") &
+fi
+collect
+
+# The benchmarks, one at a time.
 run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
   --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
-
 if [ "${VULKAN:-1}" != 0 ]; then
-  # NVIDIA's Vulkan driver, where the loader would not find it by itself.
-  for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
-             /etc/vulkan/icd.d/nvidia_icd.json; do
-    if [ -z "${VK_DRIVER_FILES:-}" ] && [ -e "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
-  done
-  export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$DIR/vk" VK_LAYER_PATH="$DIR/layers"
-  run vulkan_suite "$DIR/bin/grove_api_tests" --gtest_filter="${VULKAN_FILTER:-Backends/*/vulkan-$SLOW}"
-  run vulkan_bench "$DIR/bin/grove_bench" --benchmark_filter="${VULKAN_BENCH_FILTER:-^vk_}" \
-    --out_json="$OUT/bench-vulkan.json" ${BENCH_ARGS:-}
+  (with_vulkan; run vulkan_bench "$DIR/bin/grove_bench" --benchmark_filter="${VULKAN_BENCH_FILTER:-^vk_}" \
+    --out_json="$OUT/bench-vulkan.json" ${BENCH_ARGS:-})
 fi
-[ -n "$SLOW" ] && run slow "$DIR/bin/grove_api_tests" --gtest_filter="$SLOW-*/interp:*/cpu"
+collect
 rm -rf "$DIR"
 exit $status
