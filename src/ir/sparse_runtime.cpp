@@ -216,7 +216,10 @@ void SparseRuntime::offer_spare(int pool, Stmt* candidate) {
   Stmt* w = bin(BinaryOp::div, entry, u32(32));
   atomic(AtomicOp::bit_or, t, spare_word(pool, w), bin(BinaryOp::shl, u32(1), bin(BinaryOp::mod, entry, u32(32))));
   atomic(AtomicOp::add, t, state(pool, kSpareCount), u32(1));
-  atomic(AtomicOp::exchange, t, state(pool, kSpareHint), w);
+  // (Losers of one burst leave entries of the same few words: most find
+  // the hint there already and leave the shared word alone.)
+  if_then(bin(BinaryOp::cmp_ne, load_shared(t, state(pool, kSpareHint)), w),
+          [&] { atomic(AtomicOp::exchange, t, state(pool, kSpareHint), w); });
 }
 
 Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void(Stmt*)>& published) {
