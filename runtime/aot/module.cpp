@@ -178,7 +178,7 @@ void check_layout(ByteReader& r, TreeLayout& l) {
         r.fail(what + " has a pool of " + std::to_string(s.capacity) + " entries of " + std::to_string(s.pool_entry_words) + " words");
       inside(s.pool_offset, s.capacity, what + "'s pool", s.pool_entry_words);
       inside(s.order_offset, s.capacity, what + "'s allocation order");
-      inside(s.spare_offset, s.capacity, what + "'s spare bitmap");
+      inside(s.spare_offset, (s.capacity + 31) / 32, what + "'s spare bitmap");
       inside(s.queue_offset, s.capacity, what + "'s gc queue");
       if (s.type == SNodeType::pointer) {
         inside(s.in_use_offset, (s.capacity + 31) / 32, what + "'s in-use bits");

@@ -69,7 +69,7 @@ struct SNodeLayout {
   int64_t pool_entry_words = 0;   // words per pool entry
   int64_t pool_offset = -1;       // entries
   int64_t order_offset = -1;      // allocation order: capacity words (see PoolState)
-  int64_t spare_offset = -1;      // candidates left by CAS losers, a bitmap over entries: capacity words (bit e of word e / 32)
+  int64_t spare_offset = -1;      // candidates left by CAS losers, a bitmap over entries: (capacity + 31) / 32 words
   int64_t queue_offset = -1;      // deactivated, waiting for gc: capacity words
   // Pointer pools (docs/memory.md, "Lists and struct-fors"): one bit per
   // entry, set by the entry's publisher and cleared by the gc that frees it
@@ -165,7 +165,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 6;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart
+inline constexpr uint32_t kLayoutVersionValue = 7;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart; 7: spares a bitmap, a bit per entry
 // A cache line in words. The root region starts on one (offset from the
 // buffer's start), and host buffers start on one (rt::Words), so a dense
 // field under the root whose rows are whole lines is line-aligned.

@@ -350,7 +350,7 @@ int64_t place_regions(const Nodes& node, TreeDecl& t) {
     s.order_offset = cur;
     cur = sum(s, cur, s.capacity);
     s.spare_offset = cur;
-    cur = sum(s, cur, s.capacity);
+    cur = sum(s, cur, (s.capacity + 31) / 32);  // a bit per entry
     s.queue_offset = cur;
     cur = sum(s, cur, s.capacity);
     if (s.type == SNodeType::pointer) {
