@@ -61,7 +61,7 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,
 # more through CUDA, over 100 s through Vulkan) run in a step of their own,
 # with SLOW_TIMEOUT seconds (default 360; SLOW: gtest patterns, positive
 # ones only).
-SLOW=${SLOW:-*Misuse.11_*}
+SLOW=${SLOW-*Misuse.11_*}  # (SLOW= leaves them out)
 # NVIDIA's Vulkan driver, where the loader would not find it by itself; the
 # bundled loader and validation layer, for the steps that use Vulkan.
 for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
