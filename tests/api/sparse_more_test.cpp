@@ -8,6 +8,8 @@
 #include <set>
 
 #include "backend_fixture.h"
+#include "ir/snode.h"
+#include "program/program_impl.h"
 
 using namespace grove;
 using ::testing::HasSubstr;
@@ -773,6 +775,73 @@ TEST_P(SparseMore, PrintInsideASparseStructFor) {
   p();
   prog.sync();
   EXPECT_EQ(out, "x[6] = 60\n");
+}
+
+// Spares, one at a time and on every backend: the pool's words are set here
+// as if losers of races had left 32 entries in the spare bitmap (16 in each
+// of its two words, the hint at the second), with the allocation order used
+// up. 32 new blocks then take exactly those entries, the last 16 after the
+// look wraps round to the first word; one more block finds the pool full;
+// and once everything is freed, gc has returned the spares and all 48
+// entries activate from the order again (docs/memory.md, "Spares").
+TEST_P(SparseMore, NewBlocksTakeTheSparesLosersLeftWhenTheOrderIsUsedUp) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  SNode& blocks = prog.root().pointer(i, 64);
+  blocks.dense(i, 4).place(x);
+  blocks.capacity(48);
+  Kernel write = prog.kernel("write", {arg(i32, "first"), arg(i32, "last")}, [&](Args a) {
+    // One invocation per block, so that no two race (on a GPU or lavapipe
+    // they would, and losers would leave spares of their own).
+    for_range(a[0], a[1], [&](Expr b) { x(b * 4) = b + 1; });
+  });
+  Kernel clear = prog.kernel("clear", [&] { for_range(0, 64, [&](Expr b) { deactivate(blocks, {b}); }); });
+  write(0, 16);  // entries 0..15 from the order
+  prog.sync();
+  detail::ProgramImpl* p = prog.impl();
+  const ir::SNodeDecl& s = p->forest().snode(blocks.id());
+  const int inst = p->trees.own_instance(s.tree);
+  auto word = [&](int64_t at) { return p->context->read_word(inst, at); };
+  auto set = [&](int64_t at, uint32_t v) { p->context->write_words(inst, at, 1, &v); };
+  ASSERT_EQ(word(s.state_offset + ir::kTickets), 16u);
+  // Tickets 16..47 went to losers, who left entries 16..47 as spares.
+  set(s.state_offset + ir::kTickets, 48);
+  set(s.spare_offset, 0xffff0000u);      // entries 16..31
+  set(s.spare_offset + 1, 0x0000ffffu);  // entries 32..47
+  set(s.state_offset + ir::kSpareCount, 32);
+  set(s.state_offset + ir::kSpareHint, 1);
+  EXPECT_EQ(prog.stats().at(blocks.name()).pool_used, 16);
+  write(16, 48);
+  prog.sync();
+  std::set<uint32_t> entries;
+  for (int b = 0; b < 64; ++b) {
+    const uint32_t v = word(p->forest().tree(s.tree).root_offset + s.component_offset + b);
+    if (v != 0) entries.insert(v - 1);
+  }
+  std::set<uint32_t> all;
+  for (uint32_t e = 0; e < 48; ++e) all.insert(e);
+  EXPECT_EQ(entries, all) << "each block an entry of its own, the spares among them";
+  EXPECT_EQ(word(s.spare_offset), 0u);
+  EXPECT_EQ(word(s.spare_offset + 1), 0u);
+  EXPECT_EQ(word(s.state_offset + ir::kSpareCount), 0u);
+  SNodeStats st = prog.stats().at(blocks.name());
+  EXPECT_EQ(st.pool_used, 48);
+  EXPECT_EQ(st.active_cells, 48);  // blocks
+  std::vector<int32_t> got = x.to_vector<int32_t>();
+  for (int c = 0; c < 256; ++c)
+    ASSERT_EQ(got[static_cast<size_t>(c)], c % 4 == 0 && c < 192 ? c / 4 + 1 : 0) << "cell " << c;
+  EXPECT_THAT(grove::testing::error_of([&] { write(48, 49); prog.sync(); }), ::testing::HasSubstr("ran out of pool memory"));
+  clear();
+  prog.sync();
+  EXPECT_EQ(prog.stats().at(blocks.name()).pool_used, 0);
+  write(0, 48);
+  prog.sync();
+  st = prog.stats().at(blocks.name());
+  EXPECT_EQ(st.pool_used, 48);
+  EXPECT_EQ(st.active_cells, 48);  // blocks
+  got = x.to_vector<int32_t>();
+  for (int c = 0; c < 256; ++c)
+    ASSERT_EQ(got[static_cast<size_t>(c)], c % 4 == 0 && c < 192 ? c / 4 + 1 : 0) << "cell " << c;
 }
 
 }  // namespace
