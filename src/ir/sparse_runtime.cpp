@@ -222,58 +222,56 @@ void SparseRuntime::offer_spare(int pool, Stmt* candidate) {
           [&] { atomic(AtomicOp::exchange, t, state(pool, kSpareHint), w); });
 }
 
-Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot, const std::function<void(Stmt*)>& published) {
+Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot,
+                                   const std::function<void(Stmt*)>& published) {
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* value = var(U32, load_shared(t, slot));
   Stmt* empty = if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
     // Tries until the slot holds an entry: the first almost always ends it.
     Stmt* tries = var(U32, u32(0));
-    Stmt* loop = b_.while_loop();
-    Block* saved = b_.block();
-    size_t pos = b_.position();
-    b_.set_insert_point_to_end(loop->body());
-    Stmt* candidate = allocate(pool);
-    if_then(
-        bin(BinaryOp::cmp_ne, candidate, u32(0)),
-        [&] {
-          Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
-          if_then(
-              bin(BinaryOp::cmp_eq, old, u32(0)),
-              [&] {
-                set(value, candidate);
-                if (published) published(candidate);
-              },
-              [&] {
-                // Lost the race: the winner's entry is used, ours is offered
-                // to the takers of a full pool (the spare bitmap).
-                set(value, old);
-                offer_spare(pool, candidate);
-              });
-          b_.break_stmt();
-        },
-        [&] {
-          // The pool is full. On a parallel device the entries may be held by
-          // threads that lost races (their candidates wait in the spare bitmap
-          // until gc), and one of them may have published this slot by now:
-          // re-read it atomically. Still empty, try again, up to
-          // kActivationTries times, before counting a failure: on a GPU many
-          // thousand threads may find one empty slot at once, each takes a
-          // candidate, and the pool runs dry before the first winner has
-          // published (an H200 through CUDA failed four stress tests so,
-          // tens of thousands of allocations each). The tries are bounded,
-          // so that no thread waits on another (devices without independent
-          // thread scheduling promise no progress to a spinning lane).
-          Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
-          set(value, now);
-          if_then(bin(BinaryOp::cmp_ne, now, u32(0)), [&] { b_.break_stmt(); });
-          set(tries, bin(BinaryOp::add, get(tries), u32(1)));
-          if_then(bin(BinaryOp::cmp_ge, get(tries), u32(kActivationTries)), [&] {
-            atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1));
+    loop([&] {
+      Stmt* candidate = allocate(pool);
+      if_then(
+          bin(BinaryOp::cmp_ne, candidate, u32(0)),
+          [&] {
+            Stmt* old = b_.tree_cas(t, U32, slot, u32(0), candidate);
+            if_then(
+                bin(BinaryOp::cmp_eq, old, u32(0)),
+                [&] {
+                  set(value, candidate);
+                  if (published) published(candidate);
+                },
+                [&] {
+                  // Lost the race: the winner's entry is used, ours is offered
+                  // to the takers of a full pool (the spare bitmap).
+                  set(value, old);
+                  offer_spare(pool, candidate);
+                });
             b_.break_stmt();
+          },
+          [&] {
+            // The pool is full. On a parallel device the entries may be held by
+            // threads that lost races (their candidates wait in the spare bitmap
+            // until gc), and one of them may have published this slot by now:
+            // re-read it atomically. Still empty, try again, up to
+            // kActivationTries times, before counting a failure: on a GPU many
+            // thousand threads may find one empty slot at once, each takes a
+            // candidate, and the pool runs dry before the first winner has
+            // published (an H200 through CUDA failed four stress tests so,
+            // tens of thousands of allocations each). The tries are bounded,
+            // so that no thread waits on another (devices without independent
+            // thread scheduling promise no progress to a spinning lane).
+            Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
+            set(value, now);
+            if_then(bin(BinaryOp::cmp_ne, now, u32(0)), [&] { b_.break_stmt(); });
+            set(tries, bin(BinaryOp::add, get(tries), u32(1)));
+            if_then(bin(BinaryOp::cmp_ge, get(tries), u32(kActivationTries)), [&] {
+              atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1));
+              b_.break_stmt();
+            });
           });
-        });
-    b_.set_insert_point(saved, pos);
+    });
   });
   empty->set_unlikely(true);  // once per block activated; every later access finds the entry
   return get(value);

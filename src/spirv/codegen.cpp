@@ -119,8 +119,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     for (size_t a = 0; a < grid_.size(); ++a) size[grid_.size() - 1 - a] = grid_[a].local_size;
     m_.local_size(fn, size[0], size[1], size[2]);
   }
-  tm.signed_zero_inf_nan_preserve = preserve_float_semantics(fn);
-  tm.denorm_preserve = preserve_denormals(fn);
+  declare_float_controls(fn, tm);
   tm.subgroup_sums = subgroup_sums_;
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
@@ -599,34 +598,32 @@ void TaskEmitter::begin_task_function(Id fn, const std::string& name) {
   zero_word_ = options_.opaque_float_zero ? m_.load(context_at(context::kZero)) : 0;
 }
 
-// IEEE signed zeros, infinities and NaN for the float widths the task
-// computes in, where the device keeps them (SPV_KHR_float_controls, core in
-// SPIR-V 1.4): without the mode a driver may fold x * 0.0 to +0.0 and
-// -inf * 0.0 to 0, which docs/ir.md does not allow.
-//
-// f32 is declared whenever the task computes in floats: lavapipe keeps f64's
-// signed zeros only when f32's are kept too.
-bool TaskEmitter::preserve_float_semantics(Id entry) {
-  const bool f64 = m_.has_type_float(64);
-  if (!options_.features.signed_zero_inf_nan_preserve || (!f64 && !m_.has_type_float(32))) return false;
-  m_.require_capability(spv::Capability::SignedZeroInfNanPreserve);
+// Float controls (SPV_KHR_float_controls, core in SPIR-V 1.4), each where
+// the device offers it:
+// - IEEE signed zeros, infinities and NaN for the float widths the task
+//   computes in: without the mode a driver may fold x * 0.0 to +0.0 and
+//   -inf * 0.0 to 0, which docs/ir.md does not allow. f32 is declared
+//   whenever the task computes in floats: lavapipe keeps f64's signed zeros
+//   only when f32's are kept too.
+// - f32 denormals kept (DenormPreserve): Vulkan lets a driver flush them to
+//   zero otherwise, and NVIDIA's driver 580 did (denorm_min == 0 held).
+//   (f64 computes with denormals on the devices seen; lavapipe keeps f32's
+//   without the mode too, and does not offer it.)
+void TaskEmitter::declare_float_controls(Id entry, TaskModule& tm) {
+  const bool f32 = m_.has_type_float(32), f64 = m_.has_type_float(64);
+  tm.signed_zero_inf_nan_preserve = options_.features.signed_zero_inf_nan_preserve && (f32 || f64);
+  tm.denorm_preserve = options_.features.denorm_preserve && f32;
+  if (!tm.signed_zero_inf_nan_preserve && !tm.denorm_preserve) return;
   if (m_.version() < spirv::version_word(1, 4)) m_.require_extension("SPV_KHR_float_controls");
-  m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {32});
-  if (f64) m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {64});
-  return true;
-}
-
-// f32 denormals kept, where the device can (DenormPreserve): Vulkan lets a
-// driver flush them to zero otherwise, and NVIDIA's driver 580 did (0 for
-// denorm_min + 0, and denorm_min == 0 held). (f64 computes with denormals
-// on the devices seen; lavapipe keeps f32's without the mode too, and does
-// not offer it.)
-bool TaskEmitter::preserve_denormals(Id entry) {
-  if (!options_.features.denorm_preserve || !m_.has_type_float(32)) return false;
-  m_.require_capability(spv::Capability::DenormPreserve);
-  if (m_.version() < spirv::version_word(1, 4)) m_.require_extension("SPV_KHR_float_controls");
-  m_.execution_mode(entry, spv::ExecutionMode::DenormPreserve, {32});
-  return true;
+  if (tm.signed_zero_inf_nan_preserve) {
+    m_.require_capability(spv::Capability::SignedZeroInfNanPreserve);
+    m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {32});
+    if (f64) m_.execution_mode(entry, spv::ExecutionMode::SignedZeroInfNanPreserve, {64});
+  }
+  if (tm.denorm_preserve) {
+    m_.require_capability(spv::Capability::DenormPreserve);
+    m_.execution_mode(entry, spv::ExecutionMode::DenormPreserve, {32});
+  }
 }
 
 void TaskEmitter::emit_count_entry(const ir::Stmt* task, TaskModule& tm) {

@@ -180,8 +180,7 @@ class TaskEmitter {
   bool counts_on_device(const ir::Stmt* task);
   Id iteration_count(Id begin, Id end);
   void emit_count_entry(const ir::Stmt* task, TaskModule& tm);
-  bool preserve_float_semantics(Id entry);
-  bool preserve_denormals(Id entry);
+  void declare_float_controls(Id entry, TaskModule& tm);  // sets tm's float-control flags
   static bool has_continue(const ir::Stmt* loop);
   bool count_on_device_ = false;
   bool flat_grid_ = false;  // count on the device, one iteration per invocation

@@ -118,6 +118,7 @@ int64_t edge_count(DataType t) {
 }
 
 TEST_P(Differential, BinaryOperationsOnEveryType) {
+  const testing::DriverLeeway leeway = testing::driver_leeway(config());
   for (DataType t : kTypes) {
     SCOPED_TRACE(std::string(type_name(t)));
     std::vector<const BinaryCase*> cases;
@@ -161,7 +162,6 @@ TEST_P(Differential, BinaryOperationsOnEveryType) {
     // A driver's leeway (driver_leeway): f32 division within a few ulp, and
     // unchecked for a divisor beyond 2^126 (atan2 divides too) or a
     // denormal operand where denormals may be flushed.
-    const testing::DriverLeeway leeway = testing::driver_leeway(config());
     if (leeway.rounding && t == f32)
       for (size_t k = 0; k < cases.size(); ++k) loose[k] = loose[k] || std::string(cases[k]->name) == "div";
     auto driver_unchecked = [&](size_t output, size_t element) {
@@ -204,6 +204,7 @@ TEST_P(Differential, UnaryOperationsOnEveryType) {
       {"log", [](Expr a) { return log(a); }, false, true},
       {"tanh", [](Expr a) { return tanh(a); }, false, true},
   };
+  const testing::DriverLeeway leeway = testing::driver_leeway(config());
   for (DataType t : kTypes) {
     if (t == u1) continue;
     SCOPED_TRACE(std::string(type_name(t)));
@@ -243,7 +244,6 @@ TEST_P(Differential, UnaryOperationsOnEveryType) {
     // A driver's leeway (driver_leeway): f32 sqrt and rsqrt within a few
     // ulp, denormal arguments unchecked where denormals may be flushed.
     const std::vector<double> edges = edge_values(t);
-    const testing::DriverLeeway leeway = testing::driver_leeway(config());
     std::vector<bool> transcendental = loose;
     if (leeway.rounding && t == f32)
       for (size_t k = 0; k < use.size(); ++k)
@@ -256,6 +256,7 @@ TEST_P(Differential, UnaryOperationsOnEveryType) {
 }
 
 TEST_P(Differential, CastsBetweenEveryPairOfTypes) {
+  const bool flushing_driver = testing::driver_leeway(config()).denormals;
   for (DataType from : kTypes) {
     SCOPED_TRACE(std::string(type_name(from)));
     const int64_t n = edge_count(from);
@@ -281,7 +282,7 @@ TEST_P(Differential, CastsBetweenEveryPairOfTypes) {
     // A denormal operand may be flushed where the driver may flush them
     // (driver_leeway): f32 -> u1 and f32 -> f64 of denorm_min.
     const std::vector<double> edges = from == f32 ? edge_values(from) : std::vector<double>{};
-    const bool flushing = from == f32 && testing::driver_leeway(config()).denormals;
+    const bool flushing = from == f32 && flushing_driver;
     compare_with_interpreter(config(), build, names, types, {}, [&](size_t, size_t element) {
       return flushing && testing::is_f32_denormal(edges[element]);
     });

@@ -65,19 +65,25 @@ struct DriverLeeway {
   bool rounding = false;   // f32 div, sqrt, rsqrt within a few ulp
 };
 
-inline DriverLeeway driver_leeway(const Config& config) {
-  if (config.arch != Arch::Vulkan) return {};
-  const std::string name = Program(config).device_name();
-  if (name.find("llvmpipe") != std::string::npos) return {};
+// The leeway of `device` (Program::device_name()) on `arch`.
+inline DriverLeeway driver_leeway(Arch arch, const std::string& device) {
+  if (arch != Arch::Vulkan || device.find("llvmpipe") != std::string::npos) return {};
   DriverLeeway l;
   l.rounding = true;
   l.denormals = true;
 #ifdef GROVE_RUNTIME_VULKAN
   for (const vk::DeviceInfo& d : vk::enumerate_devices())
-    if (d.name == name && d.denorm_preserve && d.api_version >= ((1u << 22) | (2u << 12)))  // Vulkan 1.2
+    if (d.name == device && d.denorm_preserve && d.api_version >= ((1u << 22) | (2u << 12)))  // Vulkan 1.2
       l.denormals = false;
 #endif
   return l;
+}
+
+// The same for the device a Program of `config` runs on (it makes one: ask
+// once per test).
+inline DriverLeeway driver_leeway(const Config& config) {
+  if (config.arch != Arch::Vulkan) return {};
+  return driver_leeway(config.arch, Program(config).device_name());
 }
 
 inline bool is_f32_denormal(double x) { return x != 0.0 && std::fabs(x) < 1.1754943508222875e-38; }
@@ -85,8 +91,11 @@ inline bool is_f32_denormal(double x) { return x != 0.0 && std::fabs(x) < 1.1754
 // Builds the same program on a backend and returns the bits of `outputs`.
 using Build = std::function<std::vector<Field>(Program&)>;
 
-inline std::vector<std::vector<uint64_t>> run_on(const Config& config, const Build& build) {
+// `device`, where given, receives the device's name.
+inline std::vector<std::vector<uint64_t>> run_on(const Config& config, const Build& build,
+                                                 std::string* device = nullptr) {
   Program prog(config);
+  if (device) *device = prog.device_name();
   std::vector<Field> outputs = build(prog);
   prog.sync();
   std::vector<std::vector<uint64_t>> bits;
@@ -118,8 +127,9 @@ inline void compare_with_interpreter(const Config& config, const Build& build, c
   Config reference;
   reference.arch = Arch::Interp;
   auto want = run_on(reference, build);
-  auto got = run_on(config, build);
-  const bool flushing = driver_leeway(config).denormals;
+  std::string device;
+  auto got = run_on(config, build, &device);
+  const bool flushing = driver_leeway(config.arch, device).denormals;
   ASSERT_EQ(want.size(), got.size());
   for (size_t o = 0; o < want.size(); ++o) {
     ASSERT_EQ(want[o].size(), got[o].size()) << names[o];
