@@ -353,7 +353,9 @@ class CudaDevice : public Device {
       if (b && e) n = std::max<int64_t>(0, *e - *b);
     }
     if (n < 0) return most;  // found on the device: the grid strides over it
-    const int64_t blocks = (n + kBlockThreads - 1) / kBlockThreads;
+    // A loop that sums in registers: a thread takes iterations_per_invocation.
+    const int64_t per_block = int64_t{kBlockThreads} * task.iterations_per_invocation;
+    const int64_t blocks = (n + per_block - 1) / per_block;
     return static_cast<unsigned>(std::min<int64_t>(blocks, most));
   }
 

@@ -11,7 +11,8 @@
 // task's trees, then each argument as 64 bits, as kernel parameters. A
 // serial task runs in one thread; a parallel task in blocks of
 // kBlockThreads, as many as its count needs where the plan computes the
-// count on the host (at most kBlocksPerMultiprocessor per multiprocessor),
+// count on the host (a thread taking TaskPlan::iterations_per_invocation of
+// them; at most kBlocksPerMultiprocessor per multiprocessor),
 // else kBlocksPerMultiprocessor per multiprocessor, its grid-stride loop
 // covering any count. A task spread over a 2-D or 3-D grid
 // (TaskPlan::grid) runs blocks of kBlockThreads shaped for its counts, a

@@ -80,6 +80,23 @@ bool needs_libdevice(const llvm::Module& m) {
   return false;
 }
 
+// `v` of the lane whose index differs from this one's in the bits of
+// `lanes`, the whole warp taking part (shfl.sync.bfly): 64-bit values as two
+// words.
+llvm::Value* shuffle_xor(llvm::IRBuilderBase& b, llvm::Value* v, uint32_t lanes) {
+  auto word = [&](llvm::Value* w) {
+    return b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                             {b.getInt32(~0u), w, b.getInt32(lanes), b.getInt32(0x1f)});
+  };
+  llvm::Type* type = v->getType();
+  if (type->getPrimitiveSizeInBits() == 32) return b.CreateBitCast(word(b.CreateBitCast(v, b.getInt32Ty())), type);
+  llvm::Value* bits = b.CreateBitCast(v, b.getInt64Ty());
+  llvm::Value* low = word(b.CreateTrunc(bits, b.getInt32Ty()));
+  llvm::Value* high = word(b.CreateTrunc(b.CreateLShr(bits, 32), b.getInt32Ty()));
+  llvm::Value* both = b.CreateOr(b.CreateZExt(low, b.getInt64Ty()), b.CreateShl(b.CreateZExt(high, b.getInt64Ty()), 32));
+  return b.CreateBitCast(both, type);
+}
+
 // An NVPTX task: a kernel entry point taking (context, trees...,
 // arguments...) whose parallel loop is grid-stride over the whole count,
 // and libdevice's math (src/llvm/emit.h).
@@ -145,6 +162,38 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
     out.strided = true;
     return out;
   }
+  // A warp's running sums added in registers (a butterfly of shuffles)
+  // and by its lane 0 alone: one atomic per warp on the cell, not per
+  // thread. Only where the whole warp is here (activemask): threads that
+  // returned early or run apart each add their own, as a shuffle among
+  // absent lanes reads nothing defined.
+  ThreadsSum sum_across_threads(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v) const override {
+    llvm::LLVMContext& c = b.getContext();
+    llvm::Value* whole = b.CreateICmpEQ(b.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {}), b.getInt32(~0u));
+    llvm::BasicBlock* apart = b.GetInsertBlock();
+    auto* warp = llvm::BasicBlock::Create(c, "warp.sum", &f);
+    auto* summed = llvm::BasicBlock::Create(c, "warp.summed", &f);
+    b.CreateCondBr(whole, warp, summed);
+    b.SetInsertPoint(warp);
+    llvm::Value* s = v;
+    for (uint32_t lanes = 16; lanes >= 1; lanes /= 2) {
+      llvm::Value* other = shuffle_xor(b, s, lanes);
+      s = v->getType()->isFloatingPointTy() ? b.CreateFAdd(s, other) : b.CreateAdd(s, other);
+    }
+    llvm::BasicBlock* reduced = b.GetInsertBlock();
+    b.CreateBr(summed);
+    b.SetInsertPoint(summed);
+    llvm::PHINode* sum = b.CreatePHI(v->getType(), 2);
+    sum->addIncoming(v, apart);
+    sum->addIncoming(s, reduced);
+    llvm::Value* lane0 = b.CreateICmpEQ(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, {}),
+                                        b.getInt32(0));
+    return {sum, b.CreateOr(b.CreateNot(whole), lane0)};
+  }
+  // A summing loop's launch is capped so that each thread takes 16
+  // iterations on average (as on Vulkan, src/spirv/codegen_internal.h's
+  // kReductionIterations): with the warp's sum, one atomic per 512.
+  uint32_t iterations_per_sum() const override { return 16; }
   // libdevice's, linked into the module before it is optimised.
   std::string math_function(const std::string& name) const override { return "__nv_" + name; }
   bool exact_frem() const override { return false; }  // NVPTX lowers frem inexactly

@@ -124,6 +124,7 @@ class Emitter {
       parallel_loop_ = body->at(body->size() - 1);
     }
     find_grid(t);
+    iterations_per_sum_ = 1;
     // The task function.
     llvm::Type* ptr = b_.getPtrTy();
     begin_function(target_.task_type(c_, t.trees.size(), kernel_.args().size()), t.entry);
@@ -132,6 +133,7 @@ class Emitter {
     emit_block(body);
     if (!b_.GetInsertBlock()->getTerminator()) b_.CreateRetVoid();
     end_function();
+    t.iterations_per_invocation = iterations_per_sum_;
     // On the CPU, a parallel task's count function (a GPU kernel finds the
     // count itself and strides over it).
     if (t.parallel && target_.count_functions()) {
@@ -465,7 +467,12 @@ class Emitter {
       stride = bounds.stride;
       strided = bounds.strided;
     }
-    if (parallel) find_accumulators(s);
+    if (parallel) {
+      find_accumulators(s);
+      // Threads summing several iterations each (a capped launch): not
+      // along a grid, whose launch covers its counts.
+      if (!accumulators_.empty() && grid_nest_.empty()) iterations_per_sum_ = target_.iterations_per_sum();
+    }
     llvm::BasicBlock* before = b_.GetInsertBlock();
     auto* header = llvm::BasicBlock::Create(c_, "for", fn_);
     auto* body = llvm::BasicBlock::Create(c_, "for.body", fn_);
@@ -755,12 +762,24 @@ class Emitter {
   }
   void flush_accumulators() {
     for (const Accumulator& acc : accumulators_) {
-      llvm::Value* sum = b_.CreateLoad(type_of(acc.type), acc.var);
+      const TargetHooks::ThreadsSum total =
+          target_.sum_across_threads(b_, *fn_, b_.CreateLoad(type_of(acc.type), acc.var));
+      llvm::BasicBlock* merge = nullptr;
+      if (total.adds != nullptr) {
+        auto* adds = llvm::BasicBlock::Create(c_, "sum.add", fn_);
+        merge = llvm::BasicBlock::Create(c_, "sum.added", fn_);
+        b_.CreateCondBr(total.adds, adds, merge);
+        b_.SetInsertPoint(adds);
+      }
       llvm::Value* p = b_.CreateGEP(b_.getInt32Ty(), base_of(acc.tree), b_.getInt64(acc.address));
       const bool f = is_float(acc.type);
-      b_.CreateAtomicRMW(f ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, p, sum,
+      b_.CreateAtomicRMW(f ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add, p, total.sum,
                          llvm::MaybeAlign(type_of(acc.type)->getPrimitiveSizeInBits() / 8),
                          llvm::AtomicOrdering::Monotonic);
+      if (merge != nullptr) {
+        b_.CreateBr(merge);
+        b_.SetInsertPoint(merge);
+      }
     }
     accumulators_.clear();
   }
@@ -1167,6 +1186,7 @@ class Emitter {
   std::unordered_map<const ir::Stmt*, llvm::Value*> loop_index_;
   std::vector<LoopTarget> loops_;
   std::vector<Accumulator> accumulators_;
+  uint32_t iterations_per_sum_ = 1;  // the task's (TaskCode::iterations_per_invocation)
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
   std::unordered_set<const ir::Stmt*> used_;  // statements whose values another uses
   // Addresses widened to 64 bits (word_pointer), and the block each was made in.
@@ -1270,6 +1290,7 @@ void complete_plan(rt::KernelPlan& plan, const std::vector<TaskCode>& tasks,
     t.count_entry_point = tasks[i].count_entry;
     t.grid = tasks[i].grid;
     if (!t.grid.empty()) t.local_size = tasks[i].local_size;
+    t.iterations_per_invocation = tasks[i].iterations_per_invocation;
     for (const TreeKey& key : tasks[i].trees) t.slots.push_back(ir::slot_of(plan, key.first, key.second));
   }
   plan.messages = std::move(messages);

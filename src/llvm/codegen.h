@@ -42,6 +42,8 @@ struct TaskCode {
   // inner axes (rt::TaskPlan::grid) and the block's size along its own loop.
   std::vector<rt::GridAxis> grid;
   uint32_t local_size = 0;
+  // A GPU thread's iterations on average (TargetHooks::iterations_per_sum).
+  uint32_t iterations_per_invocation = 1;
 };
 
 // Completes a kernel's plan (ir::plan_kernel's) from the tasks the

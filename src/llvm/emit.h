@@ -89,6 +89,22 @@ class TargetHooks {
   // axis of its own, the innermost on x; TaskCode::grid); 0 where grid loops
   // run in order, as any range_for (the CPU).
   virtual uint32_t grid_threads() const { return 0; }
+  // A parallel loop's running sums (Reduction::accumulate), each added to
+  // its cell with one atomic after the loop: `sum_across_threads` combines
+  // `v` (an i32, i64, f32 or f64 sum; integers of either signedness) over
+  // the threads that run side by side, and says which of them adds the
+  // result ({v, nullptr}: every thread adds its own, as on the CPU, whose
+  // threads each run a chunk). `iterations_per_sum` is how many iterations
+  // a thread of such a loop takes on average: a GPU launch is capped so
+  // (rt::TaskPlan::iterations_per_invocation), a thread summing several.
+  struct ThreadsSum {
+    llvm::Value* sum = nullptr;
+    llvm::Value* adds = nullptr;  // i1, or nullptr for every thread
+  };
+  virtual ThreadsSum sum_across_threads(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* v) const {
+    return {v, nullptr};
+  }
+  virtual uint32_t iterations_per_sum() const { return 1; }
   // The symbol of C math function `name` ("sinf", "pow", ...).
   virtual std::string math_function(const std::string& name) const = 0;
   // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).

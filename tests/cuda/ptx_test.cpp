@@ -208,6 +208,67 @@ TEST(Ptx, GridLoopsSpreadOverTheLaunchsYAndZ) {
   }
 }
 
+// Sums marked `accumulate` (ir::mark_reductions) of each width and kind,
+// and one unmarked add: the marked ones are summed by a thread over its
+// iterations, then across its warp with shuffles, and added by lane 0.
+const char* kSums = R"(
+kernel @sums(n: i32) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = arg i32 0
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = const u32 0
+      %5 = tree_atomic accumulate add i32 @t1[%4] %3
+      %6 = cast f32 %3
+      %7 = const u32 2
+      %8 = tree_atomic accumulate add f32 @t1[%7] %6
+      %9 = cast i64 %3
+      %10 = const u32 4
+      %11 = tree_atomic accumulate add i64 @t1[%10] %9
+      %12 = cast f64 %3
+      %13 = const u32 6
+      %14 = tree_atomic accumulate add f64 @t1[%13] %12
+    }
+  }
+  task range_for $-1 "range_for" {
+    %15 = const i32 0
+    %16 = arg i32 0
+    %17 = range_for %15 %16 {
+      %18 = loop_index i32 %17 0
+      %19 = const u32 8
+      %20 = tree_atomic add i32 @t1[%19] %18
+    }
+  }
+}
+)";
+
+// The number of times `what` occurs in `text`.
+int count_of(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Ptx, SumsIntoOneCellAreAddedOncePerWarp) {
+  PtxCode code = compile(kSums, 90);
+  ASSERT_EQ(code.tasks.size(), 2u);
+  // The launch is capped so that a thread sums 16 iterations on average.
+  EXPECT_EQ(code.tasks[0].iterations_per_invocation, 16u);
+  EXPECT_EQ(code.tasks[1].iterations_per_invocation, 1u);
+  const std::string sums = body_of(code.ptx, "sums_t0_range_for");
+  // Five butterfly steps per 32-bit sum, ten per 64-bit one (two words).
+  EXPECT_EQ(count_of(sums, "shfl.sync.bfly.b32"), 5 + 5 + 10 + 10) << sums;
+  EXPECT_NE(sums.find("activemask"), std::string::npos) << sums;
+  EXPECT_NE(sums.find("%laneid"), std::string::npos) << sums;
+  for (const char* op : {"atom.global.add.u32", "atom.global.add.f32", "atom.global.add.u64", "atom.global.add.f64"})
+    EXPECT_EQ(count_of(sums, op), 1) << op << "\n" << sums;
+  // An unmarked add stays one atomic per iteration, with no shuffle.
+  const std::string plain = body_of(code.ptx, "sums_t1_range_for");
+  EXPECT_EQ(plain.find("shfl"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("atom.global.add.u32"), std::string::npos) << plain;
+}
+
 TEST(Ptx, KernelNamesBecomePtxIdentifiers) {
   for (const auto& [name, entry] : std::vector<std::pair<std::string, std::string>>{
            {"my-kernel.v2", "my_kernel_v2_t0_serial"}, {"3d", "_3d_t0_serial"}}) {
@@ -288,7 +349,7 @@ TEST(Ptxas, AssemblesTheseKernelsForEveryTarget) {
   fs::create_directories(dir);
   for (int sm : kSms)
     for (bool debug : {false, true}) {
-      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}}) {
+      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}, std::pair{"sums", kSums}}) {
         const fs::path file = dir / (std::string(name) + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
         std::ofstream(file) << compile(text, sm, debug).ptx;
         EXPECT_EQ(assemble(file, sm), "") << file;
