@@ -166,8 +166,12 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
   // and by its lane 0 alone: one atomic per warp on the cell, not per
   // thread. Only where the whole warp is here (activemask): threads that
   // returned early or run apart each add their own, as a shuffle among
-  // absent lanes reads nothing defined.
-  ThreadsSum sum_across_threads(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v) const override {
+  // absent lanes reads nothing defined. Lane 0 has the warp's first index
+  // along the outermost axis, where the task's loop runs (threads are
+  // numbered x first, then y, then z): where it took no iteration, no lane
+  // did.
+  ThreadsSum sum_across_threads(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v,
+                                llvm::Value* iterated) const override {
     llvm::LLVMContext& c = b.getContext();
     llvm::Value* whole = b.CreateICmpEQ(b.CreateIntrinsic(llvm::Intrinsic::nvvm_activemask, {}, {}), b.getInt32(~0u));
     llvm::BasicBlock* apart = b.GetInsertBlock();
@@ -188,7 +192,8 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
     sum->addIncoming(s, reduced);
     llvm::Value* lane0 = b.CreateICmpEQ(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid, {}, {}),
                                         b.getInt32(0));
-    return {sum, b.CreateOr(b.CreateNot(whole), lane0)};
+    llvm::Value* adds = b.CreateOr(b.CreateNot(whole), lane0);
+    return {sum, iterated != nullptr ? b.CreateAnd(adds, iterated) : adds};
   }
   // A summing loop's launch is capped so that each thread takes 16
   // iterations on average (as on Vulkan, src/spirv/codegen_internal.h's

@@ -467,8 +467,13 @@ class Emitter {
       stride = bounds.stride;
       strided = bounds.strided;
     }
+    // Whether this thread of a grid-stride loop takes an iteration: one that
+    // takes none adds nothing to the cells its loop sums into (a launch
+    // whose count is found on the device may have a million such threads).
+    llvm::Value* iterated = nullptr;
     if (parallel) {
       find_accumulators(s);
+      if (strided && !accumulators_.empty()) iterated = b_.CreateICmpSLT(first, last);
       // Threads summing several iterations each (a capped launch): not
       // along a grid, whose launch covers its counts.
       if (!accumulators_.empty() && grid_nest_.empty()) iterations_per_sum_ = target_.iterations_per_sum();
@@ -503,7 +508,7 @@ class Emitter {
     // shape; the cpu_sum rows of bench/ measure it).
     if (parallel && !accumulators_.empty()) back->setMetadata(llvm::LLVMContext::MD_loop, interleave_once());
     b_.SetInsertPoint(exit);
-    if (parallel) flush_accumulators();
+    if (parallel) flush_accumulators(iterated);
   }
 
   // The loops of a parallel task that its launch spreads over a 2-D or 3-D
@@ -760,10 +765,11 @@ class Emitter {
     }
     reductions_ = std::move(found.cell_of);
   }
-  void flush_accumulators() {
+  // `iterated`: whether this thread took an iteration (nullptr: it did).
+  void flush_accumulators(llvm::Value* iterated) {
     for (const Accumulator& acc : accumulators_) {
       const TargetHooks::ThreadsSum total =
-          target_.sum_across_threads(b_, *fn_, b_.CreateLoad(type_of(acc.type), acc.var));
+          target_.sum_across_threads(b_, *fn_, b_.CreateLoad(type_of(acc.type), acc.var), iterated);
       llvm::BasicBlock* merge = nullptr;
       if (total.adds != nullptr) {
         auto* adds = llvm::BasicBlock::Create(c_, "sum.add", fn_);

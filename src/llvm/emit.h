@@ -94,15 +94,18 @@ class TargetHooks {
   // `v` (an i32, i64, f32 or f64 sum; integers of either signedness) over
   // the threads that run side by side, and says which of them adds the
   // result ({v, nullptr}: every thread adds its own, as on the CPU, whose
-  // threads each run a chunk). `iterations_per_sum` is how many iterations
+  // threads each run a chunk). `iterated` (an i1, or nullptr for always)
+  // says whether this thread took an iteration: one that took none has
+  // nothing to add. `iterations_per_sum` is how many iterations
   // a thread of such a loop takes on average: a GPU launch is capped so
   // (rt::TaskPlan::iterations_per_invocation), a thread summing several.
   struct ThreadsSum {
     llvm::Value* sum = nullptr;
     llvm::Value* adds = nullptr;  // i1, or nullptr for every thread
   };
-  virtual ThreadsSum sum_across_threads(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* v) const {
-    return {v, nullptr};
+  virtual ThreadsSum sum_across_threads(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* v,
+                                        llvm::Value* iterated) const {
+    return {v, iterated};
   }
   virtual uint32_t iterations_per_sum() const { return 1; }
   // The symbol of C math function `name` ("sinf", "pow", ...).
