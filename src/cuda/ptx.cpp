@@ -195,6 +195,39 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
     llvm::Value* adds = b.CreateOr(b.CreateNot(whole), lane0);
     return {sum, iterated != nullptr ? b.CreateAnd(adds, iterated) : adds};
   }
+  // A counter the warp's threads here add to (a bump allocator's tickets,
+  // a list's length): the lowest of them adds for all, the others get its
+  // old value by a shuffle among exactly those threads (activemask; the
+  // shuffle waits for each of them), and each takes old + (the threads
+  // before it) * v, as the adds one after another in lane order would have
+  // returned. CUDA's own compiler makes such adds so.
+  llvm::Value* counter_add(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v,
+                           const std::function<llvm::Value*(llvm::Value* amount)>& add) const override {
+    using I = llvm::Intrinsic::ID;
+    llvm::LLVMContext& c = b.getContext();
+    auto sreg = [&](I id) { return b.CreateIntrinsic(id, {}, {}); };
+    llvm::Value* here = sreg(llvm::Intrinsic::nvvm_activemask);
+    llvm::Value* first = b.CreateIntrinsic(llvm::Intrinsic::cttz, {b.getInt32Ty()}, {here, b.getTrue()});
+    llvm::Value* count = b.CreateIntrinsic(llvm::Intrinsic::ctpop, {b.getInt32Ty()}, {here});
+    llvm::Value* before = b.CreateIntrinsic(llvm::Intrinsic::ctpop, {b.getInt32Ty()},
+                                            {b.CreateAnd(here, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_lanemask_lt))});
+    llvm::Value* leads = b.CreateICmpEQ(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_laneid), first);
+    llvm::BasicBlock* others = b.GetInsertBlock();
+    auto* lead = llvm::BasicBlock::Create(c, "counter.add", &f);
+    auto* added = llvm::BasicBlock::Create(c, "counter.added", &f);
+    b.CreateCondBr(leads, lead, added);
+    b.SetInsertPoint(lead);
+    llvm::Value* old = add(b.CreateMul(count, v));
+    llvm::BasicBlock* lead_end = b.GetInsertBlock();
+    b.CreateBr(added);
+    b.SetInsertPoint(added);
+    llvm::PHINode* leaders = b.CreatePHI(b.getInt32Ty(), 2);
+    leaders->addIncoming(b.getInt32(0), others);
+    leaders->addIncoming(old, lead_end);
+    llvm::Value* base = b.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_idx_i32, {},
+                                          {here, leaders, first, b.getInt32(0x1f)});
+    return b.CreateAdd(base, b.CreateMul(before, v));
+  }
   // A summing loop's launch is capped so that each thread takes 16
   // iterations on average (as on Vulkan, src/spirv/codegen_internal.h's
   // kReductionIterations): with the warp's sum, one atomic per 512.

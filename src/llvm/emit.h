@@ -108,6 +108,15 @@ class TargetHooks {
     return {v, iterated};
   }
   virtual uint32_t iterations_per_sum() const { return 1; }
+  // An add of the same 32-bit value to the same word wherever it runs
+  // (ir::is_uniform_counter_add): `add(amount)` emits one atomic add of
+  // `amount` and returns the word's old value. Returns this thread's old
+  // value, threads that run side by side adding with one atomic; nullptr
+  // where each thread adds its own (the CPU).
+  virtual llvm::Value* counter_add(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* /*v*/,
+                                   const std::function<llvm::Value*(llvm::Value* amount)>& /*add*/) const {
+    return nullptr;
+  }
   // The symbol of C math function `name` ("sinf", "pow", ...).
   virtual std::string math_function(const std::string& name) const = 0;
   // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).

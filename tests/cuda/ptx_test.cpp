@@ -269,6 +269,42 @@ TEST(Ptx, SumsIntoOneCellAreAddedOncePerWarp) {
   EXPECT_NE(plain.find("atom.global.add.u32"), std::string::npos) << plain;
 }
 
+// A counter (a constant added to a constant address, its old value used:
+// a bump allocator's ticket) is added to once by the lowest thread of the
+// warp here, the others shuffling its old value; an add of a value that
+// differs per thread stays one atomic each.
+const char* kCounters = R"(
+kernel @counters(n: i32) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = arg i32 0
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = const u32 0
+      %5 = const u32 1
+      %6 = tree_atomic add u32 @t1[%4] %5
+      %7 = const u32 16
+      %8 = binary add u32 %6 %7
+      %9 = cast u32 %3
+      tree_store @t1[%8] %9 as u32
+      %10 = const u32 8
+      %11 = tree_atomic add u32 @t1[%10] %9
+      tree_store @t1[%11] %9 as u32
+    }
+  }
+}
+)";
+
+TEST(Ptx, CountersAreAddedOncePerWarp) {
+  PtxCode code = compile(kCounters, 90);
+  const std::string body = body_of(code.ptx, "counters_t0_range_for");
+  EXPECT_EQ(count_of(body, "activemask"), 1) << body;
+  EXPECT_EQ(count_of(body, "shfl.sync.idx.b32"), 1) << body;
+  EXPECT_NE(body.find("%lanemask_lt"), std::string::npos) << body;
+  // One atomic for the counter (the warp's count), one for the other add.
+  EXPECT_EQ(count_of(body, "atom.global.add.u32"), 2) << body;
+}
+
 TEST(Ptx, KernelNamesBecomePtxIdentifiers) {
   for (const auto& [name, entry] : std::vector<std::pair<std::string, std::string>>{
            {"my-kernel.v2", "my_kernel_v2_t0_serial"}, {"3d", "_3d_t0_serial"}}) {
@@ -349,7 +385,7 @@ TEST(Ptxas, AssemblesTheseKernelsForEveryTarget) {
   fs::create_directories(dir);
   for (int sm : kSms)
     for (bool debug : {false, true}) {
-      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}, std::pair{"sums", kSums}}) {
+      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}, std::pair{"sums", kSums}, std::pair{"counters", kCounters}}) {
         const fs::path file = dir / (std::string(name) + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
         std::ofstream(file) << compile(text, sm, debug).ptx;
         EXPECT_EQ(assemble(file, sm), "") << file;

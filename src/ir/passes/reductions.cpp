@@ -85,4 +85,12 @@ AccumulatedCells accumulated_cells(const Stmt* loop) {
   return out;
 }
 
+bool is_uniform_counter_add(const Stmt* atomic) {
+  if (atomic->kind() != StmtKind::TreeAtomic || atomic->atomic_op() != AtomicOp::add ||
+      atomic->reduction() != Reduction::none)
+    return false;
+  const DataType t = atomic->type();
+  return (t == DataType::i32 || t == DataType::u32) && atomic->address()->is_const() && atomic->value()->is_const();
+}
+
 }  // namespace grove::ir

@@ -37,4 +37,14 @@ struct AccumulatedCells {
 };
 AccumulatedCells accumulated_cells(const Stmt* loop);
 
+// Whether `atomic` adds the same 32-bit integer to the same word wherever
+// it runs: a tree_atomic add of a constant to a constant address that no
+// reduction mark combines (a bump counter: the sparse runtime's tickets and
+// queue, a list's length at listgen, a user's `n[None] += 1` whose old
+// value picks a slot). Invocations that run it side by side (a subgroup, a
+// warp) may then add their number times the value with one atomic and each
+// take old + (its rank among them) * value: what the separate adds, in some
+// order, would have returned.
+bool is_uniform_counter_add(const Stmt* atomic);
+
 }  // namespace grove::ir
