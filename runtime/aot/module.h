@@ -31,7 +31,7 @@ namespace grove::rt::aot {
 inline constexpr uint32_t kModuleMagic = 0x4d565247u;  // "GRVM"
 // What a CUDA kernel plan's target starts with; "sm_NN" follows.
 inline constexpr std::string_view kCudaTargetPrefix = "nvptx64-nvidia-cuda, sm_";
-inline constexpr uint32_t kModuleVersion = 11;  // 2: tree types say whether they are a Program's own tree; 3: pointer pools keep in-use bits and entry coordinates; 4: a list below a pointer holds only its containers; 5: kernel plans of format 4 (a CUDA binary's place); 6: plans of format 5, features signed_zero_inf_nan_preserve; 7: plans of format 7 (the code as a tagged kind); 8: plans of format 8 (the backend told by the code's kind); 9: plans of format 9 (print records with 64-bit values aligned); 10: plans of format 10 (tasks spread over grids); 11: a pool's spare words are a bitmap of its entries, not a ring; plans of format 11 (feature denorm_preserve)
+inline constexpr uint32_t kModuleVersion = 12;  // 2: tree types say whether they are a Program's own tree; 3: pointer pools keep in-use bits and entry coordinates; 4: a list below a pointer holds only its containers; 5: kernel plans of format 4 (a CUDA binary's place); 6: plans of format 5, features signed_zero_inf_nan_preserve; 7: plans of format 7 (the code as a tagged kind); 8: plans of format 8 (the backend told by the code's kind); 9: plans of format 9 (print records with 64-bit values aligned); 10: plans of format 10 (tasks spread over grids); 11: a pool's spare words are a bitmap of its entries, not a ring; plans of format 11 (feature denorm_preserve); 12: a pointer entry's coordinates packed into one word where they fit
 
 struct ModuleTreeType {
   int id = -1;       // what kernel plans' tree slots name (TreeSlotPlan::tree_type)

@@ -56,7 +56,21 @@ int SNodeLayout::num_indices() const { return __builtin_popcount(path_axes); }
 bool SNodeLayout::is_sparse() const { return info(type) && info(type)->sparse; }
 bool SNodeLayout::has_pool() const { return info(type) && info(type)->pool; }
 bool SNodeLayout::has_list() const { return info(type) && info(type)->list; }
-int64_t SNodeLayout::entry_coord_words() const { return type == SNodeType::pointer ? std::max(1, ndim()) : 0; }
+int64_t SNodeLayout::entry_coord_words() const {
+  if (type != SNodeType::pointer) return 0;
+  return coords_packed() ? 1 : coord_axes();
+}
+int SNodeLayout::coord_axes() const { return std::max(1, ndim()); }
+int SNodeLayout::coord_bits(int axis) const {
+  const int64_t cells = shape[static_cast<size_t>(axis)];
+  return cells > 1 ? 64 - __builtin_clzll(static_cast<uint64_t>(cells - 1)) : 0;
+}
+int SNodeLayout::coord_shift(int axis) const {
+  int shift = 0;
+  for (int a = 0; a < axis; ++a) shift += coord_bits(a);
+  return shift;
+}
+bool SNodeLayout::coords_packed() const { return coord_shift(coord_axes()) <= 32; }
 int64_t SNodeLayout::pool_bookkeeping_words() const {
   return 3 + (type == SNodeType::pointer ? entry_coord_words() + 1 : 0);
 }

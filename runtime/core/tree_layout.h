@@ -89,8 +89,17 @@ struct SNodeLayout {
   bool is_sparse() const;         // pointer, bitmasked or dynamic
   bool has_pool() const;          // pointer or dynamic
   bool has_list() const;          // not root, not place
-  // Pointer: the coordinates kept per pool entry, max(1, ndim()); else 0.
+  // Pointer: the coordinates kept per pool entry: one word where every
+  // axis's fits in it side by side (coords_packed), else a word per axis,
+  // coord_axes() of them; else 0.
   int64_t entry_coord_words() const;
+  // Pointer: the axes whose coordinates an entry keeps, max(1, ndim()).
+  int coord_axes() const;
+  // Axis a's coordinate (below shape[a]) takes coord_bits(a) bits, at bit
+  // coord_shift(a) of the entry's one word where coords_packed().
+  int coord_bits(int axis) const;
+  int coord_shift(int axis) const;
+  bool coords_packed() const;
   // Words of bookkeeping per pool entry: its position in the allocation
   // order, its spare slot, its gc queue slot and, for a pointer, its
   // coordinates and (rounded up to a word) its in-use bit.
@@ -165,7 +174,7 @@ enum TreeHeader : int64_t {
   kHeaderWords = 4,
 };
 inline constexpr uint32_t kTreeMagic = 0x47524f56u;
-inline constexpr uint32_t kLayoutVersionValue = 7;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart; 7: spares a bitmap, a bit per entry
+inline constexpr uint32_t kLayoutVersionValue = 8;  // 6: the root region on a 64-byte line, big siblings 4 KiB apart; 7: spares a bitmap, a bit per entry; 8: a pointer entry's coordinates in one word where they fit
 // A cache line in words. The root region starts on one (offset from the
 // buffer's start), and host buffers start on one (rt::Words), so a dense
 // field under the root whose rows are whole lines is line-aligned.

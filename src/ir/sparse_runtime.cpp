@@ -692,15 +692,23 @@ std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, Stmt* 
   // (record_published), so that listgen writes one word per container.
   Stmt* coords = bin(BinaryOp::add, entry, u32(1));
   int stored = static_cast<int>(s.list_entry_words) - 1;
+  Stmt* packed = nullptr;  // the pool entry's one word of coordinates (coords_packed)
   if (p.type == SNodeType::pointer) {
     Stmt* offset = bin(BinaryOp::sub, container, u32(static_cast<uint64_t>(p.pool_offset + s.component_offset)));
     coords = entry_coords(s.parent, bin(BinaryOp::div, offset, u32(static_cast<uint64_t>(p.pool_entry_words))));
-    stored = static_cast<int>(std::min<int64_t>(std::max(1, s.ndim()), p.entry_coord_words()));
+    stored = std::min(std::max(1, s.ndim()), p.coord_axes());
+    if (p.coords_packed()) packed = load(s.tree, coords);
   }
   std::vector<Stmt*> bases;
   for (int a = 0; a < naxes; ++a) {
-    Stmt* base = a < stored ? load(s.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))))
-                            : u32(0);
+    Stmt* base = u32(0);
+    if (a < stored && packed == nullptr) {
+      base = load(s.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))));
+    } else if (a < stored && p.coord_bits(a) > 0) {
+      base = p.coord_shift(a) > 0 ? bin(BinaryOp::shr, packed, u32(static_cast<uint64_t>(p.coord_shift(a)))) : packed;
+      if (p.coord_shift(a) + p.coord_bits(a) < 32)
+        base = bin(BinaryOp::bit_and, base, u32((uint64_t{1} << p.coord_bits(a)) - 1));
+    }
     bases.push_back(bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)]))));
   }
   return bases;
@@ -814,9 +822,12 @@ void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt
   atomic(AtomicOp::bit_or, t, word, bit);
   // The cell's global index in the pool node's index space, as local_cell
   // reads it level by level (so indices past the shape wrap the same way).
-  const int64_t words = s.entry_coord_words();
+  // Packed, the axes side by side in one word (coord_shift): one store, not
+  // one per axis (a 3-D pool's three were a sixth of an activation's time
+  // on lavapipe).
   Stmt* at = entry_coords(pool, entry);
-  for (int64_t a = 0; a < words; ++a) {
+  Stmt* packed = nullptr;
+  for (int a = 0; a < s.coord_axes(); ++a) {
     auto ua = static_cast<size_t>(a);
     Stmt* v = u32(0);
     if (s.shape[ua] > 1) {
@@ -825,8 +836,14 @@ void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt
       if (stride != 1) v = bin(BinaryOp::div, v, u32(static_cast<uint64_t>(stride)));
       v = bin(BinaryOp::mod, v, u32(static_cast<uint64_t>(s.shape[ua])));
     }
-    store(t, a == 0 ? at : bin(BinaryOp::add, at, u32(static_cast<uint64_t>(a))), v);
+    if (!s.coords_packed()) {
+      store(t, a == 0 ? at : bin(BinaryOp::add, at, u32(static_cast<uint64_t>(a))), v);
+    } else if (s.coord_bits(a) > 0) {
+      if (s.coord_shift(a) > 0) v = bin(BinaryOp::shl, v, u32(static_cast<uint64_t>(s.coord_shift(a))));
+      packed = packed == nullptr ? v : bin(BinaryOp::bit_or, packed, v);
+    }
   }
+  if (s.coords_packed()) store(t, at, packed != nullptr ? packed : u32(0));
 }
 
 void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt*, Stmt*)>& body) {

@@ -191,6 +191,61 @@ TEST_P(SparseMore, ThreeDimensionalPointer) {
   EXPECT_EQ(count_visits(prog, x, "v"), 2 * 12);
 }
 
+// A struct-for finds a block's cells from the coordinates its pool entry
+// keeps: one word where every axis's fits side by side (the inner 2-D
+// pointer below: 16 + 16 bits exactly), a word per axis where they do not
+// (the inner 3-D pointer: 3 x 12 bits). Each visited cell writes its own
+// indices; every cell of each written block must hold them.
+TEST_P(SparseMore, StructForsFindCellsOfPointersWhoseCoordinatesFillAWordOrMore) {
+  Program prog(config());
+  Field xi = prog.field(i32, "xi"), xj = prog.field(i32, "xj"), xk = prog.field(i32, "xk");
+  SNode& outer3 = prog.root().pointer(ijk, {64, 64, 64});
+  outer3.capacity(4);
+  SNode& inner3 = outer3.pointer(ijk, {64, 64, 64});
+  inner3.capacity(8);
+  inner3.dense(ijk, {2, 2, 2}).place(xi, xj, xk);
+  Field yi = prog.field(i32, "yi"), yj = prog.field(i32, "yj");
+  SNode& outer2 = prog.root().pointer(ij, {256, 256});
+  outer2.capacity(4);
+  SNode& inner2 = outer2.pointer(ij, {256, 256});
+  inner2.capacity(8);
+  inner2.dense(ij, {2, 2}).place(yi, yj);
+  const std::vector<std::array<int, 3>> points3 = {{8191, 5, 4096}, {1, 8190, 8191}, {6000, 6001, 7}};
+  const std::vector<std::array<int, 2>> points2 = {{131071, 131070}, {0, 131069}, {80001, 3}};
+  Kernel w = prog.kernel("w", [&] {
+    for (const auto& p : points3) xi(p[0], p[1], p[2]) = -1;
+    for (const auto& p : points2) yi(p[0], p[1]) = -1;
+  });
+  Kernel visit = prog.kernel("visit", [&] {
+    for_each(xi, [&](Expr i, Expr j, Expr k) {
+      xi(i, j, k) = i;
+      xj(i, j, k) = j;
+      xk(i, j, k) = k;
+    });
+    for_each(yi, [&](Expr i, Expr j) {
+      yi(i, j) = i;
+      yj(i, j) = j;
+    });
+  });
+  w();
+  visit();
+  EXPECT_EQ(count_visits(prog, xi, "v3"), 3 * 8);
+  EXPECT_EQ(count_visits(prog, yi, "v2"), 3 * 4);
+  for (const auto& p : points3)
+    for (int c = 0; c < 8; ++c) {
+      const int i = p[0] / 2 * 2 + c / 4, j = p[1] / 2 * 2 + c / 2 % 2, k = p[2] / 2 * 2 + c % 2;
+      EXPECT_EQ(xi.read<int32_t>({i, j, k}), i) << i << " " << j << " " << k;
+      EXPECT_EQ(xj.read<int32_t>({i, j, k}), j) << i << " " << j << " " << k;
+      EXPECT_EQ(xk.read<int32_t>({i, j, k}), k) << i << " " << j << " " << k;
+    }
+  for (const auto& p : points2)
+    for (int c = 0; c < 4; ++c) {
+      const int i = p[0] / 2 * 2 + c / 2, j = p[1] / 2 * 2 + c % 2;
+      EXPECT_EQ(yi.read<int32_t>({i, j}), i) << i << " " << j;
+      EXPECT_EQ(yj.read<int32_t>({i, j}), j) << i << " " << j;
+    }
+}
+
 // A 3-D MPM scatter's shape: a struct-for over the cells of pointer blocks,
 // each cell adding to many f64 grid values, some under ifs. On Vulkan an
 // f64 atomic add is a compare-and-swap loop; lavapipe mis-compiled the
