@@ -106,9 +106,11 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   stopped_ = 0;
   bool stops = false;
   ir::walk(task->body(), [&](ir::Stmt* s) { stops = stops || s->kind() == StmtKind::Stop; });
+  counted_loops_ = false;
   if (stops) begin_stoppable_body();
   emit_block(task->body());
   if (stops) end_once();
+  report_loop_limit();
   if (m_.in_block()) m_.ret();
   m_.end_function();
   m_.entry_point(spv::ExecutionModel::GLCompute, fn, tm.entry_point, m_.global_variables());
@@ -735,9 +737,10 @@ uint32_t TaskEmitter::loop_limit_message() {
 // per instance was too few: deep nests stopped at llvmpipe's limit while
 // this count was still below it, silently (tests/vulkan/backend_test.cpp,
 // NestedLoopsAtLavapipesLimitAreRightOrAnError, pins the count both ways).
-// At the limit the loop is left and after_loop() reports it:
-// llvmpipe runs the body of every `if` under a lane mask whether or not any
-// lane takes it, so a report inside the loop would cost every iteration.
+// At the limit the loop is left, and report_loop_limit() reports it where
+// the task ends: llvmpipe runs the body of every `if` under a lane mask
+// whether or not any lane takes it, so a report inside the loop would cost
+// every iteration.
 // The invocation then goes on (the launch fails with the report, and every
 // later loop leaves after one pass, the count being past the limit): a
 // return there would be worse. Mesa lowers a return inside control flow by
@@ -759,16 +762,25 @@ void TaskEmitter::loop_back_edge(Id header, Id merge) {
 
 void TaskEmitter::after_loop() {
   if (options_.max_loop_iterations == 0) return;
-  const Id n = op2(Op::OpIAdd, m_.load(back_edges_), u32c(2));
-  m_.store(back_edges_, n);
-  const Id over = m_.compare(Op::OpUGreaterThanEqual, n, u32c(options_.max_loop_iterations));
-  const Id stop = m_.new_label(), go_on = m_.new_label();
-  m_.selection_merge(go_on);
-  m_.branch_conditional(over, stop, go_on);
-  m_.begin_block(stop);
+  m_.store(back_edges_, op2(Op::OpIAdd, m_.load(back_edges_), u32c(2)));
+  counted_loops_ = true;
+}
+
+// The count only grows, so one look at it where the task ends finds every
+// loop that reached the limit: a report after each loop put a branch and a
+// compare-and-swap at every loop's end (the sparse runtime's two loops at
+// each activation site among them), a tenth of lavapipe's time to compile
+// sparse_life's count.
+void TaskEmitter::report_loop_limit() {
+  if (options_.max_loop_iterations == 0 || !counted_loops_ || !m_.in_block()) return;
+  const Id over = m_.compare(Op::OpUGreaterThanEqual, m_.load(back_edges_), u32c(options_.max_loop_iterations));
+  const Id report = m_.new_label(), done = m_.new_label();
+  m_.selection_merge(done);
+  m_.branch_conditional(over, report, done);
+  m_.begin_block(report);
   claim_error_record(loop_limit_message());
-  m_.branch(go_on);
-  m_.begin_block(go_on);
+  m_.branch(done);
+  m_.begin_block(done);
 }
 
 // ---- stopping after a failed assertion ----------------------------------------

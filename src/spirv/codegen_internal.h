@@ -107,6 +107,7 @@ class TaskEmitter {
   void stop_after_loop();
   Id stopped_ = 0;  // Function bool variable: a stop ran (0 in a task without one)
   uint32_t loop_limit_message();  // the kernel's message index for it (made on first use)
+  void report_loop_limit();       // where the task ends: the report, if the count reached the limit
   void claim_error_record(uint32_t message);
   // Push-constant word k (declaring the block on first use).
   Id push_word(uint32_t k);
@@ -191,6 +192,7 @@ class TaskEmitter {
   // CodegenOptions::opaque_float_zero asks for it (else 0).
   Id zero_word_ = 0;
   int64_t loop_limit_message_ = -1;
+  bool counted_loops_ = false;  // the task has a loop whose passes back_edges_ counts
   size_t task_index_ = 0;
   std::string task_label_;
 };
