@@ -617,6 +617,7 @@ std::vector<PipelineId> Device::create_pipelines(std::span<const PipelineRequest
   return impl_->create_pipelines(requests);
 }
 void Device::destroy_pipeline(PipelineId pipeline) { impl_->destroy_pipeline(pipeline); }
+std::size_t Device::pipeline_count() const { return impl_->pipeline_count(); }
 void Device::launch(const std::vector<Dispatch>& dispatches) { impl_->launch(dispatches); }
 void Device::record(void* command_buffer, const std::vector<Dispatch>& dispatches) {
   impl_->record(command_buffer, dispatches);

@@ -245,6 +245,8 @@ class Device {
   std::vector<PipelineId> create_pipelines(std::span<const PipelineRequest> requests);
   // Frees the pipeline once the work already queued that uses it finishes.
   void destroy_pipeline(PipelineId pipeline);
+  // The pipelines this device holds (made and not destroyed).
+  std::size_t pipeline_count() const;
 
   // Records the dispatches in order into one command buffer, with a
   // compute->compute memory barrier between consecutive dispatches, and

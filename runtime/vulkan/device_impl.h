@@ -55,6 +55,7 @@ class DeviceImpl {
                              const std::string& debug_name);
   std::vector<PipelineId> create_pipelines(std::span<const PipelineRequest> requests);
   void destroy_pipeline(PipelineId id);
+  std::size_t pipeline_count() const { return pipelines_.size() - free_pipeline_slots_.size(); }
 
   void launch(const std::vector<Dispatch>& dispatches);
   void record(void* command_buffer, const std::vector<Dispatch>& dispatches);

@@ -116,6 +116,12 @@ class VulkanDevice : public rt::Device {
   // unused), found by kernel name and task.
   std::vector<rt::TaskTime> tagged_;
   std::unordered_map<std::string, uint32_t> tags_;
+  // The pipelines of the sparse runtime's tasks (clear_list, listgen, gc,
+  // gc_finish), whose code depends on their node alone (src/spirv names
+  // them so), by everything that makes one: every kernel over a node would
+  // otherwise have the driver compile the same lists' code again. Kept,
+  // as every pipeline here, as long as the device.
+  std::unordered_map<std::string, PipelineId> shared_pipelines_;
 };
 
 uint32_t VulkanDevice::timing_tag(const rt::KernelPlan& plan, size_t task) {
@@ -327,16 +333,34 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
       static_cast<uint32_t>(rt::context::push_constant_bytes(k->plan.arg_words, rt::spreads_over_grid(k->plan)));
   const std::vector<std::vector<uint32_t>>& modules = k->plan.spirv().modules;
   // Every task's pipeline (and count pipeline) compiled at once, on the
-  // host's cores.
+  // host's cores, but for the sparse runtime's tasks made before.
   std::vector<PipelineRequest> requests;
+  std::vector<std::string> shared_keys;  // per entry point: its key, or "" for a kernel's own
+  std::vector<std::optional<PipelineId>> made_before;  // per entry point: the shared pipeline, if made
   for (size_t i = 0; i < k->plan.tasks.size(); ++i) {
     const rt::TaskPlan& t = k->plan.tasks[i];
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
-    requests.push_back({modules[i], t.entry_point, buffers, push_bytes, t.entry_point});
-    if (!t.count_entry_point.empty())
-      requests.push_back({modules[i], t.count_entry_point, buffers, push_bytes, t.count_entry_point});
+    const bool shared = t.kind == rt::TaskKind::clear_list || t.kind == rt::TaskKind::listgen ||
+                        t.kind == rt::TaskKind::gc || t.kind == rt::TaskKind::gc_finish;
+    for (const std::string* entry : {&t.entry_point, &t.count_entry_point}) {
+      if (entry->empty()) continue;
+      std::string key;
+      if (shared) {
+        key = *entry + '\n' + std::to_string(buffers) + '\n' + std::to_string(push_bytes) + '\n';
+        key.append(reinterpret_cast<const char*>(modules[i].data()), modules[i].size() * sizeof(uint32_t));
+      }
+      auto found = key.empty() ? shared_pipelines_.end() : shared_pipelines_.find(key);
+      made_before.push_back(found == shared_pipelines_.end() ? std::nullopt : std::optional(found->second));
+      if (!made_before.back()) requests.push_back({modules[i], *entry, buffers, push_bytes, *entry});
+      shared_keys.push_back(std::move(key));
+    }
   }
-  const std::vector<PipelineId> ids = device_->create_pipelines(requests);
+  const std::vector<PipelineId> made = device_->create_pipelines(requests);
+  std::vector<PipelineId> ids;
+  for (size_t r = 0, next = 0; r < made_before.size(); ++r) {
+    ids.push_back(made_before[r] ? *made_before[r] : made[next++]);
+    if (!made_before[r] && !shared_keys[r].empty()) shared_pipelines_.emplace(std::move(shared_keys[r]), ids.back());
+  }
   size_t next = 0;
   for (const rt::TaskPlan& t : k->plan.tasks) {
     k->pipelines.push_back(ids[next++]);

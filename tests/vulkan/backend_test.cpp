@@ -227,6 +227,31 @@ TEST_F(VulkanBackend, MathSpecialValuesMatchTheHost) {
 
 // ---- queued launches ------------------------------------------------------------
 
+// The sparse runtime's tasks are compiled once per device: a second kernel
+// over the same pointer makes pipelines only for its own tasks (its list's
+// clearing and generation are the first kernel's), and both kernels visit
+// the right cells.
+TEST_F(VulkanBackend, KernelsOverOneNodeShareItsListsPipelines) {
+  Program prog(config());
+  Field x = prog.field(i32, "x");
+  prog.root().pointer(i, 16).dense(i, 8).place(x);
+  Field total = prog.field(i32, "total", {}), twice = prog.field(i32, "twice", {});
+  Kernel fill = prog.kernel("fill", [&] { for_range(0, 40, [&](Expr n) { x(n * 3) = n; }); });
+  Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr c) { total() += x(c); }); });
+  Kernel sum_twice = prog.kernel("sum_twice", [&] { for_each(x, [&](Expr c) { twice() += x(c) * 2; }); });
+  fill();
+  vk::Device* device = detail::vulkan_device(prog);
+  const size_t before = device->pipeline_count();
+  sum();
+  const size_t after_sum = device->pipeline_count();
+  sum_twice();
+  const size_t after_twice = device->pipeline_count();
+  EXPECT_GE(after_twice - after_sum, 1u);
+  EXPECT_GE(after_sum - before, after_twice - after_sum + 2) << "clear_list and listgen made again";
+  EXPECT_EQ(total.read<int32_t>(), 39 * 40 / 2);
+  EXPECT_EQ(twice.read<int32_t>(), 39 * 40);
+}
+
 TEST_F(VulkanBackend, LaunchesAreQueuedWithoutWaiting) {
   Program prog(config());
   const int inner = 20000;  // per item, well below lavapipe's loop limit
