@@ -353,9 +353,16 @@ class CudaDevice : public Device {
       if (b && e) n = std::max<int64_t>(0, *e - *b);
     }
     if (n < 0) return most;  // found on the device: the grid strides over it
-    // A loop that sums in registers: a thread takes iterations_per_invocation.
-    const int64_t per_block = int64_t{kBlockThreads} * task.iterations_per_invocation;
-    const int64_t blocks = (n + per_block - 1) / per_block;
+    int64_t blocks = (n + kBlockThreads - 1) / kBlockThreads;
+    // A loop that sums in registers: a thread takes iterations_per_invocation,
+    // unless that left the GPU short of threads to hide memory's latency
+    // behind (a full load: 2048 threads a multiprocessor, 8 blocks), which a
+    // loop whose body does more than the sum needs.
+    if (task.iterations_per_invocation > 1) {
+      const int64_t per_block = int64_t{kBlockThreads} * task.iterations_per_invocation;
+      const int64_t full = int64_t{std::max(1, info_.multiprocessors)} * 8;
+      blocks = std::min(blocks, std::max((n + per_block - 1) / per_block, full));
+    }
     return static_cast<unsigned>(std::min<int64_t>(blocks, most));
   }
 

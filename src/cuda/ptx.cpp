@@ -228,9 +228,10 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
                                           {here, leaders, first, b.getInt32(0x1f)});
     return b.CreateAdd(base, b.CreateMul(before, v));
   }
-  // A summing loop's launch is capped so that each thread takes 16
-  // iterations on average (as on Vulkan, src/spirv/codegen_internal.h's
-  // kReductionIterations): with the warp's sum, one atomic per 512.
+  // A summing loop's launch is capped so that each thread takes up to 16
+  // iterations (as on Vulkan, src/spirv/codegen_internal.h's
+  // kReductionIterations; the CUDA device keeps the GPU full of threads
+  // however): with the warp's sum, one atomic per 512.
   uint32_t iterations_per_sum() const override { return 16; }
   // libdevice's, linked into the module before it is optimised.
   std::string math_function(const std::string& name) const override { return "__nv_" + name; }
