@@ -200,8 +200,9 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
   // old value by a shuffle among exactly those threads (activemask; the
   // shuffle waits for each of them), and each takes old + (the threads
   // before it) * v, as the adds one after another in lane order would have
-  // returned. CUDA's own compiler makes such adds so.
-  llvm::Value* counter_add(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v,
+  // returned. CUDA's own compiler makes such adds so. Where nothing reads
+  // the old value, the leader's add is all.
+  llvm::Value* counter_add(llvm::IRBuilderBase& b, llvm::Function& f, llvm::Value* v, bool old_used,
                            const std::function<llvm::Value*(llvm::Value* amount)>& add) const override {
     using I = llvm::Intrinsic::ID;
     llvm::LLVMContext& c = b.getContext();
@@ -221,6 +222,7 @@ class NvptxHooks final : public llvm_backend::TargetHooks {
     llvm::BasicBlock* lead_end = b.GetInsertBlock();
     b.CreateBr(added);
     b.SetInsertPoint(added);
+    if (!old_used) return b.getInt32(0);  // (a failure count, say: no shuffle)
     llvm::PHINode* leaders = b.CreatePHI(b.getInt32Ty(), 2);
     leaders->addIncoming(b.getInt32(0), others);
     leaders->addIncoming(old, lead_end);

@@ -1155,7 +1155,7 @@ class Emitter {
       throw InternalError("LLVM codegen: an atomic on a " + std::string(type_name(t)) + " in " + what_);
     if (ir::is_uniform_counter_add(s)) {
       auto add = [&](llvm::Value* amount) { return mark(b_.CreateAtomicRMW(RMW::Add, p, amount, align, kOrder), s); };
-      if (llvm::Value* old = target_.counter_add(b_, *fn_, v, add)) return old;
+      if (llvm::Value* old = target_.counter_add(b_, *fn_, v, used_.count(s) != 0, add)) return old;
     }
     switch (s->atomic_op()) {
       case ir::AtomicOp::add: return mark(b_.CreateAtomicRMW(f ? RMW::FAdd : RMW::Add, p, v, align, kOrder), s);

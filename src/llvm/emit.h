@@ -111,9 +111,10 @@ class TargetHooks {
   // An add of the same 32-bit value to the same word wherever it runs
   // (ir::is_uniform_counter_add): `add(amount)` emits one atomic add of
   // `amount` and returns the word's old value. Returns this thread's old
-  // value, threads that run side by side adding with one atomic; nullptr
-  // where each thread adds its own (the CPU).
-  virtual llvm::Value* counter_add(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* /*v*/,
+  // value (any value where `old_used` is false), threads that run side by
+  // side adding with one atomic; nullptr where each thread adds its own
+  // (the CPU).
+  virtual llvm::Value* counter_add(llvm::IRBuilderBase&, llvm::Function&, llvm::Value* /*v*/, bool /*old_used*/,
                                    const std::function<llvm::Value*(llvm::Value* amount)>& /*add*/) const {
     return nullptr;
   }
