@@ -504,6 +504,11 @@ class Fingerprinter {
     block(kernel_.body());
     return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};
   }
+  Fingerprint run_task(const Stmt* task) {
+    lanes(0x7461736b, 6);  // "task"
+    stmt(task);
+    return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};
+  }
 
  private:
   static constexpr uint64_t kS[8] = {0xa0761d6478bd642full, 0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull,
@@ -577,5 +582,7 @@ class Fingerprinter {
 Fingerprint fingerprint(const Kernel& kernel, std::initializer_list<std::string_view> extra) {
   return Fingerprinter(kernel).run(extra);
 }
+
+Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task) { return Fingerprinter(kernel).run_task(task); }
 
 }  // namespace grove::ir

@@ -124,6 +124,11 @@ struct Fingerprint {
 };
 Fingerprint fingerprint(const Kernel& kernel, std::initializer_list<std::string_view> extra = {});
 class Stmt;
+// One task of `kernel` alone, its statements numbered from the task on (so
+// that the same task in two kernels has the same fingerprint), with the
+// fields it names; not the kernel's name, arguments or messages, which a
+// task reads only through its statements.
+Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task);
 class SNodeForest;
 
 // A field as the IR sees it: a typed, n-dimensional array of scalars. The

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -106,6 +107,21 @@ class Emitter {
     t.label = task->text();
     t.parallel = ir::is_parallel(t.kind);
     t.entry = target_.entry_name(kernel_.name(), index, t.kind);
+    if (target_.shares_runtime_tasks() && (t.kind == ir::TaskKind::clear_list || t.kind == ir::TaskKind::listgen ||
+                                           t.kind == ir::TaskKind::gc || t.kind == ir::TaskKind::gc_finish)) {
+      t.shared = true;
+      t.shape = ir::fingerprint_task(kernel_, task);
+      char hex[40];
+      std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(t.shape.a),
+                    static_cast<unsigned long long>(t.shape.b));
+      t.entry = std::string(ir::op_name(t.kind)) + ".S" + std::to_string(task->snode()) + "." + hex;
+      // The same task twice in one kernel: one function.
+      if (auto same = shared_made_.find(t.entry); same != shared_made_.end()) {
+        TaskCode again = same->second;
+        again.label = t.label;
+        return again;
+      }
+    }
     what_ = "task " + std::to_string(index) + " ('" + t.label + "') of kernel '" + kernel_.name() + "'";
     std::set<TreeKey> used;
     ir::walk(task->body(), [&](ir::Stmt* s) {
@@ -143,6 +159,7 @@ class Emitter {
       b_.CreateRet(count_of(parallel_loop_));
       end_function();
     }
+    if (t.shared) shared_made_.emplace(t.entry, t);
     return t;
   }
 
@@ -1197,6 +1214,7 @@ class Emitter {
   std::vector<LoopTarget> loops_;
   std::vector<Accumulator> accumulators_;
   uint32_t iterations_per_sum_ = 1;  // the task's (TaskCode::iterations_per_invocation)
+  std::map<std::string, TaskCode> shared_made_;  // shared tasks emitted, by entry
   std::unordered_map<const ir::Stmt*, size_t> reductions_;  // atomic -> accumulator
   std::unordered_set<const ir::Stmt*> used_;  // statements whose values another uses
   // Addresses widened to 64 bits (word_pointer), and the block each was made in.

@@ -44,6 +44,12 @@ struct TaskCode {
   uint32_t local_size = 0;
   // A GPU thread's iterations on average (TargetHooks::iterations_per_sum).
   uint32_t iterations_per_invocation = 1;
+  // One of the sparse runtime's tasks (clear_list, listgen, gc, gc_finish)
+  // whose code a target keeps for every kernel that has the same task
+  // (TargetHooks::shares_runtime_tasks): `shape` fingerprints it, and its
+  // functions are named by it.
+  bool shared = false;
+  ir::Fingerprint shape;
 };
 
 // Completes a kernel's plan (ir::plan_kernel's) from the tasks the

@@ -118,6 +118,9 @@ class TargetHooks {
                                    const std::function<llvm::Value*(llvm::Value* amount)>& /*add*/) const {
     return nullptr;
   }
+  // Whether the sparse runtime's tasks are named by their content (and made
+  // once for every kernel that has them: the CPU's Jit keeps their objects).
+  virtual bool shares_runtime_tasks() const { return false; }
   // The symbol of C math function `name` ("sinf", "pow", ...).
   virtual std::string math_function(const std::string& name) const = 0;
   // Whether LLVM's frem computes C's fmod exactly here (else fmod is called).

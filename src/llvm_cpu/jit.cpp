@@ -131,6 +131,7 @@ class CpuHooks final : public TargetHooks {
   std::string entry_name(const std::string& kernel, size_t index, ir::TaskKind kind) const override {
     return kernel + ".t" + std::to_string(index) + "." + ir::op_name(kind);
   }
+  bool shares_runtime_tasks() const override { return true; }
   llvm::FunctionType* task_type(llvm::LLVMContext& c, size_t, size_t) const override {
     llvm::Type* ptr = llvm::PointerType::get(c, 0);
     llvm::Type* i32 = llvm::Type::getInt32Ty(c);
@@ -169,6 +170,7 @@ class CpuHooks final : public TargetHooks {
 
 // Kernels LLVM compiled in this process (Jit::compilations()).
 std::atomic<int64_t> g_compilations{0};
+std::atomic<int64_t> g_shared_task_compilations{0};
 
 }  // namespace
 
@@ -225,67 +227,109 @@ struct Jit::Impl {
     return std::string(out.data(), out.size());
   }
 
-  // The objects of a kernel's module whose tasks are `tasks`. With more
-  // than one task and more than one core, the tasks are dealt into groups
-  // of about equal size (instructions before optimisation), and each group
-  // is optimised and emitted on a thread of its own, in an LLVM context of
-  // its own (read back from the module's bitcode, other groups' functions
-  // left as declarations); lld links the objects into one shared object.
+  // The objects of a kernel's module whose tasks are `tasks`. The sparse
+  // runtime's tasks (TaskCode::shared: a node's list clearing, generation,
+  // gc) are the same in every kernel over their node: each is compiled once,
+  // alone, and its object kept (shared_objects) for every later kernel that
+  // has it, whose link takes it as it is. The kernel's own tasks are dealt
+  // into groups of about equal size (instructions before optimisation), one
+  // per core. With one group and nothing shared the module is compiled as
+  // it is; else each group is optimised and emitted on a thread of its
+  // own, in an LLVM context of its own (read back from the module's
+  // bitcode, the functions of other groups left as declarations); lld
+  // links the objects into one shared object.
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
                                    const std::string& kernel) {
-    const size_t groups = std::min(tasks.size(), threads);
-    while (machines.size() < groups) add_machine();
-    if (groups <= 1) {
+    std::vector<std::string> out;
+    std::vector<std::set<std::string>> names;
+    std::vector<const TaskCode*> fresh;  // per group of a shared task made now; nullptr for the kernel's own
+    std::set<std::string> seen;
+    std::vector<size_t> own;
+    bool any_shared = false;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const TaskCode& t = tasks[i];
+      if (!t.shared) {
+        own.push_back(i);
+        continue;
+      }
+      any_shared = true;
+      if (!seen.insert(t.entry).second) continue;  // twice in this kernel: one function
+      if (auto kept = shared_objects.find(t.shape); kept != shared_objects.end()) {
+        out.push_back(kept->second);
+        continue;
+      }
+      names.push_back({t.entry});
+      if (!t.count_entry.empty()) names.back().insert(t.count_entry);
+      fresh.push_back(&t);
+    }
+    const size_t own_groups = std::min(own.size(), threads);
+    if (own_groups <= 1 && !any_shared) {
+      while (machines.empty()) add_machine();
       optimize(module, *machines[0]);
       return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
     }
-    std::vector<std::set<std::string>> names(groups);
-    std::vector<size_t> load(groups, 0);
-    std::vector<size_t> order(tasks.size());
+    const size_t first_own = names.size();
+    names.resize(first_own + own_groups);
+    fresh.resize(first_own + own_groups, nullptr);
+    std::vector<size_t> load(own_groups, 0);
     std::vector<size_t> size(tasks.size(), 0);
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      order[i] = i;
+    for (size_t i : own)
       for (const std::string* n : {&tasks[i].entry, &tasks[i].count_entry})
         if (llvm::Function* f = module.getFunction(*n)) size[i] += f->getInstructionCount();
-    }
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
-    for (size_t i : order) {
+    std::stable_sort(own.begin(), own.end(), [&](size_t a, size_t b) { return size[a] > size[b]; });
+    for (size_t i : own) {
       const size_t g = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
       load[g] += size[i];
-      names[g].insert(tasks[i].entry);
-      if (!tasks[i].count_entry.empty()) names[g].insert(tasks[i].count_entry);
+      names[first_own + g].insert(tasks[i].entry);
+      if (!tasks[i].count_entry.empty()) names[first_own + g].insert(tasks[i].count_entry);
     }
+    const size_t groups = names.size();
+    const size_t workers = std::min(groups, threads);
+    while (machines.size() < workers) add_machine();
     llvm::SmallVector<char, 0> bitcode;
     {
       llvm::raw_svector_ostream os(bitcode);
       llvm::WriteBitcodeToFile(module, os);
     }
-    std::vector<std::string> out(groups);
+    std::vector<std::string> made(groups);
     std::vector<std::exception_ptr> failed(groups);
-    auto compile = [&](size_t g) {
-      try {
-        llvm::LLVMContext context;
-        auto parsed = llvm::parseBitcodeFile(
-            llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), kernel), context);
-        if (!parsed)
-          throw InternalError("LLVM cannot read back kernel '" + kernel + "': " + llvm::toString(parsed.takeError()));
-        llvm::Module& part = **parsed;
-        for (llvm::Function& f : part)
-          if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
-        optimize(part, *machines[g]);
-        out[g] = emit(*machines[g], part, llvm::CodeGenFileType::ObjectFile, kernel);
-      } catch (...) {
-        failed[g] = std::current_exception();
+    std::atomic<size_t> next{0};
+    auto work = [&](size_t worker) {
+      for (size_t g = next++; g < groups; g = next++) {
+        try {
+          llvm::LLVMContext context;
+          auto parsed = llvm::parseBitcodeFile(
+              llvm::MemoryBufferRef(llvm::StringRef(bitcode.data(), bitcode.size()), kernel), context);
+          if (!parsed)
+            throw InternalError("LLVM cannot read back kernel '" + kernel + "': " + llvm::toString(parsed.takeError()));
+          llvm::Module& part = **parsed;
+          for (llvm::Function& f : part)
+            if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
+          optimize(part, *machines[worker]);
+          made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel);
+        } catch (...) {
+          failed[g] = std::current_exception();
+        }
       }
     };
-    std::vector<std::thread> threads;
-    for (size_t g = 1; g < groups; ++g) threads.emplace_back(compile, g);
-    compile(0);
-    for (std::thread& t : threads) t.join();
+    std::vector<std::thread> helpers;
+    for (size_t w = 1; w < workers; ++w) helpers.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : helpers) t.join();
     for (const std::exception_ptr& e : failed)
       if (e) std::rethrow_exception(e);
+    for (size_t g = 0; g < groups; ++g) {
+      if (fresh[g] != nullptr) {
+        shared_objects.emplace(fresh[g]->shape, made[g]);
+        ++g_shared_task_compilations;
+      }
+      if (!names[g].empty()) out.push_back(std::move(made[g]));
+    }
     return out;
   }
+  // The sparse runtime's task objects made so far (objects()), by the
+  // fingerprint of their task.
+  std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> shared_objects;
 };
 
 Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
@@ -326,6 +370,7 @@ Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
 Jit::~Jit() = default;
 
 int64_t Jit::compilations() { return g_compilations.load(); }
+int64_t Jit::shared_task_compilations() { return g_shared_task_compilations.load(); }
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
 std::string Jit::features() const { return impl_->features; }

@@ -34,7 +34,11 @@
 // directory, a key another process compiled (the code generator's build,
 // LLVM's version, the target, the options, the plan and the lowered IR
 // text) is read from disk (src/llvm/disk_cache.h) and LLVM is not called
-// at all.
+// at all. The sparse runtime's tasks (a node's clear_list, listgen, gc,
+// gc_finish: the same code in every kernel over the node) are named by
+// their fingerprint (ir::fingerprint_task), not by kernel
+// (<kind>.S<node>.<32 hex digits>), compiled alone the first time, and
+// their object is linked into every later kernel that has them.
 //
 // Code is position-independent, optimised at -O3 for this CPU (its
 // features, vector width included), and needs no more of the process than
@@ -89,6 +93,10 @@ class Jit {
   // Kernels LLVM compiled in this process, over every Jit (cache hits are
   // not counted).
   static int64_t compilations();
+  // The sparse runtime's tasks LLVM compiled on their own, over every Jit:
+  // each distinct one once, its object then linked into every kernel that
+  // has it.
+  static int64_t shared_task_compilations();
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
   // The features its code may use, in LLVM's spelling ("+avx2,-sse4a,..."):

@@ -21,7 +21,9 @@
 
 #include "../api/backend_fixture.h"
 #include "../support/scratch_dir.h"
+#include "../support/sums_over_one_node.h"
 #include "grove/grove.h"
+#include "llvm_cpu/jit.h"
 #include "program/test_hooks.h"
 #include "runtime/core/plan.h"
 
@@ -44,6 +46,30 @@ Config cpu(int threads = 0) {
   c.arch = Arch::Cpu;
   c.cpu_threads = threads;
   return c;
+}
+
+// The sparse runtime's tasks are compiled once: a second kernel over the
+// same pointer links the first one's objects for its list's clearing and
+// generation and compiles only its own tasks; both visit the right cells.
+TEST(CpuBackend, KernelsOverOneNodeCompileItsListTasksOnce) {
+  grove::testing::SumsOverOneNode p(cpu());
+  p.fill();
+  p.sum();
+  const int64_t after_sum = llvm_backend::Jit::shared_task_compilations();
+  p.sum_twice();
+  EXPECT_EQ(llvm_backend::Jit::shared_task_compilations(), after_sum);
+  p.expect_sums();
+  // Both plans name the same functions for those tasks.
+  const rt::KernelPlan a = rt::deserialize_plan(detail::kernel_plan_bytes(p.prog, "sum"), "sum");
+  const rt::KernelPlan b = rt::deserialize_plan(detail::kernel_plan_bytes(p.prog, "sum_twice"), "sum_twice");
+  ASSERT_EQ(a.tasks.size(), b.tasks.size());
+  int shared = 0;
+  for (size_t t = 0; t < a.tasks.size(); ++t)
+    if (a.tasks[t].kind == rt::TaskKind::listgen || a.tasks[t].kind == rt::TaskKind::clear_list) {
+      EXPECT_EQ(a.tasks[t].entry_point, b.tasks[t].entry_point);
+      ++shared;
+    }
+  EXPECT_GE(shared, 2);
 }
 
 // Config::cpu_threads: 0 is every core; a negative count is refused by

@@ -22,6 +22,7 @@
 
 #include "../api/backend_fixture.h"
 #include "../support/scratch_dir.h"
+#include "../support/sums_over_one_node.h"
 #include "grove/grove.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
@@ -232,24 +233,17 @@ TEST_F(VulkanBackend, MathSpecialValuesMatchTheHost) {
 // clearing and generation are the first kernel's), and both kernels visit
 // the right cells.
 TEST_F(VulkanBackend, KernelsOverOneNodeShareItsListsPipelines) {
-  Program prog(config());
-  Field x = prog.field(i32, "x");
-  prog.root().pointer(i, 16).dense(i, 8).place(x);
-  Field total = prog.field(i32, "total", {}), twice = prog.field(i32, "twice", {});
-  Kernel fill = prog.kernel("fill", [&] { for_range(0, 40, [&](Expr n) { x(n * 3) = n; }); });
-  Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr c) { total() += x(c); }); });
-  Kernel sum_twice = prog.kernel("sum_twice", [&] { for_each(x, [&](Expr c) { twice() += x(c) * 2; }); });
-  fill();
-  vk::Device* device = detail::vulkan_device(prog);
+  grove::testing::SumsOverOneNode p(config());
+  p.fill();
+  vk::Device* device = detail::vulkan_device(p.prog);
   const size_t before = device->pipeline_count();
-  sum();
+  p.sum();
   const size_t after_sum = device->pipeline_count();
-  sum_twice();
+  p.sum_twice();
   const size_t after_twice = device->pipeline_count();
   EXPECT_GE(after_twice - after_sum, 1u);
   EXPECT_GE(after_sum - before, after_twice - after_sum + 2) << "clear_list and listgen made again";
-  EXPECT_EQ(total.read<int32_t>(), 39 * 40 / 2);
-  EXPECT_EQ(twice.read<int32_t>(), 39 * 40);
+  p.expect_sums();
 }
 
 TEST_F(VulkanBackend, LaunchesAreQueuedWithoutWaiting) {
