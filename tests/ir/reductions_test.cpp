@@ -100,5 +100,52 @@ kernel @sums() stage lowered {
   EXPECT_EQ(got[1], Reduction::accumulate);
 }
 
+// is_uniform_counter_add: the adds a GPU may make once for the threads that
+// run side by side (a constant to a constant address, 32 bits, no
+// reduction mark), whether or not the old value is read.
+TEST(Reductions, CountersAreConstantAddsToAConstantWord) {
+  const std::string text = R"(
+kernel @counters(n: i32) stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = arg i32 0
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = const u32 4
+      %5 = const u32 1
+      %6 = tree_atomic add u32 @t0[%4] %5
+      %7 = binary add u32 %6 %5
+      tree_store @t0[%7] %3 as i32
+      %8 = const i32 2
+      %9 = tree_atomic add i32 @t0[%4] %8
+      %10 = tree_atomic add i32 @t0[%4] %3
+      %11 = cast u32 %3
+      %12 = tree_atomic add u32 @t0[%11] %5
+      %13 = tree_atomic sub u32 @t0[%4] %5
+      %14 = const i64 1
+      %15 = tree_atomic add i64 @t0[%4] %14
+      %16 = const u32 8
+      %17 = tree_atomic reduce add i32 @t0[%16] %8
+    }
+  }
+}
+)";
+  ParsedModule m = parse_module(text, "counters.ir");
+  std::vector<bool> got;
+  walk(m.kernels.at(0)->body(), [&](Stmt* s) {
+    if (s->kind() == StmtKind::TreeAtomic) got.push_back(is_uniform_counter_add(s));
+  });
+  const std::vector<bool> want = {
+      true,   // a ticket: its old value picks a word
+      true,   // nothing reads its old value
+      false,  // a value that differs per iteration
+      false,  // a computed address
+      false,  // not an add
+      false,  // 64 bits
+      false,  // marked as a reduction: summed its own way
+  };
+  EXPECT_EQ(got, want);
+}
+
 }  // namespace
 }  // namespace grove::ir
