@@ -105,10 +105,10 @@ kernel @sums() stage lowered {
 // reduction mark), whether or not the old value is read.
 TEST(Reductions, CountersAreConstantAddsToAConstantWord) {
   const std::string text = R"(
-kernel @counters(n: i32) stage lowered {
+kernel @counter_adds() stage lowered {
   task range_for $-1 "range_for" {
     %0 = const i32 0
-    %1 = arg i32 0
+    %1 = const i32 64
     %2 = range_for %0 %1 {
       %3 = loop_index i32 %2 0
       %4 = const u32 4
