@@ -30,6 +30,10 @@ bool is_parallel(TaskKind k) {
   return k == TaskKind::range_for || k == TaskKind::struct_for || k == TaskKind::listgen || k == TaskKind::gc;
 }
 
+bool is_runtime_task(TaskKind k) {
+  return k == TaskKind::clear_list || k == TaskKind::listgen || k == TaskKind::gc || k == TaskKind::gc_finish;
+}
+
 // ---- counts ------------------------------------------------------------------------
 
 std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t invocations) {

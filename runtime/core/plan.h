@@ -25,6 +25,10 @@ namespace grove::rt {
 enum class TaskKind : uint8_t { serial, range_for, struct_for, listgen, clear_list, gc, gc_finish };
 const char* task_kind_name(TaskKind k);
 bool is_parallel(TaskKind k);
+// The sparse runtime's own tasks (clear_list, listgen, gc, gc_finish): their
+// code depends on their node alone, the same in every kernel over it, so a
+// backend makes it once and shares it between kernels.
+bool is_runtime_task(TaskKind k);
 
 // An integer computed from constants and kernel arguments on the host at
 // launch: a parallel loop's bounds. Empty (root < 0) when the value is only

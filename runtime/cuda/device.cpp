@@ -356,11 +356,11 @@ class CudaDevice : public Device {
     int64_t blocks = (n + kBlockThreads - 1) / kBlockThreads;
     // A loop that sums in registers: a thread takes iterations_per_invocation,
     // unless that left the GPU short of threads to hide memory's latency
-    // behind (a full load: 2048 threads a multiprocessor, 8 blocks), which a
-    // loop whose body does more than the sum needs.
+    // behind (a full load: 2048 threads a multiprocessor on sm_70 to sm_90),
+    // which a loop whose body does more than the sum needs.
     if (task.iterations_per_invocation > 1) {
       const int64_t per_block = int64_t{kBlockThreads} * task.iterations_per_invocation;
-      const int64_t full = int64_t{std::max(1, info_.multiprocessors)} * 8;
+      const int64_t full = int64_t{std::max(1, info_.multiprocessors)} * (2048 / kBlockThreads);
       blocks = std::min(blocks, std::max((n + per_block - 1) / per_block, full));
     }
     return static_cast<unsigned>(std::min<int64_t>(blocks, most));

@@ -340,8 +340,7 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
   for (size_t i = 0; i < k->plan.tasks.size(); ++i) {
     const rt::TaskPlan& t = k->plan.tasks[i];
     const uint32_t buffers = 1 + static_cast<uint32_t>(t.slots.size());
-    const bool shared = t.kind == rt::TaskKind::clear_list || t.kind == rt::TaskKind::listgen ||
-                        t.kind == rt::TaskKind::gc || t.kind == rt::TaskKind::gc_finish;
+    const bool shared = rt::is_runtime_task(t.kind);
     for (const std::string* entry : {&t.entry_point, &t.count_entry_point}) {
       if (entry->empty()) continue;
       std::string key;

@@ -504,8 +504,9 @@ class Fingerprinter {
     block(kernel_.body());
     return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};
   }
-  Fingerprint run_task(const Stmt* task) {
-    lanes(0x7461736b, 6);  // "task"
+  Fingerprint run_task(const Stmt* task, std::initializer_list<std::string_view> extra) {
+    lanes(extra.size(), 6);
+    for (std::string_view e : extra) str(e);
     stmt(task);
     return {mum(a_ ^ kS[0], count_ ^ kS[1]), mum(b_ ^ kS[2], count_ ^ kS[3])};
   }
@@ -583,6 +584,8 @@ Fingerprint fingerprint(const Kernel& kernel, std::initializer_list<std::string_
   return Fingerprinter(kernel).run(extra);
 }
 
-Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task) { return Fingerprinter(kernel).run_task(task); }
+Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task, std::initializer_list<std::string_view> extra) {
+  return Fingerprinter(kernel).run_task(task, extra);
+}
 
 }  // namespace grove::ir

@@ -105,6 +105,7 @@ bool parse_op(std::string_view name, TaskKind* out);
 // Parallel task kinds hold uniform, side-effect-free statements followed by
 // exactly one range_for, the parallel loop; the others run on one thread.
 using rt::is_parallel;
+using rt::is_runtime_task;
 bool is_comparison(BinaryOp op);  // cmp_*: result is u1
 bool is_logical(BinaryOp op);     // logic_and / logic_or: u1 operands and result
 bool is_bitwise(BinaryOp op);     // bit_*, shl, shr: integer operands only
@@ -127,8 +128,9 @@ class Stmt;
 // One task of `kernel` alone, its statements numbered from the task on (so
 // that the same task in two kernels has the same fingerprint), with the
 // fields it names; not the kernel's name, arguments or messages, which a
-// task reads only through its statements.
-Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task);
+// task reads only through its statements; with `extra`, as fingerprint's.
+Fingerprint fingerprint_task(const Kernel& kernel, const Stmt* task,
+                             std::initializer_list<std::string_view> extra = {});
 class SNodeForest;
 
 // A field as the IR sees it: a typed, n-dimensional array of scalars. The

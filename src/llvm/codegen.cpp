@@ -107,10 +107,10 @@ class Emitter {
     t.label = task->text();
     t.parallel = ir::is_parallel(t.kind);
     t.entry = target_.entry_name(kernel_.name(), index, t.kind);
-    if (target_.shares_runtime_tasks() && (t.kind == ir::TaskKind::clear_list || t.kind == ir::TaskKind::listgen ||
-                                           t.kind == ir::TaskKind::gc || t.kind == ir::TaskKind::gc_finish)) {
+    if (target_.shares_runtime_tasks() && ir::is_runtime_task(t.kind)) {
       t.shared = true;
-      t.shape = ir::fingerprint_task(kernel_, task);
+      // Debug mode's early returns are the other thing that decides its code.
+      t.shape = ir::fingerprint_task(kernel_, task, {options_.debug ? "debug" : ""});
       char hex[40];
       std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(t.shape.a),
                     static_cast<unsigned long long>(t.shape.b));

@@ -46,8 +46,8 @@ struct TaskCode {
   uint32_t iterations_per_invocation = 1;
   // One of the sparse runtime's tasks (clear_list, listgen, gc, gc_finish)
   // whose code a target keeps for every kernel that has the same task
-  // (TargetHooks::shares_runtime_tasks): `shape` fingerprints it, and its
-  // functions are named by it.
+  // (TargetHooks::shares_runtime_tasks): `shape` fingerprints it (with
+  // debug mode), and its functions are named by it.
   bool shared = false;
   ir::Fingerprint shape;
 };

@@ -239,14 +239,7 @@ struct Jit::Impl {
   // bitcode, the functions of other groups left as declarations); lld
   // links the objects into one shared object.
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
-                                   const std::string& kernel, bool debug) {
-    // What else decides a shared task's code: debug mode's early returns
-    // (the target and the build are this Jit's).
-    auto key_of = [debug](const TaskCode& t) {
-      ir::Fingerprint k = t.shape;
-      if (debug) k.b ^= 0x5bd1e9955bd1e995ull;
-      return k;
-    };
+                                   const std::string& kernel) {
     std::vector<std::string> out;
     std::vector<std::set<std::string>> names;
     std::vector<const TaskCode*> fresh;  // per group of a shared task made now; nullptr for the kernel's own
@@ -261,7 +254,7 @@ struct Jit::Impl {
       }
       any_shared = true;
       if (!seen.insert(t.entry).second) continue;  // twice in this kernel: one function
-      if (auto kept = shared_objects.find(key_of(t)); kept != shared_objects.end()) {
+      if (auto kept = shared_objects.find(t.shape); kept != shared_objects.end()) {
         out.push_back(kept->second);
         continue;
       }
@@ -291,6 +284,7 @@ struct Jit::Impl {
       if (!tasks[i].count_entry.empty()) names[first_own + g].insert(tasks[i].count_entry);
     }
     const size_t groups = names.size();
+    if (groups == 0) return out;  // every task's object made before
     const size_t workers = std::min(groups, threads);
     while (machines.size() < workers) add_machine();
     llvm::SmallVector<char, 0> bitcode;
@@ -327,7 +321,7 @@ struct Jit::Impl {
       if (e) std::rethrow_exception(e);
     for (size_t g = 0; g < groups; ++g) {
       if (fresh[g] != nullptr) {
-        shared_objects.emplace(key_of(*fresh[g]), made[g]);
+        shared_objects.emplace(fresh[g]->shape, made[g]);
         ++g_shared_task_compilations;
       }
       if (!names[g].empty()) out.push_back(std::move(made[g]));
@@ -460,7 +454,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
     objects.push_back(Impl::emit(*impl_->machines[0], *module, llvm::CodeGenFileType::ObjectFile, kernel.name()));
   } else {
-    objects = impl_->objects(*module, emitted.tasks, kernel.name(), options.debug);
+    objects = impl_->objects(*module, emitted.tasks, kernel.name());
   }
   CpuCode out;
   out.tasks = std::move(emitted.tasks);

@@ -65,9 +65,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
   // The sparse runtime's tasks are named by their node alone: their code
   // depends on the node, not on the kernel, so that kernels over the same
   // node make the same module and the device compiles it once (VulkanDevice).
-  const bool runtime_task = tm.kind == ir::TaskKind::clear_list || tm.kind == ir::TaskKind::listgen ||
-                            tm.kind == ir::TaskKind::gc || tm.kind == ir::TaskKind::gc_finish;
-  tm.entry_point = runtime_task ? std::string(ir::op_name(tm.kind)) + ".S" + std::to_string(task->snode())
+  tm.entry_point = ir::is_runtime_task(tm.kind) ? std::string(ir::op_name(tm.kind)) + ".S" + std::to_string(task->snode())
                                 : kernel_.name() + ".t" + std::to_string(index) + "." + ir::op_name(tm.kind);
   what_ = "task " + std::to_string(index) + " ('" + tm.label + "') of kernel '" + kernel_.name() + "'";
 

@@ -208,11 +208,15 @@ TEST(Ptx, GridLoopsSpreadOverTheLaunchsYAndZ) {
   }
 }
 
-// Sums marked `accumulate` (ir::mark_reductions) of each width and kind,
-// and one unmarked add: the marked ones are summed by a thread over its
-// iterations, then across its warp with shuffles, and added by lane 0.
-const char* kSums = R"(
-kernel @sums(n: i32) stage lowered {
+// Task 0: sums marked `accumulate` (ir::mark_reductions) of each width and
+// kind, summed by a thread over its iterations, then across its warp with
+// shuffles, and added by lane 0. Task 1: counters (a constant added to a
+// constant address: a bump allocator's ticket, whose old value is used, and
+// one whose old value nothing reads), added once by the lowest thread of
+// the warp here, the others shuffling the old value where it is used; and
+// an unmarked add of a value that differs per thread, one atomic each.
+const char* kAdds = R"(
+kernel @adds(n: i32) stage lowered {
   task range_for $-1 "range_for" {
     %0 = const i32 0
     %1 = arg i32 0
@@ -236,8 +240,18 @@ kernel @sums(n: i32) stage lowered {
     %16 = arg i32 0
     %17 = range_for %15 %16 {
       %18 = loop_index i32 %17 0
-      %19 = const u32 8
-      %20 = tree_atomic add i32 @t1[%19] %18
+      %19 = const u32 0
+      %20 = const u32 1
+      %21 = tree_atomic add u32 @t1[%19] %20
+      %22 = const u32 16
+      %23 = binary add u32 %21 %22
+      %24 = cast u32 %18
+      tree_store @t1[%23] %24 as u32
+      %25 = const u32 8
+      %26 = tree_atomic add u32 @t1[%25] %24
+      tree_store @t1[%26] %24 as u32
+      %27 = const u32 12
+      %28 = tree_atomic add u32 @t1[%27] %20
     }
   }
 }
@@ -251,56 +265,25 @@ int count_of(const std::string& text, const std::string& what) {
 }
 
 TEST(Ptx, SumsIntoOneCellAreAddedOncePerWarp) {
-  PtxCode code = compile(kSums, 90);
+  PtxCode code = compile(kAdds, 90);
   ASSERT_EQ(code.tasks.size(), 2u);
   // The launch is capped so that a thread sums 16 iterations on average.
   EXPECT_EQ(code.tasks[0].iterations_per_invocation, 16u);
   EXPECT_EQ(code.tasks[1].iterations_per_invocation, 1u);
-  const std::string sums = body_of(code.ptx, "sums_t0_range_for");
+  const std::string sums = body_of(code.ptx, "adds_t0_range_for");
   // Five butterfly steps per 32-bit sum, ten per 64-bit one (two words).
   EXPECT_EQ(count_of(sums, "shfl.sync.bfly.b32"), 5 + 5 + 10 + 10) << sums;
   EXPECT_NE(sums.find("activemask"), std::string::npos) << sums;
   EXPECT_NE(sums.find("%laneid"), std::string::npos) << sums;
   for (const char* op : {"atom.global.add.u32", "atom.global.add.f32", "atom.global.add.u64", "atom.global.add.f64"})
     EXPECT_EQ(count_of(sums, op), 1) << op << "\n" << sums;
-  // An unmarked add stays one atomic per iteration, with no shuffle.
-  const std::string plain = body_of(code.ptx, "sums_t1_range_for");
-  EXPECT_EQ(plain.find("shfl"), std::string::npos) << plain;
-  EXPECT_NE(plain.find("atom.global.add.u32"), std::string::npos) << plain;
+  // Unmarked adds are no sums: no butterfly.
+  EXPECT_EQ(body_of(code.ptx, "adds_t1_range_for").find("shfl.sync.bfly"), std::string::npos);
 }
-
-// A counter (a constant added to a constant address, its old value used:
-// a bump allocator's ticket) is added to once by the lowest thread of the
-// warp here, the others shuffling its old value (a counter whose old value
-// nothing reads needs no shuffle); an add of a value that differs per
-// thread stays one atomic each.
-const char* kCounters = R"(
-kernel @counters(n: i32) stage lowered {
-  task range_for $-1 "range_for" {
-    %0 = const i32 0
-    %1 = arg i32 0
-    %2 = range_for %0 %1 {
-      %3 = loop_index i32 %2 0
-      %4 = const u32 0
-      %5 = const u32 1
-      %6 = tree_atomic add u32 @t1[%4] %5
-      %7 = const u32 16
-      %8 = binary add u32 %6 %7
-      %9 = cast u32 %3
-      tree_store @t1[%8] %9 as u32
-      %10 = const u32 8
-      %11 = tree_atomic add u32 @t1[%10] %9
-      tree_store @t1[%11] %9 as u32
-      %12 = const u32 12
-      %13 = tree_atomic add u32 @t1[%12] %5
-    }
-  }
-}
-)";
 
 TEST(Ptx, CountersAreAddedOncePerWarp) {
-  PtxCode code = compile(kCounters, 90);
-  const std::string body = body_of(code.ptx, "counters_t0_range_for");
+  PtxCode code = compile(kAdds, 90);
+  const std::string body = body_of(code.ptx, "adds_t1_range_for");
   EXPECT_EQ(count_of(body, "activemask"), 2) << body;
   EXPECT_EQ(count_of(body, "shfl.sync.idx.b32"), 1) << body;
   EXPECT_NE(body.find("%lanemask_lt"), std::string::npos) << body;
@@ -389,7 +372,7 @@ TEST(Ptxas, AssemblesTheseKernelsForEveryTarget) {
   fs::create_directories(dir);
   for (int sm : kSms)
     for (bool debug : {false, true}) {
-      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}, std::pair{"sums", kSums}, std::pair{"counters", kCounters}}) {
+      for (const auto& [name, text] : {std::pair{"two_tasks", kTwoTasks}, std::pair{"grids", kGrids}, std::pair{"adds", kAdds}}) {
         const fs::path file = dir / (std::string(name) + "_" + std::to_string(sm) + (debug ? "_debug" : "") + ".ptx");
         std::ofstream(file) << compile(text, sm, debug).ptx;
         EXPECT_EQ(assemble(file, sm), "") << file;
