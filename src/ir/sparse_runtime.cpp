@@ -379,6 +379,115 @@ SparseRuntime::Cell SparseRuntime::activate(int node, const std::vector<Stmt*>& 
   return walk(node, indices, true);
 }
 
+bool SparseRuntime::groups_activations(const SNodeForest& forest, int node) {
+  bool pointer = false;
+  for (int n : forest.path(node)) {
+    const SNodeType t = forest.snode(n).type;
+    if (t == SNodeType::bitmasked || t == SNodeType::dynamic) return false;
+    pointer = pointer || t == SNodeType::pointer;
+  }
+  return pointer;
+}
+
+std::vector<Stmt*> SparseRuntime::activate_group(int node, const std::vector<GroupSite>& sites) {
+  GROVE_ASSERT(groups_activations(forest_, node), "activate_group over a path of dense and pointer levels only");
+  const SNodeDecl& target = forest_.snode(node);
+  const int t = target.tree;
+  const std::vector<int> path = forest_.path(node);
+  std::vector<Stmt*> cells;
+  for (size_t k = 0; k < sites.size(); ++k) cells.push_back(var(U32, u32(0)));
+  std::vector<std::vector<Stmt*>> idx(sites.size());
+  for (size_t k = 0; k < sites.size(); ++k) {
+    for (Stmt* i : sites[k].indices) idx[k].push_back(i->type() == U32 ? i : b_.cast(U32, i));
+    while (idx[k].size() < static_cast<size_t>(kMaxAxes)) idx[k].push_back(u32(0));
+  }
+  std::vector<int> pools;  // positions in `path` of the pointer levels
+  for (size_t n = 1; n < path.size(); ++n)
+    if (forest_.snode(path[n]).type == SNodeType::pointer) pools.push_back(static_cast<int>(n));
+  // (A cell's address is never 0, which the variables use for none: cells
+  // under a pointer lie in its pool, after the root's words.)
+  GROVE_ASSERT(forest_.snode(path[static_cast<size_t>(pools.back())]).pool_offset > 0, "a pool at word 0");
+  auto body = [&] {
+    // The first empty slot a needed site met (its address + 1; 0: none),
+    // its level's position in the path and the site's indices, for the
+    // publisher's record.
+    Stmt* missing = var(U32, u32(0));
+    Stmt* level = pools.size() > 1 ? var(U32, u32(0)) : nullptr;
+    std::vector<Stmt*> at(static_cast<size_t>(kMaxAxes), nullptr);
+    for (int a = 0; a < kMaxAxes; ++a)
+      if (target.shape[static_cast<size_t>(a)] > 1) at[static_cast<size_t>(a)] = var(U32, u32(0));
+    for (size_t k = 0; k < sites.size(); ++k) {
+      Stmt* address = u32(static_cast<uint64_t>(forest_.tree(t).root_offset));
+      Stmt* ok = b_.const_int(U1, 1);
+      Stmt* first_empty = u32(0);  // the site's first empty slot + 1
+      Stmt* first_level = u32(0);
+      for (size_t n = 1; n < path.size(); ++n) {
+        const SNodeDecl& s = forest_.snode(path[n]);
+        Stmt* c = local_cell(path[n], node, idx[k]);
+        Stmt* container = bin(BinaryOp::add, address, u32(static_cast<uint64_t>(s.component_offset)));
+        if (s.type == SNodeType::dense) {
+          address = bin(BinaryOp::add, container, bin(BinaryOp::mul, c, u32(static_cast<uint64_t>(s.cell_words))));
+          continue;
+        }
+        Stmt* slot = bin(BinaryOp::add, container, c);
+        Stmt* v = load_shared(t, slot);
+        Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
+        // The first empty slot on the path: the levels above it all hold entries.
+        Stmt* empty = b_.unary(UnaryOp::logic_not, nz);
+        Stmt* first = ok->is_const() ? empty : bin(BinaryOp::logic_and, ok, empty);
+        first_empty = b_.select(first, bin(BinaryOp::add, slot, u32(1)), first_empty);
+        if (level != nullptr) first_level = b_.select(first, u32(n), first_level);
+        ok = ok->is_const() ? nz : bin(BinaryOp::logic_and, ok, nz);
+        address = entry_address(path[n], b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0)));
+      }
+      set(cells[k], b_.select(ok, address, u32(0)));
+      Stmt* take = bin(BinaryOp::logic_and, b_.unary(UnaryOp::logic_not, ok),
+                       bin(BinaryOp::cmp_eq, get(missing), u32(0)));
+      if (sites[k].needed != nullptr) take = bin(BinaryOp::logic_and, sites[k].needed, take);
+      if_then(take, [&] {
+        set(missing, first_empty);
+        if (level != nullptr) set(level, first_level);
+        for (size_t a = 0; a < at.size(); ++a)
+          if (at[a] != nullptr) set(at[a], idx[k][a]);
+      });
+    }
+    // Done where no needed site lacks its cell, or a pool is full (counted:
+    // the sites without a cell then skip their access); the loop is left
+    // where its body ends.
+    Stmt* slot_plus_one = get(missing);
+    Stmt* done = var(U1, bin(BinaryOp::cmp_eq, slot_plus_one, u32(0)));
+    if_then(b_.unary(UnaryOp::logic_not, get(done)), [&] {
+      Stmt* slot = bin(BinaryOp::sub, slot_plus_one, u32(1));
+      std::vector<Stmt*> published_idx;
+      for (size_t a = 0; a < at.size(); ++a) published_idx.push_back(at[a] != nullptr ? get(at[a]) : u32(0));
+      Stmt* which = level != nullptr ? get(level) : nullptr;
+      for (int n : pools) {
+        const int pool = path[static_cast<size_t>(n)];
+        auto activate_here = [&] {
+          auto published = [&](Stmt* v) { record_published(pool, node, published_idx, bin(BinaryOp::sub, v, u32(1))); };
+          Stmt* v = activate_slot(pool, slot, published);
+          set(done, bin(BinaryOp::cmp_eq, v, u32(0)));
+        };
+        if (which == nullptr) activate_here();
+        else if_then(bin(BinaryOp::cmp_eq, which, u32(static_cast<uint64_t>(n))), activate_here);
+      }
+    });
+    if_then(get(done), [&] { b_.break_stmt(); });
+  };
+  // A counted loop: each pass but the last fills a slot that stays filled
+  // for the rest of the kernel (nothing in it deactivates), so the sites'
+  // slots, one per pool each, and a last look bound the passes. (As a while
+  // loop left only by its break, lavapipe (Mesa 22.3) ran it until its loop
+  // limiter stopped it and the cells were never seen: 0 for every site.)
+  serial_loop(i32(0), i32(static_cast<int64_t>(sites.size() * pools.size() + 1)), [&](Stmt*) { body(); });
+  return cells;
+}
+
+SparseRuntime::Cell SparseRuntime::grouped_cell(Stmt* cell_var) {
+  Stmt* address = get(cell_var);
+  return {address, bin(BinaryOp::cmp_ne, address, u32(0))};
+}
+
 // ---- fields ------------------------------------------------------------------
 
 namespace {

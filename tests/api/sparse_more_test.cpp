@@ -253,6 +253,70 @@ TEST_P(SparseMore, StructForsFindCellsOfPointersWhoseCoordinatesFillAWordOrMore)
 // after every loop, and Mesa nests everything after a return one level
 // deeper): adds after the 79th were lost silently, or the loop-limit
 // error was raised though no loop ran long. Checked against a plain model.
+// Writes under ifs into many blocks from one statement group (a live
+// cell's eight neighbours, as sparse_life counts them, and writes into a
+// second tree of two pointer levels, some in an else): exactly the blocks
+// a write that runs names become active, with the values of a plain model.
+// Vulkan's lowering activates such a group's cells in one loop ahead of
+// the writes (LowerAccessOptions::group_activations); the others, at each.
+TEST_P(SparseMore, WritesOfAStatementGroupActivateExactlyTheBlocksTheyReach) {
+  constexpr int kN = 64;
+  constexpr std::array<std::pair<int, int>, 8> kNeighbours = {
+      {{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 1}, {1, -1}, {1, 0}, {1, 1}}};
+  Program prog(config());
+  Field alive = prog.field(i32, "alive", {kN, kN});
+  Field cnt = prog.field(i32, "cnt"), mark = prog.field(i32, "mark"), far = prog.field(i32, "far");
+  prog.root().pointer(ij, {16, 16}).dense(ij, {4, 4}).place(cnt, mark);
+  prog.root().pointer(ij, {4, 4}).pointer(ij, {4, 4}).dense(ij, {4, 4}).place(far);
+  std::vector<int32_t> live(kN * kN, 0);
+  std::mt19937 rng(17);
+  for (int32_t& c : live) c = rng() % 10 == 0 ? 1 : 0;
+  live[0] = live[kN - 1] = live[kN * kN - 1] = 1;  // corners: neighbours off the grid
+  alive.from_vector(live);
+  Kernel k = prog.kernel("group", [&] {
+    for_each(alive, [&](Expr i, Expr j) {
+      if_(alive(i, j) == 1, [&] {
+        for (const auto& [di, dj] : kNeighbours) {
+          Expr ni = i + di, nj = j + dj;
+          if_(ni >= 0 && ni < kN && nj >= 0 && nj < kN, [&] { cnt(ni, nj) += 1; });
+        }
+        mark(i, j) = 7;
+        far(i, (j * 5) % kN) += 1;
+        far(kN - 1 - i, j) += 100;
+      }).else_([&] { if_(i % 7 == 0 && j % 11 == 0, [&] { far(i, j) += 10000; }); });
+    });
+  });
+  k();
+  std::vector<int32_t> want_cnt(kN * kN, 0), want_mark(kN * kN, 0), want_far(kN * kN, 0);
+  std::set<std::pair<int, int>> blocks, far_blocks;  // active blocks of 4x4 cells
+  auto at = [](int i, int j) { return static_cast<size_t>(i * kN + j); };
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j) {
+      if (live[at(i, j)] == 1) {
+        for (const auto& [di, dj] : kNeighbours) {
+          const int ni = i + di, nj = j + dj;
+          if (ni < 0 || ni >= kN || nj < 0 || nj >= kN) continue;
+          ++want_cnt[at(ni, nj)];
+          blocks.insert({ni / 4, nj / 4});
+        }
+        want_mark[at(i, j)] = 7;
+        blocks.insert({i / 4, j / 4});
+        want_far[at(i, j * 5 % kN)] += 1;
+        far_blocks.insert({i / 4, j * 5 % kN / 4});
+        want_far[at(kN - 1 - i, j)] += 100;
+        far_blocks.insert({(kN - 1 - i) / 4, j / 4});
+      } else if (i % 7 == 0 && j % 11 == 0) {
+        want_far[at(i, j)] += 10000;
+        far_blocks.insert({i / 4, j / 4});
+      }
+    }
+  EXPECT_EQ(cnt.to_vector<int32_t>(), want_cnt);
+  EXPECT_EQ(mark.to_vector<int32_t>(), want_mark);
+  EXPECT_EQ(far.to_vector<int32_t>(), want_far);
+  EXPECT_EQ(count_visits(prog, cnt, "c"), static_cast<int32_t>(16 * blocks.size()));
+  EXPECT_EQ(count_visits(prog, far, "f"), static_cast<int32_t>(16 * far_blocks.size()));
+}
+
 TEST_P(SparseMore, ManyFloat64AtomicAddsPerCellOfAStructFor) {
   constexpr int kAdds = 120, kGrid = 64;
   Program prog(config());

@@ -3,10 +3,14 @@
 // C++ and parses the kernel against it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ir/eval.h"
+#include "ir/interpreter.h"
 #include "ir/parser.h"
 #include "ir/passes/lower_access.h"
 #include "ir/passes/offload.h"
@@ -40,28 +44,40 @@ struct Trees {
   }
 };
 
+// A parsed kernel on its own Trees.
+struct Parsed {
+  ParsedModule module;
+  std::unique_ptr<Trees> trees;  // the kernel's forest: it stays where it is
+  Kernel& kernel() const { return *module.kernels.at(0); }
+};
+
 // Parses `module` (fields as in Trees) and runs offload, then lower_access and
-// simplify when `lower`; returns the printed kernel and, in *result, what
-// offload reported.
-std::string run(const std::string& module, bool lower, OffloadResult* result = nullptr,
-                int64_t scratch_base = 0) {
-  ParsedModule m = parse_module(module, "test");
-  Kernel& k = *m.kernels.at(0);
-  Trees trees(*m.fields);
-  k.forest = &trees.forest;
+// simplify when `lower`; in *result, what offload reported.
+Parsed offloaded(const std::string& module, bool lower, OffloadResult* result = nullptr, int64_t scratch_base = 0,
+                 const LowerAccessOptions& lower_options = {}) {
+  Parsed p{parse_module(module, "test"), nullptr};
+  Kernel& k = p.kernel();
+  p.trees = std::make_unique<Trees>(*p.module.fields);
+  k.forest = &p.trees->forest;
   OffloadOptions o;
-  o.scratch_tree = trees.scratch;
+  o.scratch_tree = p.trees->scratch;
   o.scratch_base = scratch_base;
   o.scratch_words = 64;
   OffloadResult r = offload(k, o);
   verify(k, "offload");
   if (lower) {
-    lower_access(k);
+    lower_access(k, lower_options);
     simplify(k);
     verify(k, "lower_access");
   }
   if (result) *result = std::move(r);
-  return print_kernel(k);
+  return p;
+}
+
+// The same, printed.
+std::string run(const std::string& module, bool lower, OffloadResult* result = nullptr,
+                int64_t scratch_base = 0, const LowerAccessOptions& lower_options = {}) {
+  return print_kernel(offloaded(module, lower, result, scratch_base, lower_options).kernel());
 }
 
 // The task header lines of a printed kernel, one per task.
@@ -364,6 +380,84 @@ TEST(LowerAccess, AccessesAtOneCellOfABlockActivateItOnce) {
   field_store @s[%0] %1
 )");
   EXPECT_EQ(test::count(apart, "tree_cas u32 @t1["), 2 * walks) << apart;
+}
+
+// Writes of one statement group into distinct blocks (one under an if,
+// one in its else, one at an index the group computes), lowered with
+// group_activations: one copy of the activation code, in a loop before the
+// first write, instead of one per write; the same values and the same
+// blocks active as lowered write by write (the interpreter runs both).
+TEST(LowerAccess, AStatementGroupsWritesShareOneCopyOfTheActivationCode) {
+  const std::string module = R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k(x: i32) stage typed {
+  %0 = const i32 1
+  %1 = const f32 2
+  field_store @s[%0] %1
+  %2 = arg i32 0
+  %3 = const i32 0
+  %4 = binary cmp_gt u1 %2 %3
+  if %4 {
+    %5 = const i32 12
+    %6 = const f32 3
+    field_store @s[%5] %6
+  } else {
+    %7 = const i32 9
+    %8 = const f32 4
+    field_store @s[%7] %8
+  }
+  %9 = binary add i32 %2 %0
+  %10 = cast f32 %9
+  field_store @s[%9] %10
+}
+)";
+  LowerAccessOptions grouped;
+  grouped.group_activations = true;
+  LowerAccessOptions checked = grouped;
+  checked.debug = true;
+  const size_t copy = test::count(run(module, true), "tree_cas u32 @t1[") / 4;  // four writes, a copy each
+  ASSERT_GT(copy, 0u);
+  const std::string text = run(module, true, nullptr, 0, grouped);
+  EXPECT_EQ(test::count(text, "tree_cas u32 @t1["), copy) << text;
+  EXPECT_EQ(test::count(run(module, true, nullptr, 0, checked), "tree_cas u32 @t1["), 4 * copy);  // debug: each
+
+  // Each element of @s (0 where inactive) and the active blocks, after a
+  // run with x lowered write by write or grouped.
+  auto outcome = [&](int32_t x, const LowerAccessOptions& options) {
+    const Parsed p = offloaded(module, true, nullptr, 0, options);
+    const Kernel& k = p.kernel();
+    const Trees& trees = *p.trees;
+    std::vector<std::vector<uint32_t>> words;
+    for (int t = 0; t < trees.forest.num_trees(); ++t)
+      words.push_back(t == trees.scratch ? std::vector<uint32_t>(64, 0) : trees.forest.initial_buffer(t));
+    Interpreter interp(k);
+    InterpreterEnv env;
+    env.snodes = &trees.forest;
+    env.buffer = [&](int tree, int) -> std::span<uint32_t> { return words.at(static_cast<size_t>(tree)); };
+    const std::vector<uint64_t> args = {static_cast<uint64_t>(static_cast<uint32_t>(x))};
+    interp.run(args, env);
+    std::vector<double> values;
+    std::vector<int64_t> active;
+    const std::vector<uint32_t>& w = words.at(1);
+    for (int64_t e = 0; e < 16; ++e) {
+      const int64_t idx[kMaxAxes] = {e};
+      const int64_t a = trees.forest.find_element(1, idx, [&](int64_t n) { return w[static_cast<size_t>(n)]; });
+      values.push_back(a < 0 ? 0.0 : bits_to_double(DataType::f32, load_element(w, a, DataType::f32)));
+      if (a >= 0 && e % 2 == 0) active.push_back(e / 2);
+    }
+    return std::pair{values, active};
+  };
+  for (const int32_t x : {5, 0, -1}) {
+    const auto [values, active] = outcome(x, {});
+    EXPECT_EQ(outcome(x, grouped), (std::pair{values, active})) << "x = " << x;
+    // By hand: blocks 0 (s[1]), 6 (s[12]) or 4 (s[9]), and s[x + 1]'s.
+    std::vector<int64_t> want = {0, x > 0 ? 6 : 4};
+    want.push_back((x + 1) / 2);
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    EXPECT_EQ(active, want) << "x = " << x;
+  }
 }
 
 TEST(LowerAccess, ADeactivationIsFollowedByGcOfItsTree) {

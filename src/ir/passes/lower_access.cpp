@@ -2,6 +2,8 @@
 #include "ir/passes/lower_access.h"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_set>
 #include <unordered_map>
 #include <vector>
 
@@ -211,15 +213,15 @@ class Lowerer {
     return out;
   }
 
+  // Whether access `s` to field `f` names the cell `a` does.
+  bool same_cell(const Activated& a, const Stmt* s, const FieldDecl& f) const {
+    return a.node == parent_of_place(f.id) && a.tree_param == s->tree_param() && a.offsets == offsets_of(f) &&
+           std::equal(a.indices.begin(), a.indices.end(), s->indices().begin(), s->indices().end());
+  }
+
   const SparseRuntime::Cell* activated(const Activations& known, const Stmt* s, const FieldDecl& f) const {
-    const int node = parent_of_place(f.id);
-    const std::vector<int64_t> offsets = offsets_of(f);
-    for (const Activated& a : known) {
-      if (a.node != node || a.tree_param != s->tree_param() || a.offsets != offsets ||
-          a.indices.size() != s->indices().size())
-        continue;
-      if (std::equal(a.indices.begin(), a.indices.end(), s->indices().begin())) return &a.cell;
-    }
+    for (const Activated& a : known)
+      if (same_cell(a, s, f)) return &a.cell;
     return nullptr;
   }
 
@@ -229,7 +231,9 @@ class Lowerer {
                                    const FieldDecl& f) {
     if (const SparseRuntime::Cell* cell = activated(known, s, f)) return *cell;
     const int node = parent_of_place(f.id);
-    SparseRuntime::Cell cell = rt.activate(node, physical(b, node, s->indices(), &f, false));
+    auto grouped = grouped_.find(s);
+    SparseRuntime::Cell cell = grouped != grouped_.end() ? rt.grouped_cell(grouped->second)
+                                                         : rt.activate(node, physical(b, node, s->indices(), &f, false));
     if (sparse_path(node))
       known.push_back({node, s->tree_param(), std::vector<const Stmt*>(s->indices().begin(), s->indices().end()),
                        offsets_of(f), cell});
@@ -342,9 +346,20 @@ class Lowerer {
   bool lower_block(Block* block) {
     Activations known;  // this block's, in order; a nested block starts with none
     bool deactivates = false;
+    const Stmt* region_end = nullptr;  // the statement after the region of groups looked at
+    bool in_region = false;
     for (size_t pos = 0; pos < block->size();) {
       Stmt* s = block->at(pos);
       remap_operands(s);
+      if (in_region && s == region_end) in_region = false;
+      if (!in_region && options_.group_activations && !options_.debug && in_region_kind(s)) {
+        region_end = find_groups(block, pos);
+        in_region = true;
+      }
+      if (auto it = pending_.find(s); it != pending_.end()) {
+        pos = emit_groups(block, pos, it->second);
+        pending_.erase(it);
+      }
       bool forgets = s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate;
       if (is_field_access(s->kind()) || s->kind() == StmtKind::SNodeOp) {
         pos = lower(block, pos, known);
@@ -359,6 +374,191 @@ class Lowerer {
     return deactivates;
   }
 
+  // ---- activations of a statement group, once ----
+  //
+  // A run of statements with nothing between them that could stop, loop,
+  // deactivate or watch the tree (values, field accesses, variables and ifs
+  // of the same) activates the cells its writes name before the first of
+  // them, in one loop with one copy of the activation code per pool
+  // (SparseRuntime::activate_group), when two or more writes name distinct
+  // cells of one SNode: the eight neighbours' counts of sparse_life, the 27
+  // nodes of an MPM particle's P2G. A write qualifies when its indices, and
+  // the conditions of the ifs around it, are values the run computes (which
+  // the loop computes again, divisions only by a nonzero constant) or ones
+  // from before it; its cell is activated where those conditions hold, as
+  // it would have been. Where the target asks for it
+  // (LowerAccessOptions::group_activations), never in debug mode.
+
+  static bool in_region_kind(const Stmt* s) {
+    switch (s->kind()) {
+      case StmtKind::FieldLoad:
+      case StmtKind::FieldStore:
+      case StmtKind::FieldAtomic:
+      case StmtKind::Alloca:
+      case StmtKind::LocalLoad:
+      case StmtKind::LocalStore:
+        return true;
+      case StmtKind::If:
+        for (const Block* b : {s->then_block(), s->else_block()})
+          for (size_t k = 0; k < b->size(); ++k)
+            if (!in_region_kind(b->at(k))) return false;
+        return true;
+      default:
+        return is_value(s->kind());
+    }
+  }
+
+  struct Site {
+    Stmt* access;
+    std::vector<std::pair<Stmt*, bool>> guards;  // the conditions of the ifs around it, and which branch
+  };
+  struct Group {  // the sites of one SNode of one tree instance
+    int node, tree_param;
+    std::vector<Activated> cells;          // distinct (indices as the user wrote them; cell unused)
+    std::vector<std::vector<Site>> sites;  // per cell
+  };
+  struct Pending {  // the groups of a region, waiting for the statement they go before
+    std::vector<Group> groups;
+    std::unordered_set<const Stmt*> after;  // that statement and the region's others after it
+  };
+
+  // Whether `v` can be computed again before the region's statements in
+  // `after`: it is from before them, or a value of theirs whose operands can.
+  bool recomputable(const Stmt* v, const std::unordered_set<const Stmt*>& after,
+                    std::unordered_map<const Stmt*, bool>& memo) const {
+    if (!after.contains(v)) return true;
+    if (auto it = memo.find(v); it != memo.end()) return it->second;
+    bool ok = is_value(v->kind());
+    // An integer division the run may have guarded (by zero, or of the
+    // least value by -1) is not computed where the guard is not.
+    if (ok && v->kind() == StmtKind::Binary && !is_float(v->type()) &&
+        (v->binary_op() == BinaryOp::div || v->binary_op() == BinaryOp::mod))
+      ok = v->rhs()->is_const() && v->rhs()->const_int() != 0 && v->rhs()->const_int() != -1;
+    for (const Stmt* op : v->operands()) ok = ok && recomputable(op, after, memo);
+    memo[v] = ok;
+    return ok;
+  }
+
+  // Looks at the region that starts at block->at(pos); notes its groups in
+  // pending_ under the statement they go before. Returns the statement after
+  // the region (null: the block's end).
+  const Stmt* find_groups(Block* block, size_t pos) {
+    size_t end = pos;
+    while (end < block->size() && in_region_kind(block->at(end))) ++end;
+    const Stmt* after_region = end < block->size() ? block->at(end) : nullptr;
+    std::vector<Site> candidates;
+    std::vector<size_t> top;  // the top-level statement of each
+    std::vector<std::pair<Stmt*, bool>> guards;
+    std::function<void(Block*, size_t, size_t, size_t)> scan = [&](Block* b, size_t from, size_t to, size_t at) {
+      for (size_t k = from; k < to; ++k) {
+        Stmt* s = b->at(k);
+        const size_t t = b == block ? k : at;
+        if (s->kind() == StmtKind::If) {
+          guards.emplace_back(s->cond(), true);
+          scan(s->then_block(), 0, s->then_block()->size(), t);
+          guards.back().second = false;
+          scan(s->else_block(), 0, s->else_block()->size(), t);
+          guards.pop_back();
+          continue;
+        }
+        const bool activates =
+            s->kind() == StmtKind::FieldStore || s->kind() == StmtKind::FieldAtomic ||
+            (s->kind() == StmtKind::FieldLoad && written_next(b, k + 1, s));
+        if (!activates || own_cell(s) != nullptr || grouped_.contains(s)) continue;
+        if (!SparseRuntime::groups_activations(forest_, parent_of_place(s->field()))) continue;
+        candidates.push_back({s, guards});
+        top.push_back(t);
+      }
+    };
+    scan(block, pos, end, 0);
+    if (candidates.size() < 2) return after_region;
+    // Statements from the first candidate's on: what the loop before it must compute again.
+    const size_t hoist = top.front();
+    Pending pending;
+    std::unordered_set<const Stmt*>& after = pending.after;
+    std::function<void(const Block*, size_t, size_t)> note = [&](const Block* b, size_t from, size_t to) {
+      for (size_t k = from; k < to; ++k) {
+        after.insert(b->at(k));
+        for (const auto& child : b->at(k)->blocks()) note(child.get(), 0, child->size());
+      }
+    };
+    note(block, hoist, end);
+    std::unordered_map<const Stmt*, bool> memo;
+    std::vector<Group> groups;
+    for (const Site& c : candidates) {
+      bool ok = std::all_of(c.access->indices().begin(), c.access->indices().end(),
+                            [&](const Stmt* i) { return recomputable(i, after, memo); });
+      for (const auto& [cond, branch] : c.guards) ok = ok && recomputable(cond, after, memo);
+      if (!ok) continue;
+      const FieldDecl& f = kernel_.fields().get(c.access->field());
+      const int node = parent_of_place(f.id);
+      auto g = std::find_if(groups.begin(), groups.end(),
+                            [&](const Group& x) { return x.node == node && x.tree_param == c.access->tree_param(); });
+      if (g == groups.end()) g = groups.insert(groups.end(), Group{node, c.access->tree_param(), {}, {}});
+      Activations& cells = g->cells;
+      auto same = std::find_if(cells.begin(), cells.end(), [&](const Activated& a) { return same_cell(a, c.access, f); });
+      const auto k = static_cast<size_t>(same - cells.begin());
+      if (same == cells.end()) {
+        cells.push_back({node, c.access->tree_param(),
+                         std::vector<const Stmt*>(c.access->indices().begin(), c.access->indices().end()),
+                         offsets_of(f), SparseRuntime::Cell{nullptr, nullptr}});
+        g->sites.emplace_back();
+      }
+      g->sites[k].push_back(c);
+    }
+    for (Group& g : groups)
+      if (g.cells.size() >= 2) pending.groups.push_back(std::move(g));
+    if (!pending.groups.empty()) pending_[block->at(hoist)] = std::move(pending);
+    return after_region;
+  }
+
+  // The pending groups' activation loops, before block->at(pos); returns the
+  // position of that statement after them.
+  size_t emit_groups(Block* block, size_t pos, const Pending& pending) {
+    Builder b(block, pos);
+    for (const Group& g : pending.groups) {
+      b.set_tree_param(g.tree_param);
+      SparseRuntime rt(forest_, b);
+      rt.set_task_changes_words(changes_words_);
+      Builder::CloneMap map;
+      // The statement that computes `v` here: from before (as lowered), or a copy.
+      std::function<Stmt*(Stmt*)> here = [&](Stmt* v) -> Stmt* {
+        if (auto r = replaced_.find(v); r != replaced_.end()) return r->second;
+        if (auto c = map.find(v); c != map.end()) return c->second;
+        if (!pending.after.contains(v)) return v;
+        GROVE_ASSERT(is_value(v->kind()), "a grouped activation's index computed again that is no value");
+        for (Stmt* op : v->operands()) map[op] = here(op);
+        return b.clone(v, map);
+      };
+      std::vector<SparseRuntime::GroupSite> sites;
+      for (size_t k = 0; k < g.cells.size(); ++k) {
+        const Site& first = g.sites[k].front();
+        std::vector<Stmt*> indices;
+        for (Stmt* i : first.access->indices()) indices.push_back(here(i));
+        const FieldDecl& f = kernel_.fields().get(first.access->field());
+        SparseRuntime::GroupSite site{physical(b, g.node, indices, &f, false), nullptr};
+        // Needed where any of the cell's accesses runs.
+        bool always = false;
+        for (const Site& at : g.sites[k]) {
+          Stmt* holds = nullptr;
+          for (const auto& [cond, branch] : at.guards) {
+            Stmt* c = here(cond);
+            if (!branch) c = b.unary(UnaryOp::logic_not, c);
+            holds = holds == nullptr ? c : b.binary(BinaryOp::logic_and, holds, c);
+          }
+          if (holds == nullptr) always = true;
+          else site.needed = site.needed == nullptr ? holds : b.binary(BinaryOp::logic_or, site.needed, holds);
+        }
+        if (always) site.needed = nullptr;
+        sites.push_back(std::move(site));
+      }
+      const std::vector<Stmt*> vars = rt.activate_group(g.node, sites);
+      for (size_t k = 0; k < g.cells.size(); ++k)
+        for (const Site& at : g.sites[k]) grouped_[at.access] = vars[k];
+    }
+    return b.position();
+  }
+
   // The cell address a struct-for already knows for an access to its own cell.
   Stmt* own_cell(const Stmt* access) const {
     auto it = own_cell_.find(access);
@@ -369,6 +569,10 @@ class Lowerer {
   const SNodeForest& forest_;
   LowerAccessOptions options_;
   std::unordered_map<const Stmt*, Stmt*> own_cell_;
+  // Groups of activations waiting for the statement they go before, and
+  // the cell variable each grouped access reads (find_groups, emit_groups).
+  std::unordered_map<const Stmt*, Pending> pending_;
+  std::unordered_map<const Stmt*, Stmt*> grouped_;
   bool changes_words_ = true;  // the task being lowered may change runtime words (changes_words)
   std::unordered_map<const Stmt*, Stmt*> replaced_;  // a lowered statement -> its value
   // Lowered statements stay allocated until the pass ends: their addresses

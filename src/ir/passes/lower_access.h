@@ -12,6 +12,14 @@ struct LowerAccessOptions {
   uint32_t cells_per_iteration = 1;
   // SparseRuntime::set_least_iterations (0: runs of cells_per_iteration).
   uint32_t least_iterations = 0;
+  // A statement group's activations in one loop with one copy of the
+  // activation code per pool (SparseRuntime::activate_group), for code
+  // generators that copy every site's code for their driver to compile
+  // (SPIR-V: lavapipe spent ~70% of sparse_life count's compile on its
+  // eight sites). The LLVM generator calls one out-of-line copy of an
+  // unlikely block from every site already, so it leaves this off. Never
+  // in debug mode, whose index checks come before each access.
+  bool group_activations = false;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain
