@@ -50,6 +50,10 @@ class Backend {
   // of cells then shorten (to one cell) when the list is short
   // (ir::SparseRuntime::set_least_iterations).
   virtual uint32_t least_list_iterations() const { return 0; }
+  // Whether a statement group's activations share one copy of the
+  // activation code (ir::LowerAccessOptions::group_activations): where the
+  // code generator copies each site's code for the driver to compile.
+  virtual bool groups_activations() const { return false; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
   // a CPU (also a Vulkan device that is one), 1 where every point is a

@@ -133,6 +133,7 @@ ProgramImpl::Lowered ProgramImpl::lower(KernelRecord& rec, const Backend& target
   options.lower.debug = config.debug;
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
   options.lower.least_iterations = options.offload.least_iterations = target.least_list_iterations();
+  options.lower.group_activations = target.groups_activations();
   options.target = target.target_ops();
   options.on_lowered = [&](const ir::Kernel& k) {
     if (report) observe_lowered_kernel(k, config.debug);

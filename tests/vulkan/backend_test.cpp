@@ -908,6 +908,55 @@ TEST_F(VulkanBackend, DumpDirReceivesSpirvNextToTheIr) {
   EXPECT_THAT(asm_text.str(), HasSubstr("LocalSize "));
 }
 
+// Eight writes of one statement group into a pointer's blocks (a cell's
+// neighbours, each under its bounds check, as sparse_life counts them)
+// carry one copy of the activation code in the SPIR-V, as many
+// compare-and-swaps as one write carries, not eight times its own
+// (ir::LowerAccessOptions::group_activations); the values are
+// SparseMore's (tests/api/sparse_more_test.cpp).
+TEST_F(VulkanBackend, AStatementGroupsWritesShareOneCopyOfTheActivationCode) {
+  const grove::testing::ScratchDir dir("grove_group_vulkan_backend");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  Program prog(config());
+  Field n = prog.field(i32, "n");
+  prog.root().pointer(ij, {8, 8}).dense(ij, {4, 4}).place(n);
+  // Writes at the neighbours d of each point (i + j) % 5 == 0 of the grid.
+  auto writes = [&](const std::vector<int>& ds) {
+    for_range({32, 32}, [&](Expr i, Expr j) {
+      for (const int d : ds) {
+        Expr ni = i + (d / 3 - 1), nj = j + (d % 3 - 1);
+        if_(ni >= 0 && ni < 32 && nj >= 0 && nj < 32 && (i + j) % 5 == 0, [&] { n(ni, nj) += 1; });
+      }
+    });
+  };
+  const std::vector<int> neighbours = {0, 1, 2, 3, 5, 6, 7, 8};
+  prog.kernel("eight", [&] { writes(neighbours); })();
+  prog.kernel("one", [&] { writes({1}); })();
+  unsetenv("GROVE_DUMP_DIR");
+  auto swaps = [&](const std::string& kernel) {
+    std::ifstream spvasm(dir / (kernel + ".t0_range_for.spvasm"));
+    std::stringstream text;
+    text << spvasm.rdbuf();
+    size_t count = 0;
+    for (size_t at = text.str().find("OpAtomicCompareExchange"); at != std::string::npos;
+         at = text.str().find("OpAtomicCompareExchange", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_GT(swaps("one"), 0u);
+  EXPECT_EQ(swaps("eight"), swaps("one"));
+  int32_t total = 0;
+  for (const int32_t v : n.to_vector<int32_t>()) total += v;
+  int32_t want = 0;
+  for (int i = 0; i < 32; ++i)
+    for (int j = 0; j < 32; ++j)
+      for (const int d : neighbours) {
+        const int ni = i + d / 3 - 1, nj = j + d % 3 - 1;
+        if (ni >= 0 && ni < 32 && nj >= 0 && nj < 32 && (i + j) % 5 == 0) want += d == 1 ? 2 : 1;
+      }
+  EXPECT_EQ(total, want);
+}
+
 // Parallel tasks run groups of 256 invocations, or of the device's largest
 // group when that is smaller (Vulkan's minimum, 128, on the mobile profile).
 TEST_F(VulkanBackend, ParallelTasksUseTheLargestGroupUpTo256) {
