@@ -421,6 +421,27 @@ kernel @k(x: i32) stage typed {
   const std::string text = run(module, true, nullptr, 0, grouped);
   EXPECT_EQ(test::count(text, "tree_cas u32 @t1["), copy) << text;
   EXPECT_EQ(test::count(run(module, true, nullptr, 0, checked), "tree_cas u32 @t1["), 4 * copy);  // debug: each
+  // Writes all in one branch of an if are grouped inside it: the loop runs
+  // only where the branch does.
+  const std::string branch = run(R"(field @d : i32[4]
+field @s : f32[16]
+
+kernel @k(x: i32) stage typed {
+  %0 = arg i32 0
+  %1 = const i32 0
+  %2 = binary cmp_gt u1 %0 %1
+  if %2 {
+    %3 = const f32 2
+    field_store @s[%0] %3
+    %4 = const i32 9
+    field_store @s[%4] %3
+  } else {
+  }
+}
+)",
+                                 true, nullptr, 0, grouped);
+  EXPECT_EQ(test::count(branch, "tree_cas u32 @t1["), copy) << branch;
+  EXPECT_LT(branch.find("if %"), branch.find("range_for")) << branch;
 
   // Each element of @s (0 where inactive) and the active blocks, after a
   // run with x lowered write by write or grouped.

@@ -472,6 +472,14 @@ class Lowerer {
     };
     scan(block, pos, end, 0);
     if (candidates.size() < 2) return after_region;
+    // All in one branch of one if (sparse_life's count: under `alive == 1`):
+    // the branch's own block groups them, so that the loop runs only where
+    // the branch does.
+    const auto& outer = candidates.front().guards;
+    if (!outer.empty() && std::all_of(candidates.begin(), candidates.end(), [&](const Site& c) {
+          return !c.guards.empty() && c.guards.front() == outer.front();
+        }))
+      return after_region;
     // Statements from the first candidate's on: what the loop before it must compute again.
     const size_t hoist = top.front();
     Pending pending;
