@@ -186,7 +186,7 @@ bool copies_whole_runs(const FieldWalk& walk, DataType dtype, DataType as, size_
 
 // The values of such a walk (copies_whole_runs), appended to `out` run by
 // run in element order, adjacent runs of adjacent words in one append.
-void append_runs(const FieldWalk& walk, DataType dtype, std::span<const uint32_t> words, int64_t words_from,
+void append_runs(const FieldWalk& walk, std::span<const uint32_t> words, int64_t words_from,
                  size_t width, grove::detail::HostDestination out, size_t count) {
   const auto values_per_element = static_cast<int64_t>(width);
   int64_t next = 0;                 // the next element the walk must give
@@ -225,7 +225,7 @@ void* copy_fields_out(std::span<const FieldWalk> walks, DataType dtype, std::spa
   const size_t width = FieldWalk::interleaved(walks) ? walks.size() : 1;
   if (out.append != nullptr && width == walks.size() && copies_whole_runs(walks[0], dtype, as, width, width)) {
     out.place(out.target, nullptr, 0);  // empty, then run after run
-    append_runs(walks[0], dtype, words, words_from, width, out, count);
+    append_runs(walks[0], words, words_from, width, out, count);
     return out.place(out.target, nullptr, count);  // (holds them all: changes nothing)
   }
   void* to = out.place(out.target, nullptr, count);
