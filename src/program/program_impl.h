@@ -81,7 +81,10 @@ struct KernelRecord {
   std::vector<int> scalar_index, tree_index;
   std::function<void(Args)> body;
   std::unique_ptr<ir::Kernel> ir;                    // after the pipeline
-  std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
+  // (stage, IR text) after each pass; only the last one's text until
+  // Kernel::ir asks for another (run_passes again from `frontend`).
+  std::vector<std::pair<std::string, std::string>> stages;
+  std::unique_ptr<ir::Kernel> frontend;  // the recorded IR, before the passes
   std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
@@ -355,11 +358,17 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // and let tests observe it.
   struct Lowered {
     std::unique_ptr<ir::Kernel> kernel;
-    std::vector<std::pair<std::string, std::string>> stages;  // (stage, IR text)
+    // (stage, IR text): every text with `all_stages`, else the last one's
+    // (and those a dump or Config::print_ir printed).
+    std::vector<std::pair<std::string, std::string>> stages;
     rt::KernelPlan plan;  // backend-neutral (ir::plan_kernel)
     int64_t scratch_words = 0;
   };
+  // Records `k`'s body (it runs once per call) and runs the passes.
   Lowered lower(KernelRecord& k, const Backend& target, int64_t max_buffer_words, bool report);
+  std::unique_ptr<ir::Kernel> record_body(KernelRecord& k, const Backend& target);
+  Lowered run_passes(KernelRecord& k, std::unique_ptr<ir::Kernel> kernel, const Backend& target,
+                     int64_t max_buffer_words, bool report, bool all_stages);
   KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
                            bool internal);
   void compile(KernelRecord& k);

@@ -39,6 +39,40 @@ TEST_P(ProgramTest, KernelIrAtEachStage) {
   EXPECT_THROW(k.ir("nonsense"), Error);
 }
 
+// A compile prints only the last stage's IR; asking for another runs the
+// passes again from the recorded IR, not the body, and gives what a dump
+// of the first compile wrote.
+TEST_P(ProgramTest, AStagesIrComesFromTheRecordedIrNotTheBodyAgain) {
+  const grove::testing::ScratchDir dir("grove_stages_program_test");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  Program dumped(config());
+  unsetenv("GROVE_DUMP_DIR");
+  Program prog(config());
+  int bodies = 0;
+  auto make = [&](Program& p) {
+    Field x = p.field(i32, "x", {8});
+    return p.kernel("twice", [&, x] {
+      ++bodies;
+      for_range(0, 8, [&](Expr n) { x(n) = x(n) * 2 + n; });
+    });
+  };
+  Kernel once = make(dumped);
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  once();
+  unsetenv("GROVE_DUMP_DIR");
+  Kernel k = make(prog);
+  k();
+  EXPECT_EQ(bodies, 2);
+  std::ifstream file(dir / "twice.04_offload.ir");
+  std::stringstream written;
+  written << file.rdbuf();
+  ASSERT_FALSE(written.str().empty());
+  EXPECT_EQ(k.ir("offload"), written.str());
+  EXPECT_THAT(k.ir("frontend"), HasSubstr("kernel @twice"));
+  EXPECT_EQ(bodies, 2);  // the body ran once per Program
+  EXPECT_EQ(k.compile_count(), 1);
+}
+
 TEST_P(ProgramTest, PrintIrShowsEveryStage) {
   Config c = config();
   c.print_ir = true;
