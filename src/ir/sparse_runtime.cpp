@@ -297,7 +297,7 @@ void SparseRuntime::enqueue(int pool, Stmt* entry) {
 // ---- walking the tree ----------------------------------------------------------
 
 SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indices, bool activate,
-                                        int space) {
+                                        int space, EmptySlot* empty) {
   if (space < 0) space = node;
   const SNodeDecl& target = forest_.snode(node);
   int t = target.tree;
@@ -306,6 +306,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
   while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
   Stmt* address = u32(static_cast<uint64_t>(forest_.tree(t).root_offset));
   Stmt* ok = b_.const_int(U1, 1);
+  if (empty != nullptr) *empty = {u32(0), u32(0)};
   std::vector<int> path = forest_.path(node);
   for (size_t n = 1; n < path.size(); ++n) {
     const SNodeDecl& s = forest_.snode(path[n]);
@@ -342,6 +343,11 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
         auto published = [&](Stmt* v) { record_published(path[n], space, idx, bin(BinaryOp::sub, v, u32(1))); };
         Stmt* v = activate ? activate_slot(path[n], slot, published) : load_shared(t, slot);
         Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
+        if (empty != nullptr) {  // the first empty slot: the levels above it all hold entries
+          Stmt* first = bin(BinaryOp::logic_and, ok, b_.unary(UnaryOp::logic_not, nz));
+          empty->slot_plus_one = b_.select(first, bin(BinaryOp::add, slot, u32(1)), empty->slot_plus_one);
+          empty->level = b_.select(first, u32(n), empty->level);
+        }
         ok = bin(BinaryOp::logic_and, ok, nz);
         Stmt* entry = b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0));
         address = entry_address(path[n], entry);
@@ -392,7 +398,6 @@ bool SparseRuntime::groups_activations(const SNodeForest& forest, int node) {
 std::vector<Stmt*> SparseRuntime::activate_group(int node, const std::vector<GroupSite>& sites) {
   GROVE_ASSERT(groups_activations(forest_, node), "activate_group over a path of dense and pointer levels only");
   const SNodeDecl& target = forest_.snode(node);
-  const int t = target.tree;
   const std::vector<int> path = forest_.path(node);
   std::vector<Stmt*> cells;
   for (size_t k = 0; k < sites.size(); ++k) cells.push_back(var(U32, u32(0)));
@@ -417,36 +422,15 @@ std::vector<Stmt*> SparseRuntime::activate_group(int node, const std::vector<Gro
     for (int a = 0; a < kMaxAxes; ++a)
       if (target.shape[static_cast<size_t>(a)] > 1) at[static_cast<size_t>(a)] = var(U32, u32(0));
     for (size_t k = 0; k < sites.size(); ++k) {
-      Stmt* address = u32(static_cast<uint64_t>(forest_.tree(t).root_offset));
-      Stmt* ok = b_.const_int(U1, 1);
-      Stmt* first_empty = u32(0);  // the site's first empty slot + 1
-      Stmt* first_level = u32(0);
-      for (size_t n = 1; n < path.size(); ++n) {
-        const SNodeDecl& s = forest_.snode(path[n]);
-        Stmt* c = local_cell(path[n], node, idx[k]);
-        Stmt* container = bin(BinaryOp::add, address, u32(static_cast<uint64_t>(s.component_offset)));
-        if (s.type == SNodeType::dense) {
-          address = bin(BinaryOp::add, container, bin(BinaryOp::mul, c, u32(static_cast<uint64_t>(s.cell_words))));
-          continue;
-        }
-        Stmt* slot = bin(BinaryOp::add, container, c);
-        Stmt* v = load_shared(t, slot);
-        Stmt* nz = bin(BinaryOp::cmp_ne, v, u32(0));
-        // The first empty slot on the path: the levels above it all hold entries.
-        Stmt* empty = b_.unary(UnaryOp::logic_not, nz);
-        Stmt* first = ok->is_const() ? empty : bin(BinaryOp::logic_and, ok, empty);
-        first_empty = b_.select(first, bin(BinaryOp::add, slot, u32(1)), first_empty);
-        if (level != nullptr) first_level = b_.select(first, u32(n), first_level);
-        ok = ok->is_const() ? nz : bin(BinaryOp::logic_and, ok, nz);
-        address = entry_address(path[n], b_.select(nz, bin(BinaryOp::sub, v, u32(1)), u32(0)));
-      }
+      EmptySlot first;
+      const auto [address, ok] = walk(node, idx[k], false, -1, &first);
       set(cells[k], b_.select(ok, address, u32(0)));
       Stmt* take = bin(BinaryOp::logic_and, b_.unary(UnaryOp::logic_not, ok),
                        bin(BinaryOp::cmp_eq, get(missing), u32(0)));
       if (sites[k].needed != nullptr) take = bin(BinaryOp::logic_and, sites[k].needed, take);
       if_then(take, [&] {
-        set(missing, first_empty);
-        if (level != nullptr) set(level, first_level);
+        set(missing, first.slot_plus_one);
+        if (level != nullptr) set(level, first.level);
         for (size_t a = 0; a < at.size(); ++a)
           if (at[a] != nullptr) set(at[a], idx[k][a]);
       });

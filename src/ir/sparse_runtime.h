@@ -137,7 +137,14 @@ class SparseRuntime {
 
   Stmt* local_cell(int node, int leaf, const std::vector<Stmt*>& u32_indices);
   // `space`: the SNode whose index space `indices` are in (default: node).
-  Cell walk(int node, const std::vector<Stmt*>& indices, bool activate, int space = -1);
+  // With `empty` (a lookup): where the path first meets an empty pointer
+  // slot, its address + 1 (0: none) and its position in the path (u32).
+  struct EmptySlot {
+    Stmt* slot_plus_one;
+    Stmt* level;
+  };
+  Cell walk(int node, const std::vector<Stmt*>& indices, bool activate, int space = -1,
+            EmptySlot* empty = nullptr);
   // Returns the slot value (entry + 1) after activation; 0 if the pool is
   // full. `published(entry + 1)` is emitted where this invocation's
   // candidate won the slot.

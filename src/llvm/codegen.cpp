@@ -22,10 +22,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <unordered_map>

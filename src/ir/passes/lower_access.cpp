@@ -524,20 +524,21 @@ class Lowerer {
   // position of that statement after them.
   size_t emit_groups(Block* block, size_t pos, const Pending& pending) {
     Builder b(block, pos);
+    // The statement that computes `v` here: from before (as lowered), or a
+    // copy, made once for every group (each copy lies before them all).
+    Builder::CloneMap map;
+    std::function<Stmt*(Stmt*)> here = [&](Stmt* v) -> Stmt* {
+      if (auto r = replaced_.find(v); r != replaced_.end()) return r->second;
+      if (auto c = map.find(v); c != map.end()) return c->second;
+      if (!pending.after.contains(v)) return v;
+      GROVE_ASSERT(is_value(v->kind()), "a grouped activation's index computed again that is no value");
+      for (Stmt* op : v->operands()) map[op] = here(op);
+      return b.clone(v, map);
+    };
     for (const Group& g : pending.groups) {
       b.set_tree_param(g.tree_param);
       SparseRuntime rt(forest_, b);
       rt.set_task_changes_words(changes_words_);
-      Builder::CloneMap map;
-      // The statement that computes `v` here: from before (as lowered), or a copy.
-      std::function<Stmt*(Stmt*)> here = [&](Stmt* v) -> Stmt* {
-        if (auto r = replaced_.find(v); r != replaced_.end()) return r->second;
-        if (auto c = map.find(v); c != map.end()) return c->second;
-        if (!pending.after.contains(v)) return v;
-        GROVE_ASSERT(is_value(v->kind()), "a grouped activation's index computed again that is no value");
-        for (Stmt* op : v->operands()) map[op] = here(op);
-        return b.clone(v, map);
-      };
       std::vector<SparseRuntime::GroupSite> sites;
       for (size_t k = 0; k < g.cells.size(); ++k) {
         const Site& first = g.sites[k].front();
