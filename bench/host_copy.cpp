@@ -12,7 +12,9 @@
 //
 // The Grove side includes what the API does per call: checking every
 // value, and on Vulkan the staging transfers; the sparse copy in also runs
-// Grove's kernel that activates every cell (already active here).
+// Grove's kernel that activates every cell (already active here). A run of
+// either side is kCopies copies (a sparse copy takes a few microseconds: one
+// alone would time this VM's noise), its time divided by them.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -30,6 +32,17 @@ namespace {
 constexpr std::int64_t kElements = 1 << 16;
 constexpr int kIterations = 20;
 constexpr int kRepetitions = 3;
+constexpr int kCopies = 32;
+
+// `copy` kCopies times, memory clobbered between them (no memcpy is elided).
+std::function<void()> repeated(std::function<void()> copy) {
+  return [copy = std::move(copy)] {
+    for (int k = 0; k < kCopies; ++k) {
+      copy();
+      benchmark::ClobberMemory();
+    }
+  };
+}
 
 std::vector<float> ramp(std::size_t n) {
   std::vector<float> v(n);
@@ -66,9 +79,10 @@ grove::Field sparse_scalar(grove::Program& p) {
 Pair copy_in(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
   auto s = state(arch, components, make);
   const double bytes = 4.0 * static_cast<double>(s->values.size());
-  return {.grove = {[s] { s->f.from_vector(s->values); }, {}},
-          .baseline = {[s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }, {}},
-          .items_per_run = kElements,
+  return {.grove = {repeated([s] { s->f.from_vector(s->values); }), {}},
+          .baseline = {repeated([s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }), {}},
+          .runs_per_sample = kCopies,
+          .items_per_run = kElements * kCopies,
           .bytes_per_run = bytes};
 }
 
@@ -76,9 +90,10 @@ Pair copy_out(grove::Arch arch, int components, const std::function<grove::Field
   auto s = state(arch, components, make);
   const double bytes = 4.0 * static_cast<double>(s->values.size());
   // Both sides make a new vector, as to_vector returns one.
-  return {.grove = {[s] { s->out = s->f.to_vector<float>(); }, {}},
-          .baseline = {[s] { s->out = std::vector<float>(s->values); }, {}},
-          .items_per_run = kElements,
+  return {.grove = {repeated([s] { s->out = s->f.to_vector<float>(); }), {}},
+          .baseline = {repeated([s] { s->out = std::vector<float>(s->values); }), {}},
+          .runs_per_sample = kCopies,
+          .items_per_run = kElements * kCopies,
           .bytes_per_run = bytes};
 }
 
@@ -87,9 +102,10 @@ Pair copy_out(grove::Arch arch, int components, const std::function<grove::Field
 Pair copy_out_into(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
   auto s = state(arch, components, make);
   const double bytes = 4.0 * static_cast<double>(s->values.size());
-  return {.grove = {[s] { s->f.to_vector(s->out); }, {}},
-          .baseline = {[s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }, {}},
-          .items_per_run = kElements,
+  return {.grove = {repeated([s] { s->f.to_vector(s->out); }), {}},
+          .baseline = {repeated([s] { std::memcpy(s->out.data(), s->values.data(), s->values.size() * 4); }), {}},
+          .runs_per_sample = kCopies,
+          .items_per_run = kElements * kCopies,
           .bytes_per_run = bytes};
 }
 
@@ -98,9 +114,10 @@ Pair fill_mat3(grove::Arch arch) {
   s->f.fill(1.5f);
   const std::vector<float> got = s->f.to_vector<float>();
   check(std::all_of(got.begin(), got.end(), [](float v) { return v == 1.5f; }), "fill");
-  return {.grove = {[s] { s->f.fill(1.5f); }, {}},
-          .baseline = {[s] { std::fill(s->out.begin(), s->out.end(), 1.5f); }, {}},
-          .items_per_run = kElements,
+  return {.grove = {repeated([s] { s->f.fill(1.5f); }), {}},
+          .baseline = {repeated([s] { std::fill(s->out.begin(), s->out.end(), 1.5f); }), {}},
+          .runs_per_sample = kCopies,
+          .items_per_run = kElements * kCopies,
           .bytes_per_run = 4.0 * 9 * kElements};
 }
 

@@ -21,10 +21,16 @@ namespace grove::detail {
 // every value from the tree (a sparse field whose words are the host's
 // values) appends run after run, and a std::vector grows by each with
 // nothing zeroed first.
+//
+// `room`, where not null, returns the memory of `count` values the target
+// holds already (a std::vector kept from the last copy, of that size), in
+// which a copy may write run by run with nothing zeroed first, or null
+// where it holds none: then a copy appends.
 struct HostDestination {
   void* target = nullptr;
   void* (*place)(void* target, const void* values, std::size_t count) = nullptr;
   void (*append)(void* target, const void* values, std::size_t count, std::size_t total) = nullptr;
+  void* (*room)(void* target, std::size_t count) = nullptr;
 };
 
 template <typename T>
@@ -49,6 +55,10 @@ HostDestination vector_destination(std::vector<T>& out) {
             } else {
               o.resize(o.size() + count);
             }
+          },
+          [](void* target, std::size_t count) -> void* {
+            auto& o = *static_cast<std::vector<T>*>(target);
+            return o.size() == count ? o.data() : nullptr;
           }};
 }
 

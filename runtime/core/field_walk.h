@@ -50,9 +50,10 @@ class FieldWalk {
   static bool interleaved(std::span<const FieldWalk> walks);
 
   // Elements [first, first + count) of one row (row-major over the
-  // field's indices) in one cell of the deepest sparse node: element
-  // first + k is at word address + k * step, or address + offsets[k] when
-  // `offsets` is not null; address -1 when that cell is inactive.
+  // field's indices) in one cell of the deepest sparse node, or in cells
+  // whose words follow each other's: element first + k is at word address
+  // + k * step, or address + offsets[k] when `offsets` is not null;
+  // address -1 when the cells are inactive.
   struct Run {
     int64_t first = 0, count = 0;
     int64_t address = -1, step = 0;
@@ -136,14 +137,36 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
     int64_t row_digits = 0;  // one_sparse: the top node's digits of the indices before the last
     if (one_sparse)
       for (size_t d = 0; d < last; ++d) row_digits += top->digits[d].of(index[d]);
-    // Cells a batch at a time, then their runs: the slot reads of a batch
-    // do not wait behind the copies of the runs before them. Runs that
-    // continue each other in memory (pool entries made in order) are one.
-    constexpr int64_t kBatch = 32;
-    int64_t cells[kBatch];
     Run r;
     bool open = false;  // r holds runs not yet passed on
-    for (int64_t b0 = 0; b0 < row_; b0 += kBatch * span_) {
+    const bool cell_runs = slots_in_row && last_step_ > 0;
+    if (cell_runs) {
+      // The row's slots in an array and each cell's elements one run: a
+      // slot read and a compare per cell. Runs that continue each other in
+      // memory (pool entries made in order), or of inactive cells, are one.
+      const uint32_t* slot = words.data() + (top_container + row_digits + last_digit->of(0) - words_from);
+      int64_t end = -1;  // where a run continuing r starts (-1: r's cells are inactive)
+      for (int64_t u0 = 0, n = 0; u0 < row_; u0 += span_, ++n) {
+        const int64_t address = slot[n] == 0 ? -1 : pool_offset + (int64_t{slot[n]} - 1) * entry_words + outer;
+        const int64_t count = std::min(span_, row_ - u0);
+        if (open && address == end) {
+          r.count += count;
+          if (address >= 0) end += count * last_step_;
+          continue;
+        }
+        if (open) run(r);
+        r = Run{.first = first + u0, .count = count, .address = address, .step = last_step_};
+        end = address < 0 ? -1 : address + count * last_step_;
+        open = true;
+      }
+    }
+    // Otherwise cells a batch at a time, then their runs: the slot reads of
+    // a batch do not wait behind the copies of the runs before them. Runs
+    // that continue each other in memory (pool entries made in order) are
+    // one.
+    constexpr int64_t kBatch = 32;
+    int64_t cells[kBatch];
+    for (int64_t b0 = cell_runs ? row_ : 0; b0 < row_; b0 += kBatch * span_) {
       const int64_t b_end = std::min(row_, b0 + kBatch * span_);
       int64_t n = 0;
       if (slots_in_row) {  // the batch's slots, one word each, in a row

@@ -87,7 +87,7 @@ TEST_P(Profiler, AListGenerationIsCountedOnlyWhenTheSchedulerRunsIt) {
   blocks.dense(i, 8).place(x);
   Field visited = prog.field(i32, "visited", {});
   Kernel seed = prog.kernel("seed", [&] { for_range(0, 5, [&](Expr n) { x(n * 20) = n; }); });
-  Kernel visit = prog.kernel("visit", [&] { for_each(x, [&](Expr n) { atomic_add(visited(), 1); }); });
+  Kernel visit = prog.kernel("visit", [&] { for_each(x, [&](Expr) { atomic_add(visited(), 1); }); });
   seed();
   for (int r = 0; r < 4; ++r) visit();  // nothing changes the tree: the list is made once
   EXPECT_EQ(visited.read<int32_t>(), 4 * 5 * 8);

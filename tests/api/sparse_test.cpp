@@ -860,6 +860,9 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   std::vector<double> kept(500, 7.0);  // a buffer kept by the caller: resized, inactive cells' 7s become 0
   z.to_vector(kept);
   EXPECT_EQ(kept, zm);
+  std::vector<double> same(128, 7.0);  // of the field's size: written in place, inactive cells' 7s become 0
+  z.to_vector(same);
+  EXPECT_EQ(same, zm);
   std::vector<double> zv(128);
   for (size_t n = 0; n < zv.size(); ++n) zv[n] = -static_cast<double>(n);
   z.from_vector(zv);

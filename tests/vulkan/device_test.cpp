@@ -190,7 +190,9 @@ TEST(VulkanDevices, TheDriverStaysLoadedAfterTheLastDeviceGoes) {
   }
   const std::set<std::string> after = loaded_objects();
   for (const std::string& name : with_device)
-    if (!before.count(name)) EXPECT_TRUE(after.count(name)) << name << " was unloaded with the last device";
+    if (!before.count(name)) {
+      EXPECT_TRUE(after.count(name)) << name << " was unloaded with the last device";
+    }
   for (int n = 0; n < 8; ++n) EXPECT_NO_THROW(Device::create()) << "device " << n;
 }
 
