@@ -9,6 +9,12 @@
 //   host_to_vector_sparse    the same, out
 //   host_to_vector_into, host_to_vector_into_sparse
 //                            out into a vector kept from the last copy (Field::to_vector(out))
+//   host_write_each_sparse, host_read_each_sparse
+//                            Field::write / read of one element at a time, each of the
+//                            sparse field's (active: a write has nothing to activate), the
+//                            time per element against a budget of 1 us (budget_1us): a loop
+//                            over a field element by element, as a port of Python's
+//                            x[i] = v does
 //
 // The Grove side includes what the API does per call: checking every
 // value, and on Vulkan the staging transfers; the sparse copy in also runs
@@ -16,6 +22,7 @@
 // either side is kCopies copies (a sparse copy takes a few microseconds: one
 // alone would time this VM's noise), its time divided by them.
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -121,6 +128,35 @@ Pair fill_mat3(grove::Arch arch) {
           .bytes_per_run = 4.0 * 9 * kElements};
 }
 
+constexpr double kEachBudgetSeconds = 1e-6;
+
+void each(benchmark::State& st, grove::Arch arch, bool write) {
+  try {
+    auto s = state(arch, 1, sparse_scalar);
+    for (auto _ : st) {
+      const auto start = std::chrono::steady_clock::now();
+      float sum = 0.0f;
+      for (std::int64_t k = 0; k < kElements; ++k) {
+        if (write) s->f.write({k}, s->values[static_cast<size_t>(k)] + 1.0f);
+        else sum += s->f.read<float>({k});
+      }
+      benchmark::DoNotOptimize(sum);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      st.SetIterationTime(seconds / kElements);
+    }
+    std::vector<float> want = s->values;
+    if (write)
+      for (float& v : want) v += 1.0f;
+    check(s->f.to_vector<float>() == want, write ? "the values written one by one" : "the field after reads");
+  } catch (const std::exception& e) {
+    st.SkipWithError(e.what());
+  }
+}
+
+void each_budget(benchmark::State& st) {
+  for (auto _ : st) st.SetIterationTime(kEachBudgetSeconds);
+}
+
 }  // namespace
 
 void register_host_copy() {
@@ -138,6 +174,19 @@ void register_host_copy() {
                   [arch] { return copy_out_into(arch, 3, dense_vector); });
     register_pair("host_to_vector_into_sparse", arch, "memcpy", kIterations, kRepetitions,
                   [arch] { return copy_out_into(arch, 1, sparse_scalar); });
+    for (const bool write : {true, false}) {
+      const std::string workload = write ? "host_write_each_sparse" : "host_read_each_sparse";
+      benchmark::RegisterBenchmark(grove_name(workload, arch).c_str(), each, arch, write)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseManualTime()
+          ->Iterations(3);
+    }
+  }
+  for (const char* workload : {"host_write_each_sparse", "host_read_each_sparse"}) {
+    benchmark::RegisterBenchmark(baseline_name(workload, "budget_1us").c_str(), each_budget)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseManualTime()
+        ->Iterations(1);
   }
 }
 

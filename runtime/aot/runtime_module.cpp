@@ -481,10 +481,12 @@ void Tree::write_raw(std::string_view field, std::span<const int64_t> index, Dat
     m.context->write_words(instance_, a, storage_words(e.field->dtype), words);
     return;
   }
-  // A write to a sparse field activates, which only a kernel may do.
+  // A write to a sparse field activates, which only a kernel may do; to a
+  // cell active already, where the buffer is host memory, it is a store.
   const std::string writer = "__write_" + m.type_of_instance(instance_).name + "." + e.field->name;
   if (m.data.kernel(writer) == nullptr)
     throw Error(m.source + " has no writer for sparse field '" + e.field->name + "'; save the module again with this Grove");
+  if (m.context->store_if_active(instance_, layout, e.field->id, e.physical.data(), e.field->dtype, bits)) return;
   std::vector<Arg> args;
   for (int64_t i : index) args.emplace_back(static_cast<int32_t>(i));
   Arg v(uint64_t{0});

@@ -10,6 +10,7 @@
 
 #include "grove/error.h"
 #include "runtime/core/assert.h"
+#include "runtime/core/scalar.h"
 
 namespace grove::rt {
 
@@ -402,6 +403,19 @@ void Context::store_fields(int inst, std::span<const FieldWalk> walks, std::span
   for (size_t c = 0; c < n; ++c) fill(c);
   check_pools();
   if (each) store(true, nullptr);  // after the launches
+}
+
+bool Context::store_if_active(int inst, const TreeLayout& layout, int field, const int64_t* physical, DataType dtype,
+                              uint64_t bits) {
+  const std::span<uint32_t> own = device_->host_words(slot(inst, "a write"));
+  if (own.empty()) return false;
+  const auto total = static_cast<int64_t>(own.size());
+  const std::string& name = instance(inst).name;
+  const int64_t a = layout.find_element(
+      field, physical, [&](int64_t w) { return own[static_cast<size_t>(checked(total, name, w, 1))]; });
+  if (a < 0) return false;
+  store_element(own, checked(total, name, a, storage_words(dtype)), dtype, bits);
+  return true;
 }
 
 WordReader Context::paged(int inst, PageCache& cache) {

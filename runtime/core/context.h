@@ -146,6 +146,17 @@ class Context {
   void store_fields(int instance, std::span<const FieldWalk> walks, std::span<const DataType> dtypes,
                     const void* values, size_t value_bytes, bool each, bool sparse, std::vector<uint32_t>& copy,
                     const std::function<void(size_t component)>& fill);
+  // One element's write, where the instance's buffer is host memory
+  // (Device::host_words: the CPU, the interpreter, a Vulkan device of
+  // unified memory) and the element's cell is active already: the element
+  // (`physical`, its field's physical indices; of type `dtype`) is found
+  // and `bits` stored in place, no kernel launched; true. False where a
+  // kernel must write it: its cell is inactive (a write activates), or
+  // finding the cell would read the device word by word.
+  bool store_if_active(int instance, const TreeLayout& layout, int field, const int64_t* physical, DataType dtype,
+                       uint64_t bits);
+  // Whether the instance's buffer is host memory (Device::host_words).
+  bool in_host_memory(int instance) { return !device_->host_words(slot(instance, "a query")).empty(); }
   // Every node of the instance's type but its places.
   std::vector<NodeStats> stats(int instance);
 

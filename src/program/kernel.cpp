@@ -387,7 +387,12 @@ void ProgramImpl::host_write(int field, int instance, const int64_t* index, uint
     context->write_words(instance, a, storage_words(d.dtype), words.data());
     return;
   }
-  // Sparse: a write activates, which only the runtime (a kernel) may do.
+  // Sparse: a write activates, which only the runtime (a kernel) may do;
+  // to a cell active already, on a device whose buffer is host memory, it
+  // is a store (a loop writing elements one by one launches nothing).
+  if (context->store_if_active(instance, forest_.layout(tree), field, physical_index(field, index).data(), d.dtype,
+                               bits))
+    return;
   const bool typed = is_tree_type(tree);
   KernelRecord& writer = writer_kernel(field);
   std::vector<ArgValue> values;

@@ -87,6 +87,12 @@ std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name) 
   return rt::serialize(rec.compiled->plan);
 }
 
+bool field_in_host_memory(Program& program, const Field& field) {
+  ProgramImpl& p = *program.impl();
+  for (int id : field.component_ids()) p.materialize_field(id, "the host");
+  return p.context->in_host_memory(p.host_instance(field));
+}
+
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes) {
   KernelRecord& rec = kernel_named(program, name);
   program.impl()->compile(rec);

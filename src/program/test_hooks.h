@@ -12,6 +12,7 @@
 #include "grove/types.h"
 
 namespace grove {
+class Field;
 class Program;
 namespace ir {
 class Kernel;
@@ -57,6 +58,11 @@ vk::Device* vulkan_device(const Program& program);
 // PTX rather than from a binary made for it (-1 on other backends).
 // Defined with the CUDA backend.
 int64_t cuda_ptx_compiles(const Program& program);
+
+// Whether the tree buffer holding `field` is host memory on the device of
+// `program` (the interpreter, the CPU, Vulkan on unified memory): host
+// accesses then work on it in place (rt::Context::store_if_active).
+bool field_in_host_memory(Program& program, const Field& field);
 
 // The serialized plan of kernel `name` of `program` (compiling it first).
 std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);

@@ -894,6 +894,63 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   }
 }
 
+// A host write to a sparse field activates its cell, through Grove's writer
+// kernel; one to a cell active already, where the tree's buffer is host
+// memory (the interpreter, the CPU, Vulkan on unified memory), is a store
+// with no launch: a loop writing elements one by one costs no kernel each.
+// The values against a plain model either way, the writes ordered with the
+// launches around them; a dynamic list grows through the writer only.
+TEST_P(Sparse, HostWritesToActiveCellsAreStoresWhereTheTreeIsHostMemory) {
+  Config c = config();
+  c.profile = true;
+  Program prog(c);
+  Field x = prog.field(i32, "x");  // 8 blocks of 4
+  SNode& blocks = prog.root().pointer(i, 8);
+  blocks.dense(i, 4).place(x);
+  Field l = prog.field(f32, "l");  // 2 lists of up to 8
+  prog.root().dense(i, 2).dynamic(j, 8, 4).place(l);
+  Kernel twice = prog.kernel("twice", [&] { for_each(x, [&](Expr n) { x(n) = x(n) * 2; }); });
+  std::vector<int32_t> xm(32, 0);
+  x.write({5}, 1);   // activates block 1
+  x.write({21}, 2);  // and block 5
+  for (int n : {4, 5, 6, 7, 20, 21, 22, 23}) {
+    x.write({n}, 10 + n);
+    xm[static_cast<size_t>(n)] = 10 + n;
+  }
+  EXPECT_EQ(x.to_vector<int32_t>(), xm);
+  twice();
+  for (int32_t& v : xm) v *= 2;
+  x.write({6}, -3);  // after the launch, before the reads: in order
+  xm[6] = -3;
+  EXPECT_EQ(x.read<int32_t>({6}), -3);
+  EXPECT_EQ(x.read<int32_t>({7}), 34);
+  EXPECT_EQ(x.to_vector<int32_t>(), xm);
+  x.write({0}, 7);  // block 0 inactive: activated
+  xm[0] = 7;
+  EXPECT_EQ(x.to_vector<int32_t>(), xm);
+  EXPECT_EQ(prog.stats().at(blocks.name()).active_cells, 3);
+
+  l.write({1, 0}, 0.5f);  // past the list's length (0): appended
+  l.write({1, 1}, 1.5f);  // past it (1): appended
+  l.write({1, 0}, 2.5f);  // within it: stored
+  std::vector<float> lm(16, 0.0f);
+  lm[8] = 2.5f;
+  lm[9] = 1.5f;
+  EXPECT_EQ(l.to_vector<float>(), lm);
+
+  prog.sync();
+  auto launches = [&](const std::string& kernel) {
+    int64_t n = 0;
+    for (const TaskProfile& t : prog.profile())
+      if (t.kernel == kernel) n = std::max(n, t.count);
+    return n;
+  };
+  const bool in_place = detail::field_in_host_memory(prog, x);
+  if (GetParam() == Arch::Interp || GetParam() == Arch::Cpu) EXPECT_TRUE(in_place);
+  EXPECT_EQ(launches("__write_x"), in_place ? 3 : 12);  // of 12 writes, 3 activate
+  EXPECT_EQ(launches("__write_l"), in_place ? 2 : 3);   // of 3, 2 append
+}
+
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
   // A map of the active blocks, in a dense field declared after the sparse
   // tree froze (a tree of its own) with the blocks' shape: the struct-for's

@@ -724,8 +724,13 @@ TEST_F(VulkanBackend, HostCopiesAgreeInUnifiedMemoryAndThroughStaging) {
     }
     v.fill(0.25f);
     v[1].write({5}, 9.0f);
+    // A write to an active cell of the sparse field: a store on the
+    // mapping, the writer kernel through staging.
+    EXPECT_EQ(detail::field_in_host_memory(prog, s), !staged);
+    s.write({3}, 42);
     k(kN);
     EXPECT_EQ(v[1].read<float>({5}), 11.0f);
+    EXPECT_EQ(s.read<int32_t>({3}), 84);
     EXPECT_EQ(v.to_vector<float>()[3 * 7 + 2], 3.25f);
     Kernel say = prog.kernel("say", [&] { print("v0 = ", v(0)[0]); });
     say();
