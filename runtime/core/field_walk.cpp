@@ -11,8 +11,8 @@
 namespace grove::rt {
 
 // On the lambdas a walk calls per run: called from two places in
-// for_each_run, they would be calls, and at 256-byte blocks a call per
-// block is a third of a sparse copy's time.
+// for_each_run, they would be calls, and with blocks of 256 bytes a call
+// per block was about a fifth of a sparse copy's time on lavapipe.
 #define GROVE_INLINE __attribute__((always_inline))
 
 FieldWalk::FieldWalk(const TreeLayout& layout, int field) : root_offset_(layout.root_offset) {
