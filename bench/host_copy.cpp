@@ -5,6 +5,7 @@
 //   host_from_vector         65,536 x 3 f32 vector field, dense   (Taichi's from_numpy)
 //   host_to_vector           the same, out                         (to_numpy)
 //   host_fill_mat3           65,536 3x3 f32 matrix field, fill     (fill)
+//   host_fill_sparse         the sparse field below, every cell active, fill
 //   host_from_vector_sparse  65,536 f32 under pointer(i, 1024).dense(i, 64), every block active
 //   host_to_vector_sparse    the same, out
 //   host_to_vector_into, host_to_vector_into_sparse
@@ -116,8 +117,9 @@ Pair copy_out_into(grove::Arch arch, int components, const std::function<grove::
           .bytes_per_run = bytes};
 }
 
-Pair fill_mat3(grove::Arch arch) {
-  auto s = state(arch, 9, [](grove::Program& p) { return p.matrix_field(3, 3, grove::f32, "m", {kElements}); });
+// A fill of `components` values an element of the field `make` makes.
+Pair fill(grove::Arch arch, int components, const std::function<grove::Field(grove::Program&)>& make) {
+  auto s = state(arch, components, make);
   s->f.fill(1.5f);
   const std::vector<float> got = s->f.to_vector<float>();
   check(std::all_of(got.begin(), got.end(), [](float v) { return v == 1.5f; }), "fill");
@@ -125,7 +127,7 @@ Pair fill_mat3(grove::Arch arch) {
           .baseline = {repeated([s] { std::fill(s->out.begin(), s->out.end(), 1.5f); }), {}},
           .runs_per_sample = kCopies,
           .items_per_run = kElements * kCopies,
-          .bytes_per_run = 4.0 * 9 * kElements};
+          .bytes_per_run = 4.0 * components * kElements};
 }
 
 constexpr double kEachBudgetSeconds = 1e-6;
@@ -165,7 +167,11 @@ void register_host_copy() {
                   [arch] { return copy_in(arch, 3, dense_vector); });
     register_pair("host_to_vector", arch, "memcpy", kIterations, kRepetitions,
                   [arch] { return copy_out(arch, 3, dense_vector); });
-    register_pair("host_fill_mat3", arch, "fill", kIterations, kRepetitions, [arch] { return fill_mat3(arch); });
+    register_pair("host_fill_mat3", arch, "fill", kIterations, kRepetitions, [arch] {
+      return fill(arch, 9, [](grove::Program& p) { return p.matrix_field(3, 3, grove::f32, "m", {kElements}); });
+    });
+    register_pair("host_fill_sparse", arch, "fill", kIterations, kRepetitions,
+                  [arch] { return fill(arch, 1, sparse_scalar); });
     register_pair("host_from_vector_sparse", arch, "memcpy", kIterations, kRepetitions,
                   [arch] { return copy_in(arch, 1, sparse_scalar); });
     register_pair("host_to_vector_sparse", arch, "memcpy", kIterations, kRepetitions,

@@ -395,7 +395,11 @@ void Context::store_fields(int inst, std::span<const FieldWalk> walks, std::span
     store(true, nullptr);
     return;
   }
-  if (each) {
+  // Where every cell is active already the values are stored as they are:
+  // always for a copy (its values come from the host anyway); for a fill
+  // only where the buffer is host memory (elsewhere its kernel writes the
+  // value on the device, where a store would bring the buffer over and back).
+  if (each || in_host_memory(inst)) {
     bool inactive = false;
     store(false, &inactive);
     if (!inactive) return;

@@ -139,10 +139,10 @@ class Context {
   // element and component, or one for all where !`each`), through one
   // host_span and one write back. On a sparse path (`sparse`), writes
   // activate, which only a kernel may do: where every cell is active
-  // already the values are stored as they are; else `fill(c)` launches a
-  // kernel that writes every element of component c (for a copy: 0, the
-  // values stored after it; for a fill: the value itself), activating
-  // every cell.
+  // already the values are stored as they are (a fill: where the buffer is
+  // host memory); else `fill(c)` launches a kernel that writes every
+  // element of component c (for a copy: 0, the values stored after it; for
+  // a fill: the value itself), activating every cell.
   void store_fields(int instance, std::span<const FieldWalk> walks, std::span<const DataType> dtypes,
                     const void* values, size_t value_bytes, bool each, bool sparse, std::vector<uint32_t>& copy,
                     const std::function<void(size_t component)>& fill);

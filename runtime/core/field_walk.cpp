@@ -180,6 +180,16 @@ const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype
 
 namespace {
 
+// `count` words of `bits` from `to`, 16 at a time (a loop of single words
+// is what -O2 makes of std::fill_n: a word a cycle, 25 µs for 256 KiB).
+void fill_words(uint32_t* to, int64_t count, uint32_t bits) {
+  uint32_t pattern[16];
+  std::fill_n(pattern, 16, bits);
+  int64_t k = 0;
+  for (; k + 16 <= count; k += 16) std::memcpy(to + k, pattern, sizeof pattern);
+  for (; k < count; ++k) to[k] = bits;
+}
+
 // Whether copy_elements_out of `walk` (`width` interleaved components,
 // all of them, of type `dtype`) as host type `as` copies whole runs: the
 // host's values are the words, and an element's components lie side by
@@ -344,7 +354,7 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
     if (direct && !each && size == 1 && r.step == static_cast<int64_t>(width)) {
       uint32_t bits = 0;  // the value's low word (little-endian, whatever value_bytes is)
       std::memcpy(&bits, first, 4);
-      std::fill_n(w(r.address), r.count * static_cast<int64_t>(width), bits);
+      fill_words(w(r.address), r.count * static_cast<int64_t>(width), bits);
     } else {
       for (size_t c = 0; c < width; ++c) {
         const unsigned char* v = first + (each ? c : 0) * value_bytes;

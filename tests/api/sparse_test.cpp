@@ -897,7 +897,8 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
 // A host write to a sparse field activates its cell, through Grove's writer
 // kernel; one to a cell active already, where the tree's buffer is host
 // memory (the interpreter, the CPU, Vulkan on unified memory), is a store
-// with no launch: a loop writing elements one by one costs no kernel each.
+// with no launch: a loop writing elements one by one costs no kernel each,
+// and a fill of a field whose cells are all active none at all.
 // The values against a plain model either way, the writes ordered with the
 // launches around them; a dynamic list grows through the writer only.
 TEST_P(Sparse, HostWritesToActiveCellsAreStoresWhereTheTreeIsHostMemory) {
@@ -930,6 +931,14 @@ TEST_P(Sparse, HostWritesToActiveCellsAreStoresWhereTheTreeIsHostMemory) {
   EXPECT_EQ(x.to_vector<int32_t>(), xm);
   EXPECT_EQ(prog.stats().at(blocks.name()).active_cells, 3);
 
+  // A fill writes every element: the first activates the other blocks
+  // (a launch of the filler), the second finds them all active.
+  x.fill(5);
+  EXPECT_EQ(x.to_vector<int32_t>(), std::vector<int32_t>(32, 5));
+  EXPECT_EQ(prog.stats().at(blocks.name()).active_cells, 8);
+  x.fill(-6);
+  EXPECT_EQ(x.to_vector<int32_t>(), std::vector<int32_t>(32, -6));
+
   l.write({1, 0}, 0.5f);  // past the list's length (0): appended
   l.write({1, 1}, 1.5f);  // past it (1): appended
   l.write({1, 0}, 2.5f);  // within it: stored
@@ -949,6 +958,7 @@ TEST_P(Sparse, HostWritesToActiveCellsAreStoresWhereTheTreeIsHostMemory) {
   if (GetParam() == Arch::Interp || GetParam() == Arch::Cpu) EXPECT_TRUE(in_place);
   EXPECT_EQ(launches("__write_x"), in_place ? 3 : 12);  // of 12 writes, 3 activate
   EXPECT_EQ(launches("__write_l"), in_place ? 2 : 3);   // of 3, 2 append
+  EXPECT_EQ(launches("__fill_x"), in_place ? 1 : 2);    // of 2 fills, 1 activates
 }
 
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
