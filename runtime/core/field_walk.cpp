@@ -240,14 +240,14 @@ void* copy_fields_out(std::span<const FieldWalk> walks, DataType dtype, std::spa
   const size_t width = FieldWalk::interleaved(walks) ? walks.size() : 1;
   // A destination that must grow takes run after run (nothing zeroed
   // first); one that holds the room already is written in place.
-  const bool has_room = out.room != nullptr && out.room(out.target, count) != nullptr;
-  if (out.append != nullptr && !has_room && width == walks.size() &&
+  void* const room = out.room != nullptr ? out.room(out.target, count) : nullptr;
+  if (out.append != nullptr && room == nullptr && width == walks.size() &&
       copies_whole_runs(walks[0], dtype, as, width, width)) {
     out.place(out.target, nullptr, 0);  // empty, then run after run
     append_runs(walks[0], words, words_from, width, out, count);
     return out.place(out.target, nullptr, count);  // (holds them all: changes nothing)
   }
-  void* to = out.place(out.target, nullptr, count);
+  void* to = room != nullptr ? room : out.place(out.target, nullptr, count);
   for (size_t c = 0; c < walks.size(); c += width)
     copy_elements_out(walks[c], dtype, words, words_from, as, to, walks.size(), c, width);
   return to;

@@ -546,19 +546,20 @@ class Lowerer {
         for (Stmt* i : first.access->indices()) indices.push_back(here(i));
         const FieldDecl& f = kernel_.fields().get(first.access->field());
         SparseRuntime::GroupSite site{physical(b, g.node, indices, &f, false), nullptr};
-        // Needed where any of the cell's accesses runs.
-        bool always = false;
+        // Needed where any of the cell's accesses runs (always where one is
+        // under no if).
+        const bool always = std::any_of(g.sites[k].begin(), g.sites[k].end(),
+                                        [](const Site& at) { return at.guards.empty(); });
         for (const Site& at : g.sites[k]) {
+          if (always) break;
           Stmt* holds = nullptr;
           for (const auto& [cond, branch] : at.guards) {
             Stmt* c = here(cond);
             if (!branch) c = b.unary(UnaryOp::logic_not, c);
             holds = holds == nullptr ? c : b.binary(BinaryOp::logic_and, holds, c);
           }
-          if (holds == nullptr) always = true;
-          else site.needed = site.needed == nullptr ? holds : b.binary(BinaryOp::logic_or, site.needed, holds);
+          site.needed = site.needed == nullptr ? holds : b.binary(BinaryOp::logic_or, site.needed, holds);
         }
-        if (always) site.needed = nullptr;
         sites.push_back(std::move(site));
       }
       const std::vector<Stmt*> vars = rt.activate_group(g.node, sites);
