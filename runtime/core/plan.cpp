@@ -54,6 +54,13 @@ std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t
   return sizes;
 }
 
+std::optional<int64_t> host_iterations(const TaskPlan& task, std::span<const uint64_t> args) {
+  if (task.static_iterations >= 0) return task.static_iterations;
+  const std::optional<int64_t> b = task.begin.evaluate(args), e = task.end.evaluate(args);
+  if (!b || !e) return std::nullopt;
+  return std::max<int64_t>(0, *e - *b);
+}
+
 std::vector<int64_t> grid_counts(const TaskPlan& task, std::span<const uint64_t> args, const std::string& what) {
   std::vector<int64_t> counts;
   for (size_t a = 0; a <= task.grid.size(); ++a) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -27,7 +28,7 @@ class CpuKernel : public LoadedKernel {
  public:
   std::unique_ptr<Library> library;
   std::vector<TaskFn> functions;  // per task
-  std::vector<CountFn> counts;    // per task; null for serial tasks
+  std::vector<CountFn> counts;    // per task; null for serial tasks and counts the host knows
 };
 
 namespace ctx = context;
@@ -51,7 +52,15 @@ class CpuDevice : public HostDevice {
     k->library = std::make_unique<Library>(plan.elf().object, plan.name);
     for (const TaskPlan& t : plan.tasks) {
       k->functions.push_back(reinterpret_cast<TaskFn>(k->library->symbol(t.entry_point)));
-      k->counts.push_back(t.parallel ? reinterpret_cast<CountFn>(k->library->symbol(t.count_entry_point)) : nullptr);
+      CountFn count = nullptr;
+      if (t.parallel && !t.count_entry_point.empty()) {
+        count = reinterpret_cast<CountFn>(k->library->symbol(t.count_entry_point));
+      } else if (t.parallel && t.static_iterations < 0 && !(t.begin.known() && t.end.known())) {
+        throw Error("kernel '" + plan.name + "': its task '" + t.label +
+                    "' has neither a count function nor a count known on the host; the plan is damaged: "
+                    "compile the kernel again");
+      }
+      k->counts.push_back(count);
     }
     records_.add(plan);
     k->plan = std::move(plan);
@@ -84,13 +93,23 @@ class CpuDevice : public HostDevice {
       const auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       if (!task.parallel) {
         fn(p, a, 0, 1);
-      } else if (const int32_t count = k.counts[i](p, a); count > 0) {
+      } else if (const int32_t count = k.counts[i] ? k.counts[i](p, a) : host_count(k.plan, task, args); count > 0) {
         run_parallel(fn, p, a, count, min_grain(task.kind));
       }
       if (profiling_)
         add_task_time(k.plan, i, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       if (failed()) return;  // an assertion failed: later tasks do not run
     }
+  }
+
+  // A task's count from its plan (host_iterations). Its code runs
+  // iterations [0, count) in 32-bit offsets: a longer loop is refused.
+  static int32_t host_count(const KernelPlan& plan, const TaskPlan& task, std::span<const uint64_t> args) {
+    const int64_t n = host_iterations(task, args).value_or(0);
+    if (n > std::numeric_limits<int32_t>::max())
+      throw Error("kernel '" + plan.name + "': its task '" + task.label + "' has " + std::to_string(n) +
+                  " iterations, more than the CPU backend runs in one launch (2^31 - 1); split the loop");
+    return static_cast<int32_t>(n);
   }
 
   // The fewest iterations of a task worth handing to another thread. A

@@ -347,11 +347,7 @@ class CudaDevice : public Device {
   unsigned grid_of(const TaskPlan& task, std::span<const uint64_t> args) const {
     if (!task.parallel) return 1;
     const unsigned most = std::max(1, info_.multiprocessors) * kBlocksPerMultiprocessor;
-    int64_t n = task.static_iterations;
-    if (n < 0) {
-      const std::optional<int64_t> b = task.begin.evaluate(args), e = task.end.evaluate(args);
-      if (b && e) n = std::max<int64_t>(0, *e - *b);
-    }
+    const int64_t n = rt::host_iterations(task, args).value_or(-1);
     if (n < 0) return most;  // found on the device: the grid strides over it
     int64_t blocks = (n + kBlockThreads - 1) / kBlockThreads;
     // A loop that sums in registers: a thread takes iterations_per_invocation,

@@ -372,11 +372,7 @@ std::unique_ptr<rt::LoadedKernel> VulkanDevice::load(rt::KernelPlan plan) {
 uint32_t VulkanDevice::group_count(const rt::TaskPlan& task, std::span<const uint64_t> args) const {
   if (!task.parallel) return 1;
   const uint32_t max_groups = device_->info().max_compute_workgroup_count[0];
-  int64_t n = task.static_iterations;
-  if (n < 0) {
-    const std::optional<int64_t> b = task.begin.evaluate(args), e = task.end.evaluate(args);
-    if (b && e) n = std::max<int64_t>(0, *e - *b);
-  }
+  const int64_t n = rt::host_iterations(task, args).value_or(-1);
   if (n < 0 && !task.count_entry_point.empty()) return kCountOnDevice;
   if (n < 0) {
     const bool cpu = device_->info().type == DeviceType::cpu;

@@ -97,16 +97,17 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
 
 }  // namespace
 
+bool counted_on_host(const Stmt* loop) {
+  return count_expr(loop->begin()).known() && count_expr(loop->end()).known();
+}
+
 std::vector<const Stmt*> grid_nest(const Stmt* parallel_loop, size_t most) {
-  auto host_counted = [](const Stmt* loop) {
-    return count_expr(loop->begin()).known() && count_expr(loop->end()).known();
-  };
   std::vector<const Stmt*> nest{parallel_loop};
-  if (!host_counted(parallel_loop)) return nest;
+  if (!counted_on_host(parallel_loop)) return nest;
   while (nest.size() < most) {
     const Block* body = nest.back()->body();
     const Stmt* inner = body->empty() ? nullptr : body->at(body->size() - 1);
-    if (inner == nullptr || inner->kind() != StmtKind::RangeFor || !inner->grid() || !host_counted(inner)) break;
+    if (inner == nullptr || inner->kind() != StmtKind::RangeFor || !inner->grid() || !counted_on_host(inner)) break;
     nest.push_back(inner);
   }
   return nest;

@@ -27,6 +27,10 @@ rt::KernelPlan plan_kernel(const Kernel& kernel, const std::vector<TaskInfo>& ta
 // else (a value read from memory, a float).
 rt::CountExpr count_expr(const Stmt* value);
 
+// Whether both bounds of `loop` are known on the host at launch
+// (count_expr), so that its iteration count needs no code of the task's.
+bool counted_on_host(const Stmt* loop);
+
 // The loops a parallel task's launch may spread over a grid of invocations:
 // its parallel loop, then each grid loop (Stmt::grid) standing last in the
 // one before, at most `most` in all, as long as every count is known on the

@@ -358,6 +358,11 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   rt::KernelPlan no_entry = plan;
   no_entry.tasks[0].entry_point = "nowhere";
   EXPECT_THAT(refusal(no_entry), AllOf(HasSubstr("kernel 'k'"), HasSubstr("no entry point 'nowhere'")));
+  rt::KernelPlan uncounted = plan;  // a loop only its code could count, without the code
+  ASSERT_TRUE(uncounted.tasks[0].parallel);
+  uncounted.tasks[0].static_iterations = -1;
+  uncounted.tasks[0].end = {};
+  EXPECT_THAT(refusal(uncounted), AllOf(HasSubstr("kernel 'k'"), HasSubstr("neither a count function nor a count known")));
 #if defined(__x86_64__)
   // An extension this CPU lacks, if there is one the check knows.
   std::string lacking;
@@ -377,6 +382,47 @@ TEST(CpuBackend, PlansForAnotherMachineOrWithDamagedCodeAreRefused) {
   x.write({7}, 0);
   k();
   EXPECT_EQ(x.read<int>({7}), 14);
+}
+
+// A parallel loop whose bounds are constants or arguments is counted on the
+// host from the plan; only one whose count is read from memory (a
+// struct-for's list) gets a count function. Each runs the iterations a
+// plain loop does, and a count past what the code's 32-bit offsets reach is
+// an error, not a wrapped count.
+TEST(CpuBackend, LoopsTheHostCanCountHaveNoCountFunction) {
+  Program prog(cpu());
+  Field x = prog.field(i32, "x", {64});
+  Field y = prog.field(i32, "y");
+  prog.root().pointer(i, 8).dense(i, 8).place(y);
+  Kernel fixed = prog.kernel("fixed", [&] { for_range(3, 40, [&](Expr n) { x(n) = n * 2; }); });
+  Kernel from_args = prog.kernel("from_args", {arg(i32, "lo"), arg(i32, "hi")}, [&](Args a) {
+    for_range(a[0] + 1, a[1], [&](Expr n) { x(n) += 1000; });
+  });
+  Kernel listed = prog.kernel("listed", [&] { for_each(y, [&](Expr n) { y(n) = n + 1; }); });
+  Kernel huge = prog.kernel("huge", {arg(i32, "lo"), arg(i32, "hi")}, [&](Args a) {
+    for_range(a[0], a[1], [&](Expr n) { x(n % 64) = 1; });
+  });
+  fixed();
+  from_args(9, 20);
+  y.write({17}, 5);
+  y.write({50}, 5);
+  listed();
+  std::vector<int> want(64, 0);
+  for (int n = 3; n < 40; ++n) want[n] = n * 2;
+  for (int n = 10; n < 20; ++n) want[n] += 1000;
+  EXPECT_EQ(x.to_vector<int>(), want);
+  for (int n = 0; n < 64; ++n) EXPECT_EQ(y.read<int>({n}), (n / 8 == 2 || n / 8 == 6) ? n + 1 : 0) << n;
+  for (const char* name : {"fixed", "from_args"})
+    for (const rt::TaskPlan& t : rt::deserialize_plan(detail::kernel_plan_bytes(prog, name)).tasks)
+      EXPECT_EQ(t.count_entry_point, "") << name << ": " << t.label;
+  bool struct_for_counted_by_code = false;
+  for (const rt::TaskPlan& t : rt::deserialize_plan(detail::kernel_plan_bytes(prog, "listed")).tasks)
+    if (t.kind == rt::TaskKind::struct_for) struct_for_counted_by_code = !t.count_entry_point.empty();
+  EXPECT_TRUE(struct_for_counted_by_code);
+  const std::string too_long = grove::testing::error_of([&] { huge(-2000000000, 2000000000); });
+  EXPECT_THAT(too_long, AllOf(HasSubstr("kernel 'huge'"), HasSubstr("4000000000 iterations"), HasSubstr("split the loop")));
+  huge(0, 5);  // the program goes on
+  EXPECT_EQ(x.read<int>({4}), 1);
 }
 
 // Each kernel's code is a shared object, and no file descriptor stays open

@@ -789,10 +789,12 @@ kernel @k(a: i32, b: f64, c: i64) stage lowered {
     const Said after = interpret(legal, args);
     EXPECT_EQ(after.printed, before.printed) << "a = " << a;
     EXPECT_EQ(after.error, before.error) << "a = " << a;
-    if (a == -3)  // by hand: -3 * -0.75, -3 * -1000000007, (u16)-3
+    if (a == -3) {  // by hand: -3 * -0.75, -3 * -1000000007, (u16)-3
       EXPECT_EQ(after.printed.substr(0, 73), "-3 2.25 3000000021 -3 65533 3000000021 2.25 1\n3000000021 then -3\nnothing\n");
-    if (a == 99)
+    }
+    if (a == 99) {
       EXPECT_EQ(after.error, "kernel 'k': a = 99 with -74.25, 99, 0 and 18446743974709550923\n");
+    }
     EXPECT_NE(before.printed.find("299: 299\n"), std::string::npos) << before.printed;
     EXPECT_EQ(before.error.empty(), a < 50) << before.error;
     EXPECT_EQ(before.printed.find("after") != std::string::npos, a < 50) << before.printed;
