@@ -179,6 +179,41 @@ TEST(CpuBackend, DumpsLlvmIrAndAssemblyAndTheDenseLoopIsVectorCode) {
 #endif
 }
 
+// for_range over a 2-D shape whose rows are longer than a piece (4,096
+// points) runs a piece of a row an iteration, its point found by dividing
+// the iteration's number: LLVM is told a task's iterations are not
+// negative, so the quotient and remainder are unsigned and the field
+// indices made from them need no wrap (`and` with the row's size - 1 on
+// every load of the vector loop, which cost a 2-D stencil 30%).
+TEST(CpuBackend, PiecesOfRowsIndexTheirFieldsWithNoWrap) {
+  const grove::testing::ScratchDir dir("grove_dump_cpu_pieces");
+  setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+  Program prog(cpu());
+  const int rows = 16, cols = 8192;
+  Field a = prog.field(f32, "a", {rows, cols}), b = prog.field(f32, "b", {rows, cols});
+  Kernel step = prog.kernel("step", [&] {
+    for_range({{1, rows - 1}, {1, cols - 1}}, [&](Expr i, Expr j) {
+      b(i, j) = a(i - 1, j).load() + a(i + 1, j).load() + a(i, j - 1).load() + 2.0f * a(i, j + 1).load();
+    });
+  });
+  std::vector<float> in(static_cast<size_t>(rows * cols));
+  for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<float>((k * 7) % 13);
+  a.from_vector(in);
+  step();
+  unsetenv("GROVE_DUMP_DIR");
+  const std::vector<float> got = b.to_vector<float>();
+  auto at = [&](int i, int j) { return in[static_cast<size_t>(i * cols + j)]; };
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const bool inside = i > 0 && i < rows - 1 && j > 0 && j < cols - 1;
+      const float want = inside ? at(i - 1, j) + at(i + 1, j) + at(i, j - 1) + 2.0f * at(i, j + 1) : 0.0f;
+      ASSERT_EQ(got[static_cast<size_t>(i * cols + j)], want) << i << ", " << j;
+    }
+  const std::string after = read_file(dir / "step.cpu.opt.ll");
+  EXPECT_THAT(after, HasSubstr("x float>"));
+  EXPECT_FALSE(std::regex_search(after, std::regex("and i32 [^,\\n]+, 8191"))) << "a field index wraps";
+}
+
 #if defined(__x86_64__)
 // A kernel argument read inside the loop must not size its lanes: its
 // 64-bit slot is read once, in the entry block, so a saxpy's f32 loop at
