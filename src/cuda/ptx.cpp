@@ -21,6 +21,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "codegen_stamp.h"  // generated: GROVE_CODEGEN_STAMP
 #include "grove/error.h"
 #include "grove/version.h"
 #include "ir/assert.h"
@@ -318,8 +319,8 @@ int PtxCompiler::sm() const { return impl_->sm; }
 std::string PtxCompiler::target() const { return std::string(kTriple) + ", sm_" + std::to_string(impl_->sm); }
 
 std::string PtxCompiler::cache_key() const {
-  // The build stamp stands for the code generator's own source, as on the CPU.
-  return std::string("grove ") + kVersion + ", PTX generator built " + __DATE__ + " " + __TIME__ + "\nllvm " +
+  // The stamp stands for the code generator's own source, as on the CPU.
+  return std::string("grove ") + kVersion + ", PTX generator " + GROVE_CODEGEN_STAMP + "\nllvm " +
          LLVM_VERSION_STRING + "\ntarget " + target() + " +ptx" + std::to_string(ptx_version_for(impl_->sm)) +
          "\nlibdevice " + find_cuda_toolkit() + "\n";
 }

@@ -34,6 +34,7 @@
 #include <unordered_map>
 
 #include "grove/error.h"
+#include "codegen_stamp.h"  // generated: GROVE_CODEGEN_STAMP
 #include "grove/version.h"
 #include "ir/assert.h"
 #include "ir/printer.h"
@@ -426,10 +427,10 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   std::unique_lock<std::mutex> lock(impl_->mutex);
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);
   lock.unlock();
-  // On disk: everything that decides the code, as text. The build stamp
-  // stands for the code generator's own source: a rebuilt Grove never
-  // trusts an older file.
-  std::string key = std::string("grove ") + kVersion + ", code generator built " + __DATE__ + " " + __TIME__ +
+  // On disk: everything that decides the code, as text. The stamp stands
+  // for the code generator's own source (codegen_stamp.h, a hash of it): a
+  // Grove whose generator changed never trusts an older file.
+  std::string key = std::string("grove ") + kVersion + ", code generator " + GROVE_CODEGEN_STAMP +
                     "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
                     impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
                     (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra + "\n";
