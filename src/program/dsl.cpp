@@ -619,13 +619,16 @@ std::vector<Expr> extents_of(const std::vector<RangeAxis>& ax, size_t count) {
   return out;
 }
 
+Expr point_div(const Expr& a, const Expr& b) { return cast(DataType::i32, cast(DataType::u32, a) / cast(DataType::u32, b)); }
+Expr point_mod(const Expr& a, const Expr& b) { return cast(DataType::i32, cast(DataType::u32, a) % cast(DataType::u32, b)); }
+
 // I[0..count) from `rest`, the number of a point of the axes before
 // `count` (the last fastest): a division and remainder per axis.
 void point_of(Expr rest, const std::vector<RangeAxis>& ax, const std::vector<Expr>& extents, size_t count,
               Indices& I) {
   for (size_t d = count; d-- > 0;) {
-    I[d] = (d == 0 ? rest : rest % extents[d]) + ax[d].begin;
-    if (d > 0) rest = rest / extents[d];
+    I[d] = (d == 0 ? rest : point_mod(rest, extents[d])) + ax[d].begin;
+    if (d > 0) rest = point_div(rest, extents[d]);
   }
 }
 
@@ -721,10 +724,10 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
     in_loop(ir::StmtKind::RangeFor, true, [&] {
       const Expr t(b().loop_index(loop, 0));
       const bool whole_rows = known_pieces == 1;
-      Expr rest = whole_rows ? t : t / pieces;
+      Expr rest = whole_rows ? t : point_div(t, pieces);
       point_of(rest, ax, extents, last, I);
       if (piece == 1 && !whole_rows) {
-        I[last] = t % pieces + ax[last].begin;
+        I[last] = point_mod(t, pieces) + ax[last].begin;
         body(I);
         return;
       }
@@ -732,7 +735,7 @@ void for_range(std::initializer_list<RangeAxis> axes, const std::function<void(I
       if (whole_rows) {
         row = b().range_for(use(ax[last].begin), use(ax[last].end));
       } else {
-        const Expr first = (t % pieces) * static_cast<int>(piece);
+        const Expr first = point_mod(t, pieces) * static_cast<int>(piece);
         const Expr end = min(first + static_cast<int>(piece), extents[last]);
         row = b().range_for(use(first + ax[last].begin), use(end + ax[last].begin));
       }

@@ -314,6 +314,40 @@ TEST_P(Dense, UpdatesAtTheLoopsOwnIndexAreNotAtomics) {
   }
 }
 
+// The same over a shape of constant extents, however the backend lays it
+// out (rows cut into pieces on a CPU, a thread a point, a grid on a GPU):
+// the point's indices come from the loop's own index (quotients and
+// remainders by constants, computed unsigned), so the update is a load
+// and a store. (With an extent from an argument the divisions are by a
+// value the pass cannot know is not 0: the updates stay atomic.)
+TEST_P(Dense, UpdatesAtAShapesOwnPointAreNotAtomics) {
+  Program prog(config());
+  Field x = prog.field(f32, "x", {3, 5000});
+  Field y = prog.field(i32, "y", {2, 3, 4100});
+  Kernel k2 = prog.kernel("k2", {arg(i32, "unused")}, [&](Args) {
+    for_range({{0, 3}, {1, 4999}}, [&](Expr i, Expr j) { x(i, j) += cast(f32, i * 10000 + j); });
+  });
+  Kernel k3 = prog.kernel("k3", [&] {
+    for_range({2, 3, 4100}, [&](Expr i, Expr j, Expr l) { y(i, j, l) += i * 100000 + j * 10000 + l; });
+  });
+  k2(4999);
+  k2(4999);
+  k3();
+  for (Kernel* k : {&k2, &k3}) {
+    EXPECT_EQ(k->ir("demote_atomics").find("field_atomic"), std::string::npos) << k->ir("demote_atomics");
+  }
+  const std::vector<float> xs = x.to_vector<float>();
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5000; ++j)
+      ASSERT_EQ(xs[static_cast<size_t>(i * 5000 + j)], j == 0 || j == 4999 ? 0.0f : 2.0f * static_cast<float>(i * 10000 + j))
+          << i << ", " << j;
+  const std::vector<int32_t> ys = y.to_vector<int32_t>();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int l = 0; l < 4100; ++l)
+        ASSERT_EQ(ys[static_cast<size_t>((i * 3 + j) * 4100 + l)], i * 100000 + j * 10000 + l) << i << j << l;
+}
+
 TEST_P(Dense, MatrixFieldComponents) {
   Program prog(config());
   Field m = prog.matrix_field(2, 3, i32, "m", {4});

@@ -149,6 +149,43 @@ kernel @k() stage frontend {
   EXPECT_EQ(count(demoted(longer), "field_atomic"), 1u) << demoted(longer);
 }
 
+// for_range over a shape computes a point's quotients and remainders in
+// u32 (dsl.cpp), the loop index cast there and the results cast back: a
+// cast between integers of one width keeps iterations apart, and the
+// update is still the loop's own. A cast to a narrower type does not.
+TEST(DemoteAtomics, CastsOfOneWidthKeepThePointTheLoopsOwn) {
+  const std::string unsigned_piece = R"(
+field @x : f32[64, 8192]
+kernel @k() stage frontend {
+  %0 = const i32 0
+  %1 = const i32 8192
+  %2 = const u32 2
+  %3 = const i32 128
+  %4 = range_for %0 %3 {
+    %5 = loop_index i32 %4 0
+    %6 = cast u32 %5
+    %7 = binary div u32 %6 %2
+    %8 = cast i32 %7
+    %9 = const i32 4096
+    %10 = binary mod u32 %6 %2
+    %11 = cast i32 %10
+    %12 = binary mul i32 %11 %9
+    %13 = binary add i32 %12 %9
+    %14 = binary min i32 %13 %1
+    %15 = range_for %12 %14 {
+      %16 = loop_index i32 %15 0
+      %17 = const f32 1
+      %18 = field_atomic add f32 @x[%8, %16] %17
+    }
+  }
+}
+)";
+  EXPECT_EQ(count(demoted(unsigned_piece), "field_atomic"), 0u) << demoted(unsigned_piece);
+  std::string narrowed = unsigned_piece;  // t through a u16: t and t + 65536 would meet
+  narrowed.replace(narrowed.find("%6 = cast u32 %5"), 16, "%50 = cast u16 %5\n    %6 = cast u32 %50");
+  EXPECT_EQ(count(demoted(narrowed), "field_atomic"), 1u) << demoted(narrowed);
+}
+
 // Where iterations can share an element, updates stay atomic: a quotient
 // alone (t / 8 is every 8th iteration's), a quotient and a remainder by
 // different divisors, and one field reached through two different tuples

@@ -93,14 +93,25 @@ class OwnPoint {
     return s->is_const() && is_integral(s->type()) && s->const_int() > 0 ? s->const_int() : 0;
   }
 
+  // `s` without casts between integer types of one width (a bijection:
+  // they keep an iteration apart from every other).
+  static Stmt* uncast(Stmt* s) {
+    while (s->kind() == StmtKind::Cast && is_integral(s->type()) && is_integral(s->operand()->type()) &&
+           bit_width(s->type()) == bit_width(s->operand()->type()))
+      s = s->operand();
+    return s;
+  }
+
   // `s` less a value the loop does not compute, added or subtracted.
   Stmt* strip(Stmt* s) const {
+    s = uncast(s);
     while (s->kind() == StmtKind::Binary) {
       const BinaryOp op = s->binary_op();
       if (op == BinaryOp::add && outside(s->rhs())) s = s->lhs();
       else if (op == BinaryOp::add && outside(s->lhs())) s = s->rhs();
       else if (op == BinaryOp::sub && outside(s->rhs())) s = s->lhs();
       else break;
+      s = uncast(s);
     }
     return s;
   }
@@ -109,7 +120,7 @@ class OwnPoint {
     s = strip(s);
     if (s->kind() == StmtKind::Binary && (s->binary_op() == BinaryOp::div || s->binary_op() == BinaryOp::mod)) {
       if (const int64_t m = positive_constant(s->rhs()))
-        return {s->binary_op() == BinaryOp::div ? Term::quotient : Term::remainder, s->lhs(), m};
+        return {s->binary_op() == BinaryOp::div ? Term::quotient : Term::remainder, uncast(s->lhs()), m};
     }
     if (s->kind() == StmtKind::LoopIndex && s->loop() != loop_ && s->loop()->kind() == StmtKind::RangeFor)
       if (std::optional<Term> piece = piece_of(s->loop())) return *piece;
@@ -128,7 +139,7 @@ class OwnPoint {
     }
     if (begin->kind() != StmtKind::Binary || begin->binary_op() != BinaryOp::mul) return std::nullopt;
     const int64_t c = positive_constant(begin->rhs());
-    Stmt* rem = begin->lhs();
+    Stmt* rem = uncast(begin->lhs());
     if (c == 0 || rem->kind() != StmtKind::Binary || rem->binary_op() != BinaryOp::mod) return std::nullopt;
     const int64_t m = positive_constant(rem->rhs());
     if (m == 0) return std::nullopt;
@@ -142,7 +153,7 @@ class OwnPoint {
     if (upper->kind() != StmtKind::Binary || upper->binary_op() != BinaryOp::add || upper->lhs() != begin ||
         positive_constant(upper->rhs()) != c)
       return std::nullopt;
-    return Term{Term::remainder, rem->lhs(), m};
+    return Term{Term::remainder, uncast(rem->lhs()), m};
   }
 
   Stmt* loop_;
