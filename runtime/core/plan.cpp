@@ -219,6 +219,7 @@ void write_code(ByteWriter& w, const PlanCode& code) {
     w.bytes(c->object);
     w.str(c->target);
     w.str(c->target_features);
+    w.u8(c->one_thread ? 1 : 0);
   } else if (const auto* c = std::get_if<PtxCode>(&code)) {
     w.str(c->ptx);
     w.str(c->target);
@@ -248,6 +249,9 @@ PlanCode read_code(ByteReader& r, const KernelPlan& p) {
       c.object = r.bytes();
       c.target = r.str();
       c.target_features = r.str();
+      const uint8_t one_thread = r.u8();
+      if (one_thread > 1) r.fail("a thread count flag of " + std::to_string(one_thread));
+      c.one_thread = one_thread == 1;
       return c;
     }
     case 3: {
@@ -583,7 +587,8 @@ std::string to_json(const KernelPlan& p) {
     o << "], \"target\": " << quoted(c->target);
   } else if (const auto* c = std::get_if<ElfCode>(&p.code)) {
     o << ", \"object_bytes\": " << c->object.size() << ", \"target\": " << quoted(c->target)
-      << ", \"target_features\": " << quoted(c->target_features);
+      << ", \"target_features\": " << quoted(c->target_features)
+      << ", \"one_thread\": " << (c->one_thread ? "true" : "false");
   } else if (const auto* c = std::get_if<PtxCode>(&p.code)) {
     o << ", \"ptx_bytes\": " << c->ptx.size() << ", \"target\": " << quoted(c->target)
       << ", \"binary_bytes\": " << c->binary.size() << ", \"binary_target\": " << quoted(c->binary_target);

@@ -116,6 +116,10 @@ struct SpirvCode {
 struct ElfCode {
   std::vector<uint8_t> object;
   std::string target, target_features;
+  // Compiled for one thread (a Program with Config::cpu_threads = 1): its
+  // atomics are plain loads and stores, so a device runs its tasks on the
+  // launching thread alone, whatever its own threads.
+  bool one_thread = false;
 };
 // CUDA: the kernel's PTX for `target` ("sm_75"...), and what the driver
 // compiled it into for one GPU (a cubin), and for which ("sm_90, driver
@@ -237,7 +241,7 @@ inline constexpr uint32_t kPlanMagic = 0x50565247u;  // "GRVP"
 // code as a tagged kind (PlanCode), the SPIR-V of the tasks with it; 8: no backend name beside the code's kind;
 // 9: code whose print records align 64-bit values (print_record_layout: legalize writes the records);
 // 10: tasks spread over 2-D and 3-D grids (TaskPlan::grid); 11: feature denorm_preserve
-inline constexpr uint32_t kPlanVersion = 11;
+inline constexpr uint32_t kPlanVersion = 12;
 
 std::vector<uint8_t> serialize(const KernelPlan& plan);
 class ByteWriter;

@@ -29,6 +29,7 @@ class CpuKernel : public LoadedKernel {
   std::unique_ptr<Library> library;
   std::vector<TaskFn> functions;  // per task
   std::vector<CountFn> counts;    // per task; null for serial tasks and counts the host knows
+  bool one_thread = false;        // ElfCode::one_thread: every task on the launching thread
 };
 
 namespace ctx = context;
@@ -62,6 +63,7 @@ class CpuDevice : public HostDevice {
       }
       k->counts.push_back(count);
     }
+    k->one_thread = plan.elf().one_thread;
     records_.add(plan);
     k->plan = std::move(plan);
     return k;
@@ -94,7 +96,8 @@ class CpuDevice : public HostDevice {
       if (!task.parallel) {
         fn(p, a, 0, 1);
       } else if (const int32_t count = k.counts[i] ? k.counts[i](p, a) : host_count(k.plan, task, args); count > 0) {
-        run_parallel(fn, p, a, count, min_grain(task.kind));
+        if (k.one_thread) fn(p, a, 0, count);  // its code has no atomics: no other thread may run it
+        else run_parallel(fn, p, a, count, min_grain(task.kind));
       }
       if (profiling_)
         add_task_time(k.plan, i, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -18,6 +18,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/Instrumentation/ThreadSanitizer.h>
+#include <llvm/Transforms/Scalar/LowerAtomicPass.h>
 
 #include <algorithm>
 #include <cctype>
@@ -1348,7 +1349,7 @@ Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, cons
   return out;
 }
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread) {
   // ThreadSanitizer instruments CPU code only.
   const bool tsan = GROVE_TSAN && !machine.getTargetTriple().isNVPTX();
   llvm::LoopAnalysisManager lam;
@@ -1375,6 +1376,14 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine) {
     pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager& mpm, llvm::OptimizationLevel) {
       mpm.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::ThreadSanitizerPass()));
     });
+  if (one_thread) {
+    // Before -O3, so that what were atomics are optimised as any load and
+    // store (a P2G's scatter adds vectorise; a CAS loop of an f32 add is
+    // gone).
+    llvm::ModulePassManager lower;
+    lower.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LowerAtomicPass()));
+    lower.run(module, mam);
+  }
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
   for (llvm::Function& f : module)
     if (!f.isDeclaration()) bound_sums(f);

@@ -144,8 +144,10 @@ Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, con
                     llvm::Module& module);
 
 // LLVM's -O3 pipeline for `machine`'s target (the CPU's vector width, or
-// NVPTX with NVVM's reflection and address-space inference).
-void optimize(llvm::Module& module, llvm::TargetMachine& machine);
+// NVPTX with NVVM's reflection and address-space inference). With
+// `one_thread`, atomics first become plain loads and stores (LLVM's
+// LowerAtomic): code that only one thread ever runs (Jit's one_thread).
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread = false);
 
 // The module as LLVM IR text.
 std::string to_text(const llvm::Module& module);

@@ -189,6 +189,7 @@ struct Jit::Impl {
   std::vector<std::unique_ptr<llvm::TargetMachine>> machines;
   const llvm::Target* target = nullptr;
   size_t threads = 1;  // compile threads: the cores, at most 8
+  bool one_thread = false;  // Jit::one_thread: atomics lowered to plain loads and stores
   std::string triple, cpu, features;
   std::unique_ptr<CpuHooks> hooks;
 
@@ -273,7 +274,7 @@ struct Jit::Impl {
     const size_t own_groups = std::min(own.size(), threads);
     if (own_groups <= 1 && !any_shared) {
       while (machines.empty()) add_machine();
-      optimize(module, *machines[0]);
+      optimize(module, *machines[0], one_thread);
       return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
     }
     const size_t first_own = names.size();
@@ -314,7 +315,7 @@ struct Jit::Impl {
           llvm::Module& part = **parsed;
           for (llvm::Function& f : part)
             if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
-          optimize(part, *machines[worker]);
+          optimize(part, *machines[worker], one_thread);
           made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel);
         } catch (...) {
           failed[g] = std::current_exception();
@@ -341,8 +342,9 @@ struct Jit::Impl {
   std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> shared_objects;
 };
 
-Jit::Jit(const std::string& cpu) : impl_(std::make_unique<Impl>()) {
+Jit::Jit(const std::string& cpu, bool one_thread) : impl_(std::make_unique<Impl>()) {
   initialize_native_target();
+  impl_->one_thread = one_thread;
   impl_->triple = llvm::sys::getProcessTriple();
   std::string error;
   impl_->target = llvm::TargetRegistry::lookupTarget(impl_->triple, error);
@@ -383,6 +385,7 @@ int64_t Jit::shared_task_compilations() { return g_shared_task_compilations.load
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
 std::string Jit::features() const { return impl_->features; }
+bool Jit::one_thread() const { return impl_->one_thread; }
 
 Jit::Host Jit::host() const {
   Host h;
@@ -415,6 +418,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // In memory: the kernel's fingerprint, and the options' (what else
   // decides the code; the target and build are this Jit's own).
   const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
+  // (The memory is this Jit's, whose thread count is one for all it holds.)
   // A copy of the code held in memory, if any (called with the lock held).
   auto held = [&]() -> std::optional<CpuCode> {
     if (options.keep_text) return std::nullopt;  // texts are not kept in memory: compile
@@ -432,7 +436,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // Grove whose generator changed never trusts an older file.
   std::string key = std::string("grove ") + kVersion + ", code generator " + GROVE_CODEGEN_STAMP +
                     "\nllvm " + LLVM_VERSION_STRING + "\ntarget " + impl_->triple + " " + impl_->cpu + " " +
-                    impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\ntsan " +
+                    impl_->features + "\ndebug " + (options.debug ? "1" : "0") + "\none thread " + (impl_->one_thread ? "1" : "0") + "\ntsan " +
                     (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra + "\n";
   if (options.text.empty()) key += ir::print_module({&kernel});
   else key += options.text;
@@ -456,7 +460,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     // Dumps: one module, optimised and emitted whole, so that its texts
     // show every task.
     ir_before = to_text(*module);
-    optimize(*module, *impl_->machines[0]);  // -O3 for the host CPU (its vector width included)
+    optimize(*module, *impl_->machines[0], impl_->one_thread);  // -O3 for the host CPU (its vector width included)
     ir_after = to_text(*module);
     std::unique_ptr<llvm::Module> copy = llvm::CloneModule(*module);
     assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());

@@ -80,8 +80,12 @@ class Jit {
   // Compiles for `cpu`, an LLVM CPU name ("x86-64-v2", "x86-64-v3",
   // "znver3", ...) with every instruction-set feature it has; "" or "host"
   // compile for this machine's CPU and its features. An unknown name raises
-  // grove::Error naming Config::cpu_target.
-  explicit Jit(const std::string& cpu = "");
+  // grove::Error naming Config::cpu_target. `one_thread`: the code is only
+  // ever run by one thread at a time (a Program with Config::cpu_threads =
+  // 1, whose operations take turns): its atomics are compiled as plain
+  // loads and stores, and its plans say so (rt::ElfCode::one_thread), so
+  // that any device runs them on the launching thread alone.
+  explicit Jit(const std::string& cpu = "", bool one_thread = false);
   ~Jit();
   Jit(const Jit&) = delete;
   Jit& operator=(const Jit&) = delete;
@@ -102,6 +106,7 @@ class Jit {
   // The features its code may use, in LLVM's spelling ("+avx2,-sse4a,..."):
   // with target(), what a plan records (KernelPlan::target, target_features).
   std::string features() const;
+  bool one_thread() const;
 
   // This CPU as users know it: its model (/proc/cpuinfo's model name where
   // there is one, else LLVM's CPU name), LLVM's CPU name, and the vector

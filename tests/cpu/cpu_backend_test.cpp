@@ -96,6 +96,60 @@ TEST(CpuBackend, ThreadsComeFromTheConfig) {
   }
 }
 
+// A Program of one thread runs each task on the launching thread and its
+// operations take turns, so its code has no atomics: LLVM lowers them to
+// plain loads and stores (a CAS loop per f32 add was most of a P2G), and
+// its plans say so. Adds, a max and activations that many iterations aim
+// at the same few cells give a plain model's values; the same kernel in a
+// Program of two threads keeps its atomics. A one-thread plan loaded into
+// the two-thread Program runs on the launching thread alone, with the same
+// values.
+TEST(CpuBackend, AProgramOfOneThreadCompilesItsAtomicsAsPlainStores) {
+  auto run = [](int threads, const grove::testing::ScratchDir& dir, std::vector<uint8_t>* plan_out,
+                const std::vector<uint8_t>* plan_in) {
+    setenv("GROVE_DUMP_DIR", dir.path().c_str(), 1);
+    Program prog(cpu(threads));
+    Field sum = prog.field(f32, "sum", {8}), count = prog.field(i32, "count", {8}), most = prog.field(i32, "most", {});
+    Field blocks = prog.field(i32, "blocks");
+    prog.root().pointer(i, 64).dense(i, 16).place(blocks);
+    Kernel k = prog.kernel("scatter", [&] {
+      for_range(0, 200000, [&](Expr n) {
+        sum(n % 8) += cast(f32, n % 5) * 0.5f;
+        count(n % 8) += 1;
+        atomic_max(most(), n * 7 % 1000003);
+        blocks((n * 37) % 1024) += 1;
+      });
+    });
+    if (plan_in != nullptr) detail::load_kernel_plan(prog, "scatter", *plan_in);
+    k();
+    unsetenv("GROVE_DUMP_DIR");
+    if (plan_out != nullptr) *plan_out = detail::kernel_plan_bytes(prog, "scatter");
+    std::vector<float> want_sum(8, 0.0f);
+    std::vector<int> want_count(8, 0), want_blocks(1024, 0);
+    int want_most = 0;
+    for (int n = 0; n < 200000; ++n) {
+      want_sum[static_cast<size_t>(n % 8)] += static_cast<float>(n % 5) * 0.5f;  // exact: multiples of 0.5 below 2^24
+      ++want_count[static_cast<size_t>(n % 8)];
+      want_most = std::max(want_most, n * 7 % 1000003);
+      ++want_blocks[static_cast<size_t>((n * 37) % 1024)];
+    }
+    EXPECT_EQ(sum.to_vector<float>(), want_sum) << threads;
+    EXPECT_EQ(count.to_vector<int>(), want_count) << threads;
+    EXPECT_EQ(most.read<int>(), want_most) << threads;
+    EXPECT_EQ(blocks.to_vector<int>(), want_blocks) << threads;
+    return rt::deserialize_plan(detail::kernel_plan_bytes(prog, "scatter")).elf().one_thread;
+  };
+  const grove::testing::ScratchDir one_dir("grove_dump_cpu_one_thread"), two_dir("grove_dump_cpu_two_threads");
+  std::vector<uint8_t> one_plan;
+  EXPECT_TRUE(run(1, one_dir, &one_plan, nullptr));
+  EXPECT_FALSE(run(2, two_dir, nullptr, nullptr));
+  const std::regex atomic("atomicrmw|cmpxchg|load atomic|store atomic");
+  EXPECT_FALSE(std::regex_search(read_file(one_dir / "scatter.cpu.opt.ll"), atomic));
+  EXPECT_TRUE(std::regex_search(read_file(two_dir / "scatter.cpu.opt.ll"), atomic));
+  const grove::testing::ScratchDir loaded_dir("grove_dump_cpu_one_thread_loaded");
+  EXPECT_TRUE(run(2, loaded_dir, nullptr, &one_plan));
+}
+
 // GROVE_CPU_THREADS stands in for "every core" (cpu_threads 0) and leaves
 // a count the program names alone; a value that is not a count is refused
 // by name. (make tsan runs every CPU test with it set to 4.)
