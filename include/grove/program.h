@@ -93,11 +93,11 @@ struct Config {
   std::optional<runtime::VulkanHandles> vulkan_external;
   // CPU (Arch::Cpu): threads that run parallel tasks; 0 means every core.
   // With 1 (or 0 on a machine of one core, or GROVE_CPU_THREADS=1), no two
-  // threads ever run the Program's code at once, so its
-  // atomics compile to plain loads and stores (a scatter of f32 adds is
-  // several times faster); its plans, AOT modules included, then run on
-  // the launching thread wherever they are loaded. For several threads
-  // each running its own work, give each a Program of one thread.
+  // threads ever run the Program's code at once, so its atomics compile to
+  // plain loads and stores (a scatter of f32 adds is several times
+  // faster); its plans, AOT modules included, then run on the launching
+  // thread wherever they are loaded. For several threads each running its
+  // own work, give each a Program of one thread.
   int cpu_threads = 0;
   // CPU: the processor kernels are compiled for, as LLVM names it
   // ("x86-64-v2", "x86-64-v3", "x86-64-v4", "znver3", ...), with every
