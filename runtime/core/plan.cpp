@@ -54,6 +54,10 @@ std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t
   return sizes;
 }
 
+bool counted_on_host(const TaskPlan& task) {
+  return task.static_iterations >= 0 || (task.begin.known() && task.end.known());
+}
+
 std::optional<int64_t> host_iterations(const TaskPlan& task, std::span<const uint64_t> args) {
   if (task.static_iterations >= 0) return task.static_iterations;
   const std::optional<int64_t> b = task.begin.evaluate(args), e = task.end.evaluate(args);

@@ -217,9 +217,11 @@ struct KernelPlan {
 // device takes along each axis (x: `invocations`, y: 128, z: 64).
 std::vector<uint32_t> grid_group_sizes(std::span<const int64_t> counts, uint32_t invocations);
 
-// A parallel task's iteration count when the host knows it at launch: its
-// constant, or max(end - begin, 0) of its bounds evaluated for `args`;
-// nullopt when only the device can count (a list's length).
+// Whether the host knows a parallel task's iteration count at launch: a
+// constant, or bounds made of constants and arguments.
+bool counted_on_host(const TaskPlan& task);
+// That count: the constant, or max(end - begin, 0) of the bounds evaluated
+// for `args`; nullopt when only the device can count (a list's length).
 std::optional<int64_t> host_iterations(const TaskPlan& task, std::span<const uint64_t> args);
 
 // The iteration count of each loop of a task spread over a grid, its own

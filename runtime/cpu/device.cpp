@@ -56,7 +56,7 @@ class CpuDevice : public HostDevice {
       CountFn count = nullptr;
       if (t.parallel && !t.count_entry_point.empty()) {
         count = reinterpret_cast<CountFn>(k->library->symbol(t.count_entry_point));
-      } else if (t.parallel && t.static_iterations < 0 && !(t.begin.known() && t.end.known())) {
+      } else if (t.parallel && !counted_on_host(t)) {
         throw Error("kernel '" + plan.name + "': its task '" + t.label +
                     "' has neither a count function nor a count known on the host; the plan is damaged: "
                     "compile the kernel again");
