@@ -456,7 +456,12 @@ class Legalizer {
     // x = +-0
     Stmt* zero_r = e.sel(y_neg, inf, zero);
     zero_r = e.sel(y_odd, e.copysign(zero_r, x), zero_r);
-    r = e.sel(e.eq(x, zero), zero_r, r);
+    // (f32's test by its bits: lavapipe's LLVM, seeing `x == 0` choose the
+    // copysign of x, took x for +0 there, and pow(-0, -1) came out +inf
+    // for one order of the kernel's loads and -inf for the other. It
+    // folds `|x| == 0` to `x == 0` as well.)
+    Stmt* x_zero = t == DataType::f32 ? e.eq_k(e.band_k(e.bitcast(DataType::u32, x), 0x7fffffff), 0) : e.eq(x, zero);
+    r = e.sel(x_zero, zero_r, r);
     r = e.sel(e.eq(y, one), x, r);  // exact, whatever the target's pow does
     // x = -1 and an integer y (finite y beyond f32's range reaches pow as inf
     // where f64 computes in f32).
