@@ -5,6 +5,7 @@
 #include "ir/passes/offload.h"
 #include "ir/passes/demote_atomics.h"
 #include "ir/passes/reductions.h"
+#include "ir/passes/schedule_loads.h"
 #include "ir/passes/simplify.h"
 #include "ir/passes/type_check.h"
 #include "ir/verifier.h"
@@ -59,6 +60,7 @@ const std::vector<Pass>& passes() {
        true},
       {"mark_reductions", [](Kernel& k, const PipelineOptions&) { mark_reductions(k); }, true},
       {"legalize", [](Kernel& k, const PipelineOptions& o) { legalize(k, *o.target); }, true, true},
+      {"schedule_loads", [](Kernel& k, const PipelineOptions&) { schedule_loads(k); }, true, true},
   };
   return kPasses;
 }
