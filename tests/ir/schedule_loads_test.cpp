@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ir/builder.h"
 #include "pass_test_util.h"
 
 namespace grove::ir {
@@ -157,6 +158,37 @@ kernel @k() stage lowered {
   }
 }
 )"));
+}
+
+TEST(ScheduleLoads, AnAddressChainAsLongAsItsBlockMovesWhole) {
+  // y's load, then x's address: 200,000 adds, each used once (no
+  // recursion may follow such a chain), then x's load. y's load waits for
+  // the sum, and x's chain and load go before it, in their own order.
+  FieldTable fields;
+  Kernel k("long", {}, &fields);
+  k.stage = Stage::lowered;
+  Builder b(k.body());
+  Stmt* task = b.task(TaskKind::serial, -1, "serial");
+  Builder t(task->body());
+  Stmt* one = t.const_int(DataType::u32, 1);
+  Stmt* y = t.tree_load(0, DataType::f32, one);
+  Stmt* address = t.const_int(DataType::u32, 0);
+  constexpr int kChain = 200000;
+  for (int n = 0; n < kChain; ++n) address = t.binary(BinaryOp::add, address, one);
+  Stmt* x = t.tree_load(0, DataType::f32, address);
+  t.tree_store(0, DataType::f32, one, t.binary(BinaryOp::add, x, y));
+  const size_t statements = task->body()->size();
+  schedule_loads(k);
+  verify(k, "schedule_loads");
+  Block* body = task->body();
+  ASSERT_EQ(body->size(), statements);
+  EXPECT_EQ(body->at(0), one);
+  EXPECT_EQ(body->at(1)->kind(), StmtKind::Const);  // the chain's start
+  EXPECT_EQ(body->at(kChain + 1), address);
+  EXPECT_EQ(body->at(kChain + 2), x);
+  EXPECT_EQ(body->at(kChain + 3), y);
+  EXPECT_EQ(body->at(kChain + 4)->kind(), StmtKind::Binary);
+  EXPECT_EQ(body->at(kChain + 5)->kind(), StmtKind::TreeStore);
 }
 
 TEST(ScheduleLoads, AKernelWithNothingToMoveIsUnchanged) {

@@ -56,16 +56,25 @@ class Scheduler {
   uint32_t number(const Stmt* s) const { return numbering_.get(s); }
 
   // A load's address chain: the value statements of its block whose one
-  // use is the load or another statement of its chain, operands first.
-  void claim(Block* block, const Stmt* s, uint32_t load) {
-    for (Stmt* op : s->operands()) {
-      if (op->parent() != block || !is_value(op->kind()) || !numbering_.has(op)) continue;
-      const uint32_t o = number(op);
-      if (uses_[o] != 1 || chain_of_[o] != kNone) continue;
-      chain_of_[o] = load;
-      claim(block, op, load);
-      chains_[load].push_back(o);
+  // use is the load or another statement of its chain, in program order
+  // (operands first). A worklist, not recursion: a chain may be as long as
+  // the block.
+  void claim(Block* block, const Stmt* load_stmt, uint32_t load) {
+    std::vector<const Stmt*> work{load_stmt};
+    std::vector<uint32_t>& chain = chains_[load];
+    while (!work.empty()) {
+      const Stmt* s = work.back();
+      work.pop_back();
+      for (const Stmt* op : s->operands()) {
+        if (op->parent() != block || !is_value(op->kind()) || !numbering_.has(op)) continue;
+        const uint32_t o = number(op);
+        if (uses_[o] != 1 || chain_of_[o] != kNone) continue;
+        chain_of_[o] = load;
+        chain.push_back(o);
+        work.push_back(op);
+      }
     }
+    std::sort(chain.begin(), chain.end());
   }
 
   void schedule(Block* block) {
