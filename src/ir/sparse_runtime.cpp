@@ -385,6 +385,77 @@ SparseRuntime::Cell SparseRuntime::activate(int node, const std::vector<Stmt*>& 
   return walk(node, indices, true);
 }
 
+namespace {
+// The position in path(node) of its deepest sparse level, or -1.
+int deepest_sparse(const SNodeForest& forest, const std::vector<int>& path) {
+  int at = -1;
+  for (size_t n = 0; n < path.size(); ++n) {
+    const SNodeType t = forest.snode(path[n]).type;
+    if (t == SNodeType::pointer || t == SNodeType::bitmasked || t == SNodeType::dynamic) at = static_cast<int>(n);
+  }
+  return at;
+}
+}  // namespace
+
+bool SparseRuntime::looks_up_near(const SNodeForest& forest, int node) {
+  const std::vector<int> path = forest.path(node);
+  const int p = deepest_sparse(forest, path);
+  if (p < 0 || p + 1 >= static_cast<int>(path.size())) return false;
+  if (forest.snode(path[static_cast<size_t>(p)]).type == SNodeType::dynamic) return false;
+  for (size_t n = static_cast<size_t>(p) + 1; n < path.size(); ++n)
+    if (forest.snode(path[n]).type != SNodeType::dense) return false;
+  return true;
+}
+
+SparseRuntime::Cell SparseRuntime::lookup_near(int node, const std::vector<Stmt*>& indices,
+                                               const std::vector<Stmt*>& own_indices, Stmt* own) {
+  GROVE_ASSERT(looks_up_near(forest_, node), "lookup_near on a node without dense levels below its sparse one");
+  const std::vector<int> path = forest_.path(node);
+  const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
+  const SNodeDecl& target = forest_.snode(node);
+  const SNodeDecl& sparse = forest_.snode(path[p]);
+  auto as_u32 = [&](const std::vector<Stmt*>& in) {
+    std::vector<Stmt*> out;
+    for (Stmt* i : in) out.push_back(i->type() == U32 ? i : b_.cast(U32, i));
+    while (out.size() < static_cast<size_t>(kMaxAxes)) out.push_back(u32(0));
+    return out;
+  };
+  const std::vector<Stmt*> idx = as_u32(indices), mine = as_u32(own_indices);
+  // One cell of the sparse level: the same quotient on every axis.
+  Stmt* same = b_.const_int(U1, 1);
+  for (int a = 0; a < kMaxAxes; ++a) {
+    if (!((target.axis_mask >> a) & 1)) continue;
+    const auto ua = static_cast<size_t>(a);
+    const auto q = static_cast<uint64_t>(target.shape[ua] / sparse.shape[ua]);
+    Stmt* eq = q == 1 ? bin(BinaryOp::cmp_eq, idx[ua], mine[ua])
+                      : bin(BinaryOp::cmp_eq, bin(BinaryOp::div, idx[ua], u32(q)), bin(BinaryOp::div, mine[ua], u32(q)));
+    same = bin(BinaryOp::logic_and, same, eq);
+  }
+  Stmt* address = var(U32, u32(0));
+  Stmt* ok = var(U32, u32(0));
+  if_then(
+      same,
+      [&] {
+        // The dense levels below it: each level's cell, as walk() finds it,
+        // less own's (words wrap).
+        Stmt* at = own;
+        for (size_t n = p + 1; n < path.size(); ++n) {
+          const SNodeDecl& s = forest_.snode(path[n]);
+          Stmt* cw = u32(static_cast<uint64_t>(s.cell_words));
+          at = bin(BinaryOp::sub, bin(BinaryOp::add, at, bin(BinaryOp::mul, local_cell(path[n], node, idx), cw)),
+                   bin(BinaryOp::mul, local_cell(path[n], node, mine), cw));
+        }
+        set(address, at);
+        set(ok, u32(1));
+      },
+      [&] {
+        const Cell far = walk(node, indices, false);
+        set(address, far.address);
+        set(ok, b_.select(far.ok, u32(1), u32(0)));
+      });
+  return {get(address), bin(BinaryOp::cmp_ne, get(ok), u32(0))};
+}
+
 bool SparseRuntime::groups_activations(const SNodeForest& forest, int node) {
   bool pointer = false;
   for (int n : forest.path(node)) {

@@ -48,6 +48,14 @@ class SparseRuntime {
   };
   // The cell of `node`, activating nothing.
   Cell lookup(int node, const std::vector<Stmt*>& indices);
+  // lookup() of a cell near an active one a struct-for knows (`own`, at
+  // `own_indices`, of the same node): where both lie in one cell of the
+  // path's deepest sparse level, the address is own's plus the dense
+  // levels' difference, with no slot read; elsewhere a lookup(). For nodes
+  // that looks_up_near() (a dense node whose path's deepest sparse level
+  // is a pointer or bitmasked, only dense levels below it).
+  static bool looks_up_near(const SNodeForest& forest, int node);
+  Cell lookup_near(int node, const std::vector<Stmt*>& indices, const std::vector<Stmt*>& own_indices, Stmt* own);
   // The cell of `node`, activating every sparse level on the way.
   Cell activate(int node, const std::vector<Stmt*>& indices);
   // Activation at several sites of a statement group at once, with one

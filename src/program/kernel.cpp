@@ -146,6 +146,7 @@ ProgramImpl::Lowered ProgramImpl::run_passes(KernelRecord& rec, std::unique_ptr<
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
   options.lower.least_iterations = options.offload.least_iterations = target.least_list_iterations();
   options.lower.group_activations = target.groups_activations();
+  options.lower.near_reads = target.reads_near_cells();
   options.target = target.target_ops();
   options.on_lowered = [&](const ir::Kernel& k) {
     if (report) observe_lowered_kernel(k, config.debug);

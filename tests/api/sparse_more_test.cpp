@@ -882,6 +882,60 @@ TEST_P(SparseMore, WritingASiblingFieldAtTheVisitedCellKeepsTheLists) {
   EXPECT_EQ(prog.stats().at(xs.name()).listgen_runs, 2);
 }
 
+// A struct-for reading its neighbours (a stencil), in and across the edges
+// of its blocks, some of whose neighbours are inactive (reads of 0): p and q
+// share the visited dense node, where a target may find a neighbour in the
+// loop's own block without reading its slot (LowerAccessOptions::near_reads;
+// lavapipe does); r lies in blocks of its own. Against a plain model, with
+// and without an offset on the fields.
+TEST_P(SparseMore, StencilReadsInAndAcrossBlockEdgesMatchAModel) {
+  constexpr int kN = 24, kB = 4;
+  for (const std::vector<int64_t>& offset : {std::vector<int64_t>{0, 0}, std::vector<int64_t>{-5, 3}}) {
+    SCOPED_TRACE("offset " + std::to_string(offset[0]) + ", " + std::to_string(offset[1]));
+    Program prog(config());
+    Field p = prog.field(i32, "p"), q = prog.field(i32, "q"), r = prog.field(i32, "r");
+    SNode& blocks = prog.root().pointer(ij, kN / kB);
+    blocks.dense(ij, kB).place({p, q}, offset);
+    blocks.dense(ij, kB).place({r}, offset);
+    const int lo0 = static_cast<int>(offset[0]), lo1 = static_cast<int>(offset[1]);
+    auto active = [](int i, int j) { return (i / kB + 2 * (j / kB)) % 3 != 0; };  // by block
+    auto value = [](int i, int j) { return (i * 7 + j * 3) % 11 + 1; };
+    Kernel seed = prog.kernel("seed", [&] {
+      for_range({kN, kN}, [&](Expr i, Expr j) {
+        if_(((i / kB) + 2 * (j / kB)) % 3 != 0, [&] {
+          p(i + lo0, j + lo1) = (i * 7 + j * 3) % 11 + 1;
+          r(i + lo0, j + lo1) = (i * 7 + j * 3) % 11 + 1;
+        });
+      });
+    });
+    auto at = [&](const Field& f, const Expr& i, const Expr& j) {
+      return Expr(f(max(min(i, Expr(lo0 + kN - 1)), Expr(lo0)), max(min(j, Expr(lo1 + kN - 1)), Expr(lo1))));
+    };
+    Kernel stencil = prog.kernel("stencil", [&] {
+      for_each(p, [&](Expr i, Expr j) {
+        q(i, j) = at(p, i - 1, j) + 2 * at(p, i + 1, j) + 4 * at(p, i, j - 1) + 8 * at(p, i, j + 1) +
+                  16 * at(p, i + 1, j + 1) + 32 * at(p, i - 2, j) + 64 * at(r, i, j + 1);
+      });
+    });
+    seed();
+    stencil();
+    auto model_at = [&](int i, int j) {
+      i = std::clamp(i, 0, kN - 1), j = std::clamp(j, 0, kN - 1);
+      return active(i, j) ? value(i, j) : 0;
+    };
+    const std::vector<int32_t> got = q.to_vector<int32_t>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(kN * kN));
+    for (int i = 0; i < kN; ++i)
+      for (int j = 0; j < kN; ++j) {
+        const int want = !active(i, j) ? 0
+                                       : model_at(i - 1, j) + 2 * model_at(i + 1, j) + 4 * model_at(i, j - 1) +
+                                             8 * model_at(i, j + 1) + 16 * model_at(i + 1, j + 1) +
+                                             32 * model_at(i - 2, j) + 64 * model_at(i, j + 1);
+        ASSERT_EQ(got[static_cast<size_t>(i * kN + j)], want) << "cell (" << i << ", " << j << ")";
+      }
+  }
+}
+
 TEST_P(SparseMore, PrintInsideASparseStructFor) {
   Program prog(config());
   Field x = prog.field(i32, "x");

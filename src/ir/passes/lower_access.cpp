@@ -101,17 +101,30 @@ class Lowerer {
              s->kind() == StmtKind::FieldAtomic) && is_own_cell_access(forest_, kernel_.fields(), s, loop))
           own.push_back(s);
       });
+    const int node = node_of_struct_for(loop);
+    // Reads of fields in the loop's own cells, at other indices (a
+    // stencil's neighbours): where they fall in the loop's cell of the
+    // deepest sparse level, their address is the loop's cell's plus an
+    // offset, with no slot read (SparseRuntime::lookup_near).
+    std::vector<Stmt*> near;
+    if (options_.near_reads && keeps_cells && SparseRuntime::looks_up_near(forest_, node))
+      walk(loop->body(), [&](Stmt* s) {
+        if (s->kind() == StmtKind::FieldLoad && s->tree_param() == loop->tree_param() &&
+            parent_of_place(s->field()) == node && !is_own_cell_access(forest_, kernel_.fields(), s, loop))
+          near.push_back(s);
+      });
     Builder b(block, pos);
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
     rt.set_cells_per_iteration(options_.cells_per_iteration);
     rt.set_least_iterations(options_.least_iterations);
     rt.set_task_changes_words(changes_words_);
-    const int node = node_of_struct_for(loop);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
     rt.emit_struct_for(node, [&](const std::vector<Stmt*>& indices, Stmt* cell) {
       for (Stmt* s : own) own_cell_[s] = cell;
+      if (cell != nullptr)
+        for (Stmt* s : near) near_[s] = Near{node, indices, cell};
       // Move the old body here; its loop indices (one per axis the node's
       // path splits, plus the field's offset) become the cell's indices.
       Block* old = loop->body();
@@ -282,6 +295,9 @@ class Lowerer {
         replacement = rt.load_field_at(f.id, f.dtype, *cell);
       } else if (forest_.is_sparse_path(parent_of_place(f.id)) && written_next(block, pos, s)) {
         replacement = rt.load_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f));
+      } else if (auto it = near_.find(s); it != near_.end()) {
+        const Near& n = it->second;
+        replacement = rt.load_field_at(f.id, f.dtype, rt.lookup_near(n.node, field_indices(f), n.indices, n.cell));
       } else {
         replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }
@@ -579,6 +595,13 @@ class Lowerer {
   const SNodeForest& forest_;
   LowerAccessOptions options_;
   std::unordered_map<const Stmt*, Stmt*> own_cell_;
+  // Reads near a struct-for's own cell: its node, indices and cell.
+  struct Near {
+    int node;
+    std::vector<Stmt*> indices;
+    Stmt* cell;
+  };
+  std::unordered_map<const Stmt*, Near> near_;
   // Groups of activations waiting for the statement they go before, and
   // the cell variable each grouped access reads (find_groups, emit_groups).
   std::unordered_map<const Stmt*, Pending> pending_;

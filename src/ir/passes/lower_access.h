@@ -20,6 +20,15 @@ struct LowerAccessOptions {
   // unlikely block from every site already, so it leaves this off. Never
   // in debug mode, whose index checks come before each access.
   bool group_activations = false;
+  // A struct-for's reads of fields in its own node's cells at other indices
+  // (a stencil's neighbours) look up near the loop's cell
+  // (SparseRuntime::lookup_near): a branch where the neighbour shares the
+  // loop's block, which then needs no slot read. For targets that run a
+  // run of cells an iteration without vectorising it (lavapipe: a Jacobi
+  // step over pointer blocks 25-30% faster); the LLVM CPU target leaves it
+  // off (the branch stops its vectoriser: 40% slower), and so do GPUs until
+  // measured there (a warp at a block's edge would take both ways).
+  bool near_reads = false;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain
