@@ -34,6 +34,7 @@ class Scheduler {
     chain_of_.assign(count_, kNone);
     chains_.resize(count_);
     position_.assign(count_, 0);
+    waiting_.assign(count_, false);
     uint32_t n = 0;
     walk(kernel.body(), [&](Stmt* s) {
       for (size_t k = 0; k < s->operands().size(); ++k) {
@@ -93,11 +94,12 @@ class Scheduler {
         for (uint32_t member : chains_[load]) emit(member);
         emit(load);
       }
+      for (uint32_t load : waiting) waiting_[load] = false;
       waiting.clear();
     };
     auto uses_waiting = [&](const Stmt* s) {
       for (const Stmt* op : s->operands())
-        if (numbering_.has(op) && std::find(waiting.begin(), waiting.end(), number(op)) != waiting.end()) return true;
+        if (numbering_.has(op) && waiting_[number(op)]) return true;
       return false;
     };
     for (size_t i = 0; i < stmts.size(); ++i) {
@@ -107,8 +109,12 @@ class Scheduler {
       bool flush = !waiting.empty() && (!passable(s) || uses_waiting(s));
       for (uint32_t member : chains_[n]) flush = flush || (!waiting.empty() && uses_waiting(stmts[position_[member]].get()));
       if (flush) place();
-      if (movable(s)) waiting.push_back(n);
-      else emit(n);
+      if (movable(s)) {
+        waiting.push_back(n);
+        waiting_[n] = true;
+      } else {
+        emit(n);
+      }
     }
     place();
   }
@@ -120,6 +126,7 @@ class Scheduler {
   std::vector<uint32_t> chain_of_;    // the load whose address chain holds it
   std::vector<std::vector<uint32_t>> chains_;  // a load's chain, operands first
   std::vector<size_t> position_;      // in its block, while the block is scheduled
+  std::vector<bool> waiting_;         // a load taken out of its block, not yet placed
 };
 
 }  // namespace
