@@ -8,16 +8,20 @@
 //                              again in an untimed step after each launch
 //   <prefix>_sparse_struct_for y = 2 x + 1 over every voxel of the active blocks
 //                              (~5% of the blocks)
+//   <prefix>_sparse_stencil    y = the 7-point Laplacian of x over the same voxels
+//                              (indices clamped to the grid, inactive blocks read 0)
 //
 // Each is one pair benchmark per GPU backend (harness.h); a run of either
 // side is one launch and a sync. The hand-written kernels
-// (shaders/bench_sparse_activate.comp and bench_block_map.comp, and their
-// twins in bench/cuda/bench_kernels.cu) keep the same memory contract by
-// hand: a slot array per block (0 or 1 + pool entry), a pool of blocks, an
-// atomic bump allocator and compare-and-swap publication with losers'
-// candidates on a spare list (activation); the same pool layout with x and
-// y side by side per voxel, and a list of the active blocks' pool entries
-// built once on the host (struct-for).
+// (shaders/bench_sparse_activate.comp, bench_block_map.comp and
+// bench_block_stencil.comp, and their twins in bench/cuda/bench_kernels.cu)
+// keep the same memory contract by hand: a slot array per block (0 or 1 +
+// pool entry), a pool of blocks, an atomic bump allocator and
+// compare-and-swap publication with losers' candidates on a spare list
+// (activation); the same pool layout with x and y side by side per voxel,
+// and a list of the active blocks' pool entries built once on the host
+// (struct-for; the stencil also reads the slots, for neighbours in other
+// blocks).
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -245,7 +249,7 @@ struct GroveStructFor {
   grove::Field x = prog.field(grove::f32, "x");
   grove::Field y = prog.field(grove::f32, "y");
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
-  grove::Kernel fill, scale;
+  grove::Kernel fill, scale, laplace;
 
   explicit GroveStructFor(grove::Arch arch) : prog(grove::Config{.arch = arch}) {
     blocks.capacity(kStructPool);
@@ -268,6 +272,15 @@ struct GroveStructFor {
     // Timed: a struct-for over the active voxels.
     scale = prog.kernel("scale", [this] {
       grove::for_each(x, [&](Expr i, Expr j, Expr k) { y(i, j, k) = x(i, j, k).load() * 2.0f + 1.0f; });
+    });
+    // Timed (sparse_stencil): the neighbours, clamped to the grid.
+    laplace = prog.kernel("laplace", [this] {
+      auto c = [](const Expr& v) { return grove::max(grove::min(v, Expr(kGrid - 1)), Expr(0)); };
+      auto at = [&](const Expr& i, const Expr& j, const Expr& k) { return x(c(i), c(j), c(k)).load(); };
+      grove::for_each(x, [&](Expr i, Expr j, Expr k) {
+        y(i, j, k) = at(i - 1, j, k) + at(i + 1, j, k) + at(i, j - 1, k) + at(i, j + 1, k) + at(i, j, k - 1) +
+                     at(i, j, k + 1) - 6.0f * x(i, j, k).load();
+      });
     });
   }
 
@@ -335,6 +348,78 @@ Pair struct_for_pair(const gpu::Backend& backend) {
   return p;
 }
 
+// ---- a stencil over the active voxels -------------------------------------------
+
+constexpr int kStencilIterations = 100;
+
+Pair stencil_pair(const gpu::Backend& backend) {
+  auto g = std::make_shared<GroveStructFor>(backend.arch);
+  g->fill();
+  g->laplace();
+  g->prog.sync();
+  const std::vector<float> got = g->y.to_vector<float>();
+  const std::vector<std::uint32_t> blocks = selected_blocks();
+  auto x_of = [](int i, int j, int k) {  // clamped; 0 in an inactive block
+    i = std::clamp(i, 0, kGrid - 1), j = std::clamp(j, 0, kGrid - 1), k = std::clamp(k, 0, kGrid - 1);
+    const auto b = static_cast<std::uint32_t>(((i / kBlockSide) * kBlocksPerSide + j / kBlockSide) * kBlocksPerSide +
+                                              k / kBlockSide);
+    const Voxel v{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(k)};
+    return selected(b) ? x_value(v) : 0.0f;
+  };
+  std::vector<float> want(kGridVoxels, 0.0f);
+  for (std::uint32_t b : blocks) {
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+      const Voxel v = voxel_of(b, l);
+      const int i = static_cast<int>(v.i), j = static_cast<int>(v.j), k = static_cast<int>(v.k);
+      want[linear(v.i, v.j, v.k)] = x_of(i - 1, j, k) + x_of(i + 1, j, k) + x_of(i, j - 1, k) + x_of(i, j + 1, k) +
+                                    x_of(i, j, k - 1) + x_of(i, j, k + 1) - 6.0f * x_value(v);
+    }
+  }
+  gpu::check(gpu::compare(got, want, 0.0f, "Grove sparse stencil"));
+
+  // The pool as for the struct-for (entry e = list position e), and the
+  // slots of every block.
+  const auto count = static_cast<std::uint32_t>(blocks.size());
+  if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
+  std::vector<std::uint32_t> list(count), slots(kBlocks, 0u);
+  std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
+  for (std::uint32_t e = 0; e < count; ++e) {
+    list[e] = e;
+    slots[blocks[e]] = e + 1;
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
+  }
+  std::shared_ptr<HandWritten> dev = backend.open(g, g->prog);
+  HandWritten::Buffer list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
+  HandWritten::Buffer block_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "their indices");
+  HandWritten::Buffer slot_buffer = dev->create_buffer(slots.size() * 4, "slots");
+  HandWritten::Buffer pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
+  dev->write(list_buffer, 0, list.data(), list.size() * 4);
+  dev->write(block_buffer, 0, blocks.data(), blocks.size() * 4);
+  dev->write(slot_buffer, 0, slots.data(), slots.size() * 4);
+  dev->write(pool_buffer, 0, pool.data(), pool.size() * 4);
+  const HandWritten::Launch launch =
+      dev->prepare("bench_block_stencil", {list_buffer, block_buffer, slot_buffer, pool_buffer}, {count}, count, 64);
+  dev->launch(launch);
+  dev->read(pool_buffer, 0, pool.data(), pool.size() * 4);
+  std::vector<float> grid(kGridVoxels, 0.0f);
+  for (std::uint32_t e = 0; e < count; ++e) {
+    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
+      const Voxel v = voxel_of(blocks[e], l);
+      grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
+    }
+  }
+  gpu::check(gpu::compare(grid, got, 0.0f, std::string(backend.hand_written) + " sparse stencil vs Grove"));
+
+  Pair p = gpu::hand_written_pair(
+      [g] {
+        g->laplace();
+        g->prog.sync();
+      },
+      dev, {launch}, static_cast<std::int64_t>(count) * kBlockVoxels);
+  p.counters = {{"active_blocks", static_cast<double>(count)}};
+  return p;
+}
+
 }  // namespace
 
 void register_gpu_sparse() {
@@ -343,6 +428,8 @@ void register_gpu_sparse() {
                   gpu::kRepetitions, [b] { return activate_pair(b); });
     register_pair(gpu::workload(b, "sparse_struct_for"), b.arch, b.hand_written, kStructIterations,
                   gpu::kRepetitions, [b] { return struct_for_pair(b); });
+    register_pair(gpu::workload(b, "sparse_stencil"), b.arch, b.hand_written, kStencilIterations,
+                  gpu::kRepetitions, [b] { return stencil_pair(b); });
   }
 }
 

@@ -104,5 +104,39 @@ extern "C" __global__ void __launch_bounds__(64) bench_block_map(const unsigned*
   pool[at + 1u] = pool[at] * 2.0f + 1.0f;
 }
 
+// The 7-point Laplacian over every voxel of the listed blocks of that pool
+// (shaders/bench_block_stencil.comp): indices clamped to the 256^3 grid, a
+// voxel of an inactive block reading 0, a neighbour in the voxel's own block
+// read at its entry, another block's found through the slot array.
+__device__ float block_stencil_x(const unsigned* __restrict__ slots, const float* pool, unsigned entry,
+                                 unsigned bi, unsigned bj, unsigned bk, int i, int j, int k) {
+  const unsigned ci = static_cast<unsigned>(min(max(i, 0), 255)), cj = static_cast<unsigned>(min(max(j, 0), 255)),
+                 ck = static_cast<unsigned>(min(max(k, 0), 255));
+  const unsigned local = ((ci & 3u) * 4u + (cj & 3u)) * 4u + (ck & 3u);
+  if (ci >> 2u == bi && cj >> 2u == bj && ck >> 2u == bk) return pool[(entry * 64u + local) * 2u];
+  const unsigned slot = slots[((ci >> 2u) * 64u + (cj >> 2u)) * 64u + (ck >> 2u)];
+  return slot == 0u ? 0.0f : pool[((slot - 1u) * 64u + local) * 2u];
+}
+
+extern "C" __global__ void __launch_bounds__(64) bench_block_stencil(const unsigned* __restrict__ list,
+                                                                     const unsigned* __restrict__ blocks,
+                                                                     const unsigned* __restrict__ slots, float* pool,
+                                                                     unsigned count) {
+  const unsigned n = blockIdx.x;
+  if (n >= count) return;
+  const unsigned entry = list[n], b = blocks[n];
+  const unsigned bi = b / 4096u, bj = b / 64u % 64u, bk = b % 64u;
+  const unsigned l = threadIdx.x;
+  const int i = static_cast<int>(bi * 4u + l / 16u), j = static_cast<int>(bj * 4u + l / 4u % 4u),
+            k = static_cast<int>(bk * 4u + l % 4u);
+  const unsigned at = (entry * 64u + l) * 2u;
+  pool[at + 1u] = block_stencil_x(slots, pool, entry, bi, bj, bk, i - 1, j, k) +
+                  block_stencil_x(slots, pool, entry, bi, bj, bk, i + 1, j, k) +
+                  block_stencil_x(slots, pool, entry, bi, bj, bk, i, j - 1, k) +
+                  block_stencil_x(slots, pool, entry, bi, bj, bk, i, j + 1, k) +
+                  block_stencil_x(slots, pool, entry, bi, bj, bk, i, j, k - 1) +
+                  block_stencil_x(slots, pool, entry, bi, bj, bk, i, j, k + 1) - 6.0f * pool[at];
+}
+
 // words[0] = 1: the launch-overhead baseline; one thread.
 extern "C" __global__ void bench_store_one(unsigned* words) { words[0] = 1u; }
