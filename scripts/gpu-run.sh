@@ -92,12 +92,19 @@ if [ -n "$SLOW" ]; then
 fi
 collect
 
-# The benchmarks, one at a time.
-run bench "$DIR/bin/grove_bench" --benchmark_filter="${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" \
-  --out_json="$OUT/bench-cuda.json" ${BENCH_ARGS:-}
+# The benchmarks, one at a time; then the sparse stencil again with near
+# reads on (GROVE_NEAR_READS=1; off on GPUs by default), into the same
+# step's output: whether GPUs should have them.
+BENCH_TWICE='"$0" --benchmark_filter="$1" --out_json="$2" $4; rc=$?
+echo "== $3 again, with GROVE_NEAR_READS=1"
+GROVE_NEAR_READS=1 "$0" --benchmark_filter="$3" $4 || rc=1
+exit $rc'
+run bench sh -c "$BENCH_TWICE" "$DIR/bin/grove_bench" \
+  "${BENCH_FILTER:-cuda|^dense_saxpy/baseline|^many_kernels_.*/baseline}" "$OUT/bench-cuda.json" \
+  "^cuda_sparse_stencil" "${BENCH_ARGS:-}"
 if [ "${VULKAN:-1}" != 0 ]; then
-  (with_vulkan; run vulkan_bench "$DIR/bin/grove_bench" --benchmark_filter="${VULKAN_BENCH_FILTER:-^vk_}" \
-    --out_json="$OUT/bench-vulkan.json" ${BENCH_ARGS:-})
+  (with_vulkan; run vulkan_bench sh -c "$BENCH_TWICE" "$DIR/bin/grove_bench" "${VULKAN_BENCH_FILTER:-^vk_}" \
+    "$OUT/bench-vulkan.json" "^vk_sparse_stencil" "${BENCH_ARGS:-}")
 fi
 collect
 rm -rf "$DIR"
