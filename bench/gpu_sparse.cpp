@@ -24,6 +24,7 @@
 // blocks).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -284,49 +285,64 @@ struct GroveStructFor {
     });
   }
 
-  std::vector<float> first_result(std::int64_t* active_blocks) {
+  // y after `timed`, once the selected blocks are filled; the blocks active.
+  std::vector<float> first_result(grove::Kernel& timed, std::int64_t* active_blocks) {
     fill();
-    scale();
+    timed();
     prog.sync();
     *active_blocks = prog.stats().find(blocks.name())->active_cells;
     return y.to_vector<float>();
   }
 };
 
-Pair struct_for_pair(const gpu::Backend& backend) {
+// A struct-for over x on the selected blocks, Grove's `timed` kernel against
+// the hand-written `shader`, each voxel's y checked against `want_y`. The
+// hand-written side's pool holds the active blocks in list order (entry e =
+// list position e), each voxel (x, y); its buffers are the list, then with
+// `slots` each listed block's index and every block's slot (0 or 1 + its
+// entry), then the pool.
+Pair listed_blocks_pair(const gpu::Backend& backend, grove::Kernel GroveStructFor::*timed, const std::string& what,
+                        const char* shader, bool slots, const std::function<float(const Voxel&)>& want_y) {
   auto g = std::make_shared<GroveStructFor>(backend.arch);
   std::int64_t got_blocks = 0;
-  const std::vector<float> got = g->first_result(&got_blocks);
+  const std::vector<float> got = g->first_result((*g).*timed, &got_blocks);
   const std::vector<std::uint32_t> blocks = selected_blocks();
   std::vector<float> want(kGridVoxels, 0.0f);
   for (std::uint32_t b : blocks) {
     for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
       const Voxel v = voxel_of(b, l);
-      want[linear(v.i, v.j, v.k)] = x_value(v) * 2.0f + 1.0f;
+      want[linear(v.i, v.j, v.k)] = want_y(v);
     }
   }
-  gpu::check(gpu::compare(got, want, 0.0f, "Grove struct-for"));
+  gpu::check(gpu::compare(got, want, 0.0f, "Grove " + what));
   if (got_blocks != static_cast<std::int64_t>(blocks.size())) {
-    throw grove::Error("Grove struct-for: " + std::to_string(got_blocks) + " active blocks, expected " +
+    throw grove::Error("Grove " + what + ": " + std::to_string(got_blocks) + " active blocks, expected " +
                        std::to_string(blocks.size()));
   }
 
-  // The active blocks, in the pool in list order (entry e = list position
-  // e), each voxel holding (x, y).
   const auto count = static_cast<std::uint32_t>(blocks.size());
   if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
-  std::vector<std::uint32_t> list(count);
+  std::vector<std::uint32_t> list(count), slot_of(kBlocks, 0u);
   std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
   for (std::uint32_t e = 0; e < count; ++e) {
     list[e] = e;
+    slot_of[blocks[e]] = e + 1;
     for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
   }
   std::shared_ptr<HandWritten> dev = backend.open(g, g->prog);
-  HandWritten::Buffer list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
-  HandWritten::Buffer pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
-  dev->write(list_buffer, 0, list.data(), list.size() * 4);
+  const std::uint64_t list_bytes = std::max<std::uint64_t>(count, 1) * 4;
+  std::vector<HandWritten::Buffer> buffers{dev->create_buffer(list_bytes, "active blocks")};
+  dev->write(buffers.back(), 0, list.data(), list.size() * 4);
+  if (slots) {
+    buffers.push_back(dev->create_buffer(list_bytes, "their indices"));
+    dev->write(buffers.back(), 0, blocks.data(), blocks.size() * 4);
+    buffers.push_back(dev->create_buffer(slot_of.size() * 4, "slots"));
+    dev->write(buffers.back(), 0, slot_of.data(), slot_of.size() * 4);
+  }
+  const HandWritten::Buffer pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
+  buffers.push_back(pool_buffer);
   dev->write(pool_buffer, 0, pool.data(), pool.size() * 4);
-  const HandWritten::Launch launch = dev->prepare("bench_block_map", {list_buffer, pool_buffer}, {count}, count, 64);
+  const HandWritten::Launch launch = dev->prepare(shader, buffers, {count}, count, 64);
   dev->launch(launch);
   dev->read(pool_buffer, 0, pool.data(), pool.size() * 4);
   std::vector<float> grid(kGridVoxels, 0.0f);
@@ -336,11 +352,11 @@ Pair struct_for_pair(const gpu::Backend& backend) {
       grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
     }
   }
-  gpu::check(gpu::compare(grid, got, 0.0f, std::string(backend.hand_written) + " struct-for vs Grove"));
+  gpu::check(gpu::compare(grid, got, 0.0f, std::string(backend.hand_written) + " " + what + " vs Grove"));
 
   Pair p = gpu::hand_written_pair(
-      [g] {
-        g->scale();
+      [g, timed] {
+        ((*g).*timed)();
         g->prog.sync();
       },
       dev, {launch}, static_cast<std::int64_t>(count) * kBlockVoxels);
@@ -348,17 +364,16 @@ Pair struct_for_pair(const gpu::Backend& backend) {
   return p;
 }
 
+Pair struct_for_pair(const gpu::Backend& backend) {
+  return listed_blocks_pair(backend, &GroveStructFor::scale, "struct-for", "bench_block_map", false,
+                            [](const Voxel& v) { return x_value(v) * 2.0f + 1.0f; });
+}
+
 // ---- a stencil over the active voxels -------------------------------------------
 
 constexpr int kStencilIterations = 100;
 
 Pair stencil_pair(const gpu::Backend& backend) {
-  auto g = std::make_shared<GroveStructFor>(backend.arch);
-  g->fill();
-  g->laplace();
-  g->prog.sync();
-  const std::vector<float> got = g->y.to_vector<float>();
-  const std::vector<std::uint32_t> blocks = selected_blocks();
   auto x_of = [](int i, int j, int k) {  // clamped; 0 in an inactive block
     i = std::clamp(i, 0, kGrid - 1), j = std::clamp(j, 0, kGrid - 1), k = std::clamp(k, 0, kGrid - 1);
     const auto b = static_cast<std::uint32_t>(((i / kBlockSide) * kBlocksPerSide + j / kBlockSide) * kBlocksPerSide +
@@ -366,58 +381,12 @@ Pair stencil_pair(const gpu::Backend& backend) {
     const Voxel v{static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(j), static_cast<std::uint32_t>(k)};
     return selected(b) ? x_value(v) : 0.0f;
   };
-  std::vector<float> want(kGridVoxels, 0.0f);
-  for (std::uint32_t b : blocks) {
-    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
-      const Voxel v = voxel_of(b, l);
-      const int i = static_cast<int>(v.i), j = static_cast<int>(v.j), k = static_cast<int>(v.k);
-      want[linear(v.i, v.j, v.k)] = x_of(i - 1, j, k) + x_of(i + 1, j, k) + x_of(i, j - 1, k) + x_of(i, j + 1, k) +
-                                    x_of(i, j, k - 1) + x_of(i, j, k + 1) - 6.0f * x_value(v);
-    }
-  }
-  gpu::check(gpu::compare(got, want, 0.0f, "Grove sparse stencil"));
-
-  // The pool as for the struct-for (entry e = list position e), and the
-  // slots of every block.
-  const auto count = static_cast<std::uint32_t>(blocks.size());
-  if (count > kStructPool) throw grove::Error("more selected blocks than the pool holds");
-  std::vector<std::uint32_t> list(count), slots(kBlocks, 0u);
-  std::vector<float> pool(static_cast<size_t>(kStructPool) * kBlockVoxels * 2, 0.0f);
-  for (std::uint32_t e = 0; e < count; ++e) {
-    list[e] = e;
-    slots[blocks[e]] = e + 1;
-    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) pool[(size_t{e} * kBlockVoxels + l) * 2] = x_value(voxel_of(blocks[e], l));
-  }
-  std::shared_ptr<HandWritten> dev = backend.open(g, g->prog);
-  HandWritten::Buffer list_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "active blocks");
-  HandWritten::Buffer block_buffer = dev->create_buffer(std::max<std::uint64_t>(count, 1) * 4, "their indices");
-  HandWritten::Buffer slot_buffer = dev->create_buffer(slots.size() * 4, "slots");
-  HandWritten::Buffer pool_buffer = dev->create_buffer(pool.size() * 4, "pool");
-  dev->write(list_buffer, 0, list.data(), list.size() * 4);
-  dev->write(block_buffer, 0, blocks.data(), blocks.size() * 4);
-  dev->write(slot_buffer, 0, slots.data(), slots.size() * 4);
-  dev->write(pool_buffer, 0, pool.data(), pool.size() * 4);
-  const HandWritten::Launch launch =
-      dev->prepare("bench_block_stencil", {list_buffer, block_buffer, slot_buffer, pool_buffer}, {count}, count, 64);
-  dev->launch(launch);
-  dev->read(pool_buffer, 0, pool.data(), pool.size() * 4);
-  std::vector<float> grid(kGridVoxels, 0.0f);
-  for (std::uint32_t e = 0; e < count; ++e) {
-    for (std::uint32_t l = 0; l < kBlockVoxels; ++l) {
-      const Voxel v = voxel_of(blocks[e], l);
-      grid[linear(v.i, v.j, v.k)] = pool[(size_t{e} * kBlockVoxels + l) * 2 + 1];
-    }
-  }
-  gpu::check(gpu::compare(grid, got, 0.0f, std::string(backend.hand_written) + " sparse stencil vs Grove"));
-
-  Pair p = gpu::hand_written_pair(
-      [g] {
-        g->laplace();
-        g->prog.sync();
-      },
-      dev, {launch}, static_cast<std::int64_t>(count) * kBlockVoxels);
-  p.counters = {{"active_blocks", static_cast<double>(count)}};
-  return p;
+  return listed_blocks_pair(backend, &GroveStructFor::laplace, "sparse stencil", "bench_block_stencil", true,
+                            [x_of](const Voxel& v) {
+                              const int i = static_cast<int>(v.i), j = static_cast<int>(v.j), k = static_cast<int>(v.k);
+                              return x_of(i - 1, j, k) + x_of(i + 1, j, k) + x_of(i, j - 1, k) + x_of(i, j + 1, k) +
+                                     x_of(i, j, k - 1) + x_of(i, j, k + 1) - 6.0f * x_value(v);
+                            });
 }
 
 }  // namespace
