@@ -31,6 +31,13 @@ constexpr uint64_t kActivationTries = 64;
 Stmt* SparseRuntime::u32(uint64_t v) { return b_.const_int(U32, static_cast<int64_t>(v)); }
 Stmt* SparseRuntime::i32(int64_t v) { return b_.const_int(I32, v); }
 
+std::vector<Stmt*> SparseRuntime::axis_indices(const std::vector<Stmt*>& indices) {
+  std::vector<Stmt*> out;
+  for (Stmt* i : indices) out.push_back(i->type() == U32 ? i : b_.cast(U32, i));
+  while (out.size() < static_cast<size_t>(kMaxAxes)) out.push_back(u32(0));
+  return out;
+}
+
 Stmt* SparseRuntime::bin(BinaryOp op, Stmt* a, Stmt* c) {
   GROVE_ASSERT(a->type() == c->type() || op == BinaryOp::logic_and || op == BinaryOp::logic_or,
                "sparse runtime emitted a binary op on mixed types");
@@ -301,9 +308,7 @@ SparseRuntime::Cell SparseRuntime::walk(int node, const std::vector<Stmt*>& indi
   if (space < 0) space = node;
   const SNodeDecl& target = forest_.snode(node);
   int t = target.tree;
-  std::vector<Stmt*> idx;
-  for (Stmt* i : indices) idx.push_back(i->type() == U32 ? i : b_.cast(U32, i));
-  while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
+  const std::vector<Stmt*> idx = axis_indices(indices);
   Stmt* address = u32(static_cast<uint64_t>(forest_.tree(t).root_offset));
   Stmt* ok = b_.const_int(U1, 1);
   if (empty != nullptr) *empty = {u32(0), u32(0)};
@@ -414,13 +419,7 @@ SparseRuntime::Cell SparseRuntime::lookup_near(int node, const std::vector<Stmt*
   const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
   const SNodeDecl& target = forest_.snode(node);
   const SNodeDecl& sparse = forest_.snode(path[p]);
-  auto as_u32 = [&](const std::vector<Stmt*>& in) {
-    std::vector<Stmt*> out;
-    for (Stmt* i : in) out.push_back(i->type() == U32 ? i : b_.cast(U32, i));
-    while (out.size() < static_cast<size_t>(kMaxAxes)) out.push_back(u32(0));
-    return out;
-  };
-  const std::vector<Stmt*> idx = as_u32(indices), mine = as_u32(own_indices);
+  const std::vector<Stmt*> idx = axis_indices(indices), mine = axis_indices(own_indices);
   // One cell of the sparse level: the same quotient on every axis.
   Stmt* same = b_.const_int(U1, 1);
   for (int a = 0; a < kMaxAxes; ++a) {
@@ -472,11 +471,8 @@ std::vector<Stmt*> SparseRuntime::activate_group(int node, const std::vector<Gro
   const std::vector<int> path = forest_.path(node);
   std::vector<Stmt*> cells;
   for (size_t k = 0; k < sites.size(); ++k) cells.push_back(var(U32, u32(0)));
-  std::vector<std::vector<Stmt*>> idx(sites.size());
-  for (size_t k = 0; k < sites.size(); ++k) {
-    for (Stmt* i : sites[k].indices) idx[k].push_back(i->type() == U32 ? i : b_.cast(U32, i));
-    while (idx[k].size() < static_cast<size_t>(kMaxAxes)) idx[k].push_back(u32(0));
-  }
+  std::vector<std::vector<Stmt*>> idx;
+  for (const GroupSite& site : sites) idx.push_back(axis_indices(site.indices));
   std::vector<int> pools;  // positions in `path` of the pointer levels
   for (size_t n = 1; n < path.size(); ++n)
     if (forest_.snode(path[n]).type == SNodeType::pointer) pools.push_back(static_cast<int>(n));
@@ -670,9 +666,7 @@ void SparseRuntime::op_deactivate(int node, const std::vector<Stmt*>& indices) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
   Cell parent = walk(s.parent, indices, false, node);
-  std::vector<Stmt*> idx;
-  for (Stmt* i : indices) idx.push_back(i->type() == U32 ? i : b_.cast(U32, i));
-  while (idx.size() < static_cast<size_t>(kMaxAxes)) idx.push_back(u32(0));
+  const std::vector<Stmt*> idx = axis_indices(indices);
   Stmt* c = local_cell(node, node, idx);
   Stmt* container =
       bin(BinaryOp::add, parent.address, u32(static_cast<uint64_t>(s.component_offset)));

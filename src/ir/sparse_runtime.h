@@ -143,6 +143,9 @@ class SparseRuntime {
   void serial_loop(Stmt* begin, Stmt* end, const std::function<void(Stmt*)>& body);
   Stmt* state(int pool, int64_t which);  // address of a pool state word
 
+  // Indices as u32, one per axis up to kMaxAxes (0 past the given ones):
+  // what local_cell takes.
+  std::vector<Stmt*> axis_indices(const std::vector<Stmt*>& indices);
   Stmt* local_cell(int node, int leaf, const std::vector<Stmt*>& u32_indices);
   // `space`: the SNode whose index space `indices` are in (default: node).
   // With `empty` (a lookup): where the path first meets an empty pointer
