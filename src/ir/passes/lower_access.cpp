@@ -94,23 +94,20 @@ class Lowerer {
     walk(loop->body(), [&](Stmt* s) {
       if (s->kind() == StmtKind::SNodeOp && s->snode_op() == SNodeOpKind::deactivate) keeps_cells = false;
     });
-    std::vector<Stmt*> own;
+    const int node = node_of_struct_for(loop);
+    // And reads of fields in the loop's own cells at other indices (a
+    // stencil's neighbours), where the target asks for it: where they fall
+    // in the loop's cell of the deepest sparse level, their address is the
+    // loop's cell's plus an offset, with no slot read
+    // (SparseRuntime::lookup_near).
+    const bool reads_near = options_.near_reads && SparseRuntime::looks_up_near(forest_, node);
+    std::vector<Stmt*> own, near;
     if (keeps_cells)
       walk(loop->body(), [&](Stmt* s) {
-        if ((s->kind() == StmtKind::FieldLoad || s->kind() == StmtKind::FieldStore ||
-             s->kind() == StmtKind::FieldAtomic) && is_own_cell_access(forest_, kernel_.fields(), s, loop))
-          own.push_back(s);
-      });
-    const int node = node_of_struct_for(loop);
-    // Reads of fields in the loop's own cells, at other indices (a
-    // stencil's neighbours): where they fall in the loop's cell of the
-    // deepest sparse level, their address is the loop's cell's plus an
-    // offset, with no slot read (SparseRuntime::lookup_near).
-    std::vector<Stmt*> near;
-    if (options_.near_reads && keeps_cells && SparseRuntime::looks_up_near(forest_, node))
-      walk(loop->body(), [&](Stmt* s) {
-        if (s->kind() == StmtKind::FieldLoad && s->tree_param() == loop->tree_param() &&
-            parent_of_place(s->field()) == node && !is_own_cell_access(forest_, kernel_.fields(), s, loop))
+        if (!is_field_access(s->kind())) return;
+        if (is_own_cell_access(forest_, kernel_.fields(), s, loop)) own.push_back(s);
+        else if (reads_near && s->kind() == StmtKind::FieldLoad && s->tree_param() == loop->tree_param() &&
+                 parent_of_place(s->field()) == node)
           near.push_back(s);
       });
     Builder b(block, pos);
