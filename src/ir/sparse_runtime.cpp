@@ -455,6 +455,155 @@ SparseRuntime::Cell SparseRuntime::lookup_near(int node, const std::vector<Stmt*
   return {get(address), bin(BinaryOp::cmp_ne, get(ok), u32(0))};
 }
 
+namespace {
+// Where the paths to a and b part: the position in both of their deepest
+// common node, or -1 (other trees).
+int parting(const std::vector<int>& a, const std::vector<int>& b) {
+  int at = -1;
+  for (size_t n = 0; n < a.size() && n < b.size() && a[n] == b[n]; ++n) at = static_cast<int>(n);
+  return at;
+}
+}  // namespace
+
+bool SparseRuntime::cell_beside_known(const SNodeForest& forest, int node, int target) {
+  const std::vector<int> from = forest.path(node), to = forest.path(target);
+  const int at = parting(from, to);
+  if (at < 0 || node == target) return false;
+  for (const std::vector<int>* path : {&from, &to})
+    for (size_t n = static_cast<size_t>(at) + 1; n < path->size(); ++n)
+      if (forest.snode((*path)[n]).type != SNodeType::dense) return false;
+  return true;
+}
+
+Stmt* SparseRuntime::cell_beside(int node, Stmt* own, const std::vector<Stmt*>& own_indices, int target) {
+  GROVE_ASSERT(cell_beside_known(forest_, node, target), "cell_beside of cells whose paths part above a sparse level");
+  const std::vector<int> from = forest_.path(node), to = forest_.path(target);
+  const auto at = static_cast<size_t>(parting(from, to));
+  const std::vector<Stmt*> mine = axis_indices(own_indices);
+  // A dense level's part of a walk's address: its container's place in the
+  // cell above, and its cell's in the container.
+  auto part = [&](int n, int leaf) {
+    const SNodeDecl& s = forest_.snode(n);
+    return bin(BinaryOp::add, u32(static_cast<uint64_t>(s.component_offset)),
+               bin(BinaryOp::mul, local_cell(n, leaf, mine), u32(static_cast<uint64_t>(s.cell_words))));
+  };
+  Stmt* address = own;
+  for (size_t n = at + 1; n < from.size(); ++n) address = bin(BinaryOp::sub, address, part(from[n], node));
+  for (size_t n = at + 1; n < to.size(); ++n) address = bin(BinaryOp::add, address, part(to[n], target));
+  return address;
+}
+
+bool SparseRuntime::reads_at_offset(const SNodeForest& forest, int node, const std::vector<int64_t>& offsets) {
+  if (!looks_up_near(forest, node)) return false;
+  const SNodeDecl& target = forest.snode(node);
+  if (offsets.size() > static_cast<size_t>(target.ndim())) return false;
+  const std::vector<int> path = forest.path(node);
+  const SNodeDecl& sparse = forest.snode(path[static_cast<size_t>(deepest_sparse(forest, path))]);
+  int moved = 0;
+  for (size_t a = 0; a < offsets.size(); ++a) {
+    if (offsets[a] == 0) continue;
+    const int64_t q = target.shape[a] / sparse.shape[a];
+    if (!std::has_single_bit(static_cast<uint64_t>(q)) || offsets[a] >= q || -offsets[a] >= q) return false;
+    ++moved;
+  }
+  return moved <= 3;
+}
+
+std::vector<std::vector<int>> SparseRuntime::blocks_reached(const std::vector<int64_t>& offsets) {
+  std::vector<size_t> moved;
+  for (size_t a = 0; a < offsets.size(); ++a)
+    if (offsets[a] != 0) moved.push_back(a);
+  std::vector<std::vector<int>> out;
+  for (uint32_t mask = 1; mask < (1u << moved.size()); ++mask) {
+    std::vector<int> d(offsets.size(), 0);
+    for (size_t m = 0; m < moved.size(); ++m)
+      if ((mask >> m) & 1) d[moved[m]] = offsets[moved[m]] > 0 ? 1 : -1;
+    out.push_back(d);
+  }
+  return out;
+}
+
+SparseRuntime::NearBlocks SparseRuntime::near_blocks(int node, const std::vector<Stmt*>& run_bases,
+                                                     const std::vector<std::vector<int>>& directions) {
+  const std::vector<int> path = forest_.path(node);
+  const SNodeDecl& target = forest_.snode(node);
+  const SNodeDecl& sparse = forest_.snode(path[static_cast<size_t>(deepest_sparse(forest_, path))]);
+  // The run's block's first cell: its container's, less its place in the
+  // block where the container is smaller (sides are powers of two).
+  std::vector<Stmt*> corner;
+  for (size_t a = 0; a < run_bases.size(); ++a) {
+    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    Stmt* c = run_bases[a];
+    if (static_cast<uint64_t>(target.extent[a]) != q)
+      c = std::has_single_bit(q) ? bin(BinaryOp::bit_and, c, u32(~(q - 1) & 0xffffffffu))
+                                 : bin(BinaryOp::mul, bin(BinaryOp::div, c, u32(q)), u32(q));
+    corner.push_back(c);
+  }
+  NearBlocks out;
+  out.directions = directions;
+  for (const std::vector<int>& d : directions) {
+    std::vector<Stmt*> at = corner;
+    for (size_t a = 0; a < at.size() && a < d.size(); ++a) {
+      if (d[a] == 0) continue;
+      const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+      at[a] = d[a] > 0 ? bin(BinaryOp::add, at[a], u32(q)) : bin(BinaryOp::sub, at[a], u32(q));
+    }
+    out.corners.push_back(walk(node, at, false));
+  }
+  return out;
+}
+
+SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& blocks,
+                                                    const std::vector<Stmt*>& indices,
+                                                    const std::vector<int64_t>& offsets,
+                                                    const std::vector<Stmt*>& own_indices, Stmt* own) {
+  GROVE_ASSERT(reads_at_offset(forest_, node, offsets), "lookup_at_offset of offsets it does not take");
+  const std::vector<int> path = forest_.path(node);
+  const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
+  const SNodeDecl& target = forest_.snode(node);
+  const SNodeDecl& sparse = forest_.snode(path[p]);
+  const std::vector<Stmt*> idx = axis_indices(indices), mine = axis_indices(own_indices);
+  // Whether the read leaves the loop's block on each axis it moves along.
+  std::vector<size_t> moved;
+  std::vector<Stmt*> leaves;
+  for (size_t a = 0; a < offsets.size(); ++a) {
+    const int64_t d = offsets[a];
+    if (d == 0) continue;
+    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
+    moved.push_back(a);
+    leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
+                           : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
+  }
+  // The block's first cell: the loop's block's (own less its dense levels'
+  // cells), or a neighbour's the run looked up.
+  Stmt* base = own;
+  Stmt* here = nullptr;  // sum of the dense levels' cells of the read
+  for (size_t n = p + 1; n < path.size(); ++n) {
+    const SNodeDecl& s = forest_.snode(path[n]);
+    Stmt* cw = u32(static_cast<uint64_t>(s.cell_words));
+    base = bin(BinaryOp::sub, base, bin(BinaryOp::mul, local_cell(path[n], node, mine), cw));
+    Stmt* c = bin(BinaryOp::mul, local_cell(path[n], node, idx), cw);
+    here = here == nullptr ? c : bin(BinaryOp::add, here, c);
+  }
+  Stmt* ok = b_.const_int(U1, 1);
+  for (size_t k = 0; k < blocks.directions.size(); ++k) {
+    const std::vector<int>& d = blocks.directions[k];
+    Stmt* chosen = nullptr;
+    bool reached = true;  // the read reaches this direction's block
+    for (size_t a = 0; a < d.size(); ++a)
+      if (d[a] != 0 && (a >= offsets.size() || offsets[a] == 0 || (offsets[a] > 0) != (d[a] > 0))) reached = false;
+    if (!reached) continue;
+    for (size_t m = 0; m < moved.size(); ++m) {
+      Stmt* leaves_here = d[moved[m]] != 0 ? leaves[m] : b_.unary(UnaryOp::logic_not, leaves[m]);
+      chosen = chosen == nullptr ? leaves_here : bin(BinaryOp::logic_and, chosen, leaves_here);
+    }
+    base = b_.select(chosen, blocks.corners[k].address, base);
+    ok = b_.select(chosen, blocks.corners[k].ok, ok);
+  }
+  return {bin(BinaryOp::add, base, here), ok};
+}
+
 bool SparseRuntime::groups_activations(const SNodeForest& forest, int node) {
   bool pointer = false;
   for (int n : forest.path(node)) {
@@ -895,8 +1044,9 @@ std::vector<Stmt*> SparseRuntime::cell_index(int node, const std::vector<Stmt*>&
   return index;
 }
 
-void SparseRuntime::for_list_cells(
-    int node, int naxes, const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body) {
+void SparseRuntime::for_list_cells(int node, int naxes,
+                                   const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body,
+                                   const RunStart& run_start) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
   // The list's counter may pass its capacity (listgen counts every append);
@@ -944,6 +1094,7 @@ void SparseRuntime::for_list_cells(
   } else {
     // The run's bases are read before its cell loop, which does the rest.
     std::vector<Stmt*> bases = list_entry_bases(node, entry, container, naxes);
+    if (run_start) run_start(bases);
     Stmt* first = nullptr;
     Stmt* last = nullptr;
     if (adaptive) {
@@ -1149,7 +1300,7 @@ void SparseRuntime::emit_listgen(int node) {
       });
 }
 
-void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
+void SparseRuntime::emit_struct_for(int node, const StructForBody& body, const RunStart& run_start) {
   const SNodeDecl& s = forest_.snode(node);
   int t = s.tree;
   if (s.type == SNodeType::root) {
@@ -1194,7 +1345,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body) {
       case SNodeType::place:
         GROVE_ASSERT(false, "struct_for over a root or place");
     }
-  });
+  }, run_start);
 }
 
 // The order positions tickets took are [0, min(tickets, capacity)) (those

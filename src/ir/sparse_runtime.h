@@ -56,6 +56,39 @@ class SparseRuntime {
   // is a pointer or bitmasked, only dense levels below it).
   static bool looks_up_near(const SNodeForest& forest, int node);
   Cell lookup_near(int node, const std::vector<Stmt*>& indices, const std::vector<Stmt*>& own_indices, Stmt* own);
+  // Reads at constant offsets from a struct-for's own cell (a stencil's
+  // neighbours), with no branch and no slot read per cell: before each run
+  // of the loop's cells (emit_struct_for's `run_start`), the neighbouring
+  // cells of the path's deepest sparse level that such reads can reach are
+  // looked up once (near_blocks); each read then takes its own block's or
+  // one of those by where the loop's cell lies in its block, plus the dense
+  // levels' offsets (lookup_at_offset). For nodes that looks_up_near(),
+  // and `offsets` (per axis below the node's ndim(), in its index space)
+  // that reads_at_offset(): on at most three axes, each shorter than the
+  // sparse cell's side there, which is a power of two (so that indices
+  // past the grid's edges wrap as a walk wraps them).
+  static bool reads_at_offset(const SNodeForest& forest, int node, const std::vector<int64_t>& offsets);
+  // The neighbouring blocks a read at `offsets` may reach: per axis -1, 0
+  // or 1, never all 0.
+  static std::vector<std::vector<int>> blocks_reached(const std::vector<int64_t>& offsets);
+  struct NearBlocks {
+    std::vector<std::vector<int>> directions;  // as blocks_reached gives them
+    std::vector<Cell> corners;                 // each one's block's first cell of the node
+  };
+  // `run_bases`: emit_struct_for's run_start argument.
+  NearBlocks near_blocks(int node, const std::vector<Stmt*>& run_bases,
+                         const std::vector<std::vector<int>>& directions);
+  Cell lookup_at_offset(int node, const NearBlocks& blocks, const std::vector<Stmt*>& indices,
+                        const std::vector<int64_t>& offsets, const std::vector<Stmt*>& own_indices, Stmt* own);
+  // The cell of `target` at a struct-for's own indices, beside the loop's
+  // own cell (`own`, of `node`, at `own_indices`) under the same sparse
+  // ancestors (a field placed in a dense block beside the loop's, under the
+  // same pointer: offload's is_within_own_cells): where the two paths part
+  // at a node below which both are dense (cell_beside_known), it is active,
+  // and its address is own's less the loop's levels below that node plus
+  // the target's: no slot read, no activation.
+  static bool cell_beside_known(const SNodeForest& forest, int node, int target);
+  Stmt* cell_beside(int node, Stmt* own, const std::vector<Stmt*>& own_indices, int target);
   // The cell of `node`, activating every sparse level on the way.
   Cell activate(int node, const std::vector<Stmt*>& indices);
   // Activation at several sites of a statement group at once, with one
@@ -106,7 +139,12 @@ class SparseRuntime {
   // of the cell (u32), which the loop already knows from its list entry
   // (null for dynamic nodes: an element may lie in a chunk not allocated).
   using StructForBody = std::function<void(const std::vector<Stmt*>& indices, Stmt* cell)>;
-  void emit_struct_for(int node, const StructForBody& body);
+  // `run_start`, where the loop takes runs of several cells of a container
+  // (set_cells_per_iteration): called before each run's cell loop with the
+  // container's first cell's global indices (u32, one per axis of the
+  // node), for work a run's cells share (near_blocks).
+  using RunStart = std::function<void(const std::vector<Stmt*>& bases)>;
+  void emit_struct_for(int node, const StructForBody& body, const RunStart& run_start = nullptr);
   // The address of `field`'s value in a cell of its place's parent SNode.
   Stmt* cell_field_address(int field, Stmt* cell);
   // The cell at `address`, known to be active (a struct-for's own cell).
@@ -181,7 +219,8 @@ class SparseRuntime {
   // number in its container, container address, the cell's global index
   // (u32) on axes 0..naxes-1) inside it.
   void for_list_cells(int node, int naxes,
-                      const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body);
+                      const std::function<void(Stmt*, Stmt*, const std::vector<Stmt*>&)>& body,
+                      const RunStart& run_start = nullptr);
   // The listgen loop of `child`, whose parent is a pointer: walks the
   // parent's pool in entry order through its in-use bits (a run of
   // cells_per_iteration_ / 32 words an iteration, at least one), counts the

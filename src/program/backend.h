@@ -12,6 +12,7 @@
 #include "grove/program.h"
 #include "ir/ir.h"
 #include "ir/passes/legalize.h"
+#include "ir/passes/lower_access.h"
 #include "ir/snode.h"
 #include "runtime/core/device.h"
 #include "runtime/core/plan.h"
@@ -54,9 +55,9 @@ class Backend {
   // activation code (ir::LowerAccessOptions::group_activations): where the
   // code generator copies each site's code for the driver to compile.
   virtual bool groups_activations() const { return false; }
-  // Whether a struct-for's reads near its own cell skip the slot read where
-  // they share its block (ir::LowerAccessOptions::near_reads).
-  virtual bool reads_near_cells() const { return false; }
+  // How a struct-for's reads near its own cell skip slot reads
+  // (ir::LowerAccessOptions::near_reads).
+  virtual ir::LowerAccessOptions::NearReads near_reads() const { return ir::LowerAccessOptions::NearReads::off; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
   // a CPU (also a Vulkan device that is one), 1 where every point is a

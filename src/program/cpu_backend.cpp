@@ -41,6 +41,11 @@ class CpuBackend : public Backend {
   // serial loop that LLVM vectorises. Bigger containers (a dense field under
   // the root) are split into runs, so that they still spread over the cores.
   uint32_t cells_per_iteration() const override { return 512; }
+  // A stencil's reads at constant offsets find their neighbouring blocks
+  // once per run (ir::LowerAccessOptions::NearReads).
+  ir::LowerAccessOptions::NearReads near_reads() const override {
+    return ir::LowerAccessOptions::NearReads::at_offsets;
+  }
   uint32_t range_piece() const override { return 4096; }
   const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest&,

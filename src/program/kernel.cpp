@@ -146,11 +146,12 @@ ProgramImpl::Lowered ProgramImpl::run_passes(KernelRecord& rec, std::unique_ptr<
   options.lower.cells_per_iteration = options.offload.cells_per_iteration = target.cells_per_iteration();
   options.lower.least_iterations = options.offload.least_iterations = target.least_list_iterations();
   options.lower.group_activations = target.groups_activations();
-  options.lower.near_reads = target.reads_near_cells();
+  options.lower.near_reads = target.near_reads();
   // GROVE_NEAR_READS=0 or 1 overrides the target's choice (to measure it
   // on a device, or to test the lowering on every backend).
   if (const char* env = std::getenv("GROVE_NEAR_READS"); env != nullptr && (env[0] == '0' || env[0] == '1'))
-    options.lower.near_reads = env[0] == '1';
+    options.lower.near_reads =
+        env[0] == '1' ? ir::LowerAccessOptions::NearReads::all : ir::LowerAccessOptions::NearReads::off;
   options.target = target.target_ops();
   options.on_lowered = [&](const ir::Kernel& k) {
     if (report) observe_lowered_kernel(k, config.debug);

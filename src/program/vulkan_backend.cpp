@@ -145,7 +145,9 @@ class VulkanCompiler : public Backend {
   // run of 64 left mpm3d's ~216 blocks to one group: 23-36 ms a step).
   uint32_t cells_per_iteration() const override { return cpu_device_ ? 64 : 1; }
   bool groups_activations() const override { return true; }  // SPIR-V copies each site's code
-  bool reads_near_cells() const override { return cpu_device_; }  // measured on lavapipe only
+  ir::LowerAccessOptions::NearReads near_reads() const override {  // measured on lavapipe only
+    return cpu_device_ ? ir::LowerAccessOptions::NearReads::all : ir::LowerAccessOptions::NearReads::off;
+  }
   uint32_t least_list_iterations() const override { return cpu_device_ ? 2048 : 0; }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view, const ir::SNodeForest&,
                                             rt::KernelPlan) override {

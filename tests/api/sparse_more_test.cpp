@@ -936,6 +936,75 @@ TEST_P(SparseMore, StencilReadsInAndAcrossBlockEdgesMatchAModel) {
   }
 }
 
+// Reads at constant offsets from a struct-for's cell (p(i + 1, j - 3)),
+// along one and two axes, in and across the edges of its blocks, some of
+// them inactive (reads of 0), some past the grid's edges (a lookup wraps
+// there: each level takes its digits of the index as an unsigned number),
+// with and without an offset on the fields; q, in a dense block beside p's
+// under the same pointer, is read and written at the loop's indices.
+// Against a plain model. The CPU looks the neighbouring blocks up once per
+// run of cells (LowerAccessOptions::NearReads::at_offsets), and finds q's
+// cell from the loop's (SparseRuntime::cell_beside).
+TEST_P(SparseMore, StencilReadsAtConstantOffsetsMatchAModel) {
+  constexpr int kN = 24;
+  for (const int kB : {4, 3})  // (blocks of a side not a power of two: every read walks)
+  for (const std::vector<int64_t>& offset : {std::vector<int64_t>{0, 0}, std::vector<int64_t>{-5, 3}}) {
+    SCOPED_TRACE("blocks of " + std::to_string(kB) + ", offset " + std::to_string(offset[0]) + ", " +
+                 std::to_string(offset[1]));
+    const int kBlocks = kN / kB;
+    Program prog(config());
+    Field p = prog.field(i32, "p"), q = prog.field(i32, "q");
+    SNode& blocks = prog.root().pointer(ij, kBlocks);
+    blocks.dense(ij, kB).place({p}, offset);
+    blocks.dense(ij, kB).place({q}, offset);
+    const int lo0 = static_cast<int>(offset[0]), lo1 = static_cast<int>(offset[1]);
+    // By block, at physical indices (the logical less the offset).
+    auto active = [kB](int i, int j) { return (i / kB + 2 * (j / kB)) % 3 != 0; };
+    auto value = [](int i, int j) { return (i * 7 + j * 3) % 11 + 1; };
+    Kernel seed = prog.kernel("seed", [&] {
+      for_range({kN, kN}, [&](Expr i, Expr j) {
+        if_(((i / kB) + 2 * (j / kB)) % 3 != 0, [&] {
+          p(i + lo0, j + lo1) = (i * 7 + j * 3) % 11 + 1;
+          q(i + lo0, j + lo1) = i - j;
+        });
+      });
+    });
+    // (offset along i, along j, weight)
+    const std::vector<std::array<int, 3>> reads = {{-1, 0, 1},  {1, 0, 2},  {0, -1, 4},  {0, 1, 8},   {1, 1, 16},
+                                                   {-3, 2, 32}, {4, 0, 64}, {0, -5, 128}, {2, -3, 256}, {-2, -2, 512}};
+    Kernel stencil = prog.kernel("stencil", [&] {
+      for_each(p, [&](Expr i, Expr j) {
+        Expr sum = q(i, j) * 10000;
+        for (const auto& [di, dj, w] : reads) sum = sum + w * p(i + di, j + dj);
+        q(i, j) = sum;
+      });
+    });
+    seed();
+    stencil();
+    // A lookup's wrap: the block (index / side) modulo the blocks, the
+    // place in it index modulo side, both of the index as a u32.
+    auto wrap = [kB, kBlocks](int v) {
+      const auto u = static_cast<uint32_t>(v), side = static_cast<uint32_t>(kB);
+      return static_cast<int>((u / side) % static_cast<uint32_t>(kBlocks) * side + u % side);
+    };
+    auto model_at = [&](int i, int j) {
+      i = wrap(i), j = wrap(j);
+      return active(i, j) ? value(i, j) : 0;
+    };
+    const std::vector<int32_t> got = q.to_vector<int32_t>();
+    ASSERT_EQ(got.size(), static_cast<size_t>(kN * kN));
+    for (int i = 0; i < kN; ++i)
+      for (int j = 0; j < kN; ++j) {
+        int want = 0;
+        if (active(i, j)) {
+          want = (i - j) * 10000;
+          for (const auto& [di, dj, w] : reads) want += w * model_at(i + di, j + dj);
+        }
+        ASSERT_EQ(got[static_cast<size_t>(i * kN + j)], want) << "cell (" << i << ", " << j << ")";
+      }
+  }
+}
+
 TEST_P(SparseMore, PrintInsideASparseStructFor) {
   Program prog(config());
   Field x = prog.field(i32, "x");

@@ -24,7 +24,8 @@ namespace grove::ir {
 namespace {
 
 // Field 0 placed in dense(i, 4) under the root of tree 0.
-// Field 1 placed in pointer(i, 8).dense(i, 2) in tree 1.
+// Field 1 placed in pointer(i, 8).dense(i, 2) in tree 1; field 2, where
+// there is one, in a dense(i, 2) beside field 1's under the same pointer.
 struct Trees {
   SNodeForest forest;
   int scratch;
@@ -38,6 +39,10 @@ struct Trees {
       int p = forest.add_child(forest.tree(t1).root, SNodeType::pointer, {0}, {8});
       int c = forest.add_child(p, SNodeType::dense, {0}, {2});
       forest.add_place(c, 1, fields.get(1).dtype, fields.get(1).name);
+      if (fields.size() > 2) {
+        int beside = forest.add_child(p, SNodeType::dense, {0}, {2});
+        forest.add_place(beside, 2, fields.get(2).dtype, fields.get(2).name);
+      }
       forest.lay_out(t1);
     }
     scratch = forest.add_scratch_tree(64);
@@ -306,6 +311,64 @@ kernel @k() stage typed {
   EXPECT_EQ(own.find("tree_load atomic"), std::string::npos) << own;
   const std::string other = run(kernel("%3"), true);
   EXPECT_NE(other.find("tree_load atomic u32 @t1["), std::string::npos) << other;
+}
+
+// A struct-for task that takes runs of cells (the CPU's), printed: what
+// its task does before the cell loop, and the cell loop (the text after the
+// last range_for).
+struct RunParts {
+  std::string before, cells;
+  explicit RunParts(const std::string& text) {
+    const size_t task = text.rfind("task struct_for"), loop = text.rfind("range_for");
+    before = text.substr(task, loop - task);
+    cells = text.substr(loop);
+  }
+};
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A stencil's reads at constant offsets (a neighbour at s[i + 1], one at
+// s[i - 1]) in a struct-for that takes runs of cells: with near reads at
+// offsets, each run reads the two neighbouring blocks' slots before its
+// cell loop, and the cell loop reads no slot (its loads: the values
+// alone); without, every read walks the tree in the loop. A write beside
+// the loop's cell (t, in a dense block beside s's under the same pointer)
+// neither walks nor activates either way.
+TEST(LowerAccess, ReadsAtConstantOffsetsLookUpTheNeighbouringBlocksOncePerRun) {
+  const std::string kernel = R"(field @d : i32[4]
+field @s : f32[16]
+field @t : f32[16]
+
+kernel @k() stage typed {
+  %0 = struct_for @s {
+    %1 = loop_index i32 %0 0
+    %2 = const i32 1
+    %3 = binary add i32 %1 %2
+    %4 = field_load f32 @s[%3]
+    %5 = binary sub i32 %1 %2
+    %6 = field_load f32 @s[%5]
+    %7 = binary add f32 %4 %6
+    field_store @t[%1] %7
+  }
+}
+)";
+  LowerAccessOptions options;
+  options.cells_per_iteration = 2;
+  const std::string slot = "tree_load u32 @t1[";
+  const RunParts walked(run(kernel, true, nullptr, 0, options));
+  EXPECT_EQ(count_of(walked.cells, slot), 2u) << walked.cells;  // a slot per read
+  EXPECT_EQ(count_of(walked.cells, "tree_cas"), 0u) << walked.cells;
+  EXPECT_EQ(count_of(walked.cells, "as f32 field @t"), 1u) << walked.cells;
+  options.near_reads = LowerAccessOptions::NearReads::at_offsets;
+  const RunParts near(run(kernel, true, nullptr, 0, options));
+  EXPECT_EQ(count_of(near.cells, slot), 0u) << near.cells;
+  EXPECT_EQ(count_of(near.cells, "tree_load f32 @t1["), 2u) << near.cells;
+  EXPECT_EQ(count_of(near.cells, "tree_cas"), 0u) << near.cells;
+  EXPECT_EQ(count_of(near.before, slot), count_of(walked.before, slot) + 2) << near.before;
 }
 
 // A read followed by a write of the same element (demote_atomics makes

@@ -2,7 +2,10 @@
 #include "ir/passes/lower_access.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <unordered_set>
 #include <unordered_map>
 #include <vector>
@@ -96,20 +99,48 @@ class Lowerer {
     });
     const int node = node_of_struct_for(loop);
     // And reads of fields in the loop's own cells at other indices (a
-    // stencil's neighbours), where the target asks for it: where they fall
-    // in the loop's cell of the deepest sparse level, their address is the
-    // loop's cell's plus an offset, with no slot read
-    // (SparseRuntime::lookup_near).
-    const bool reads_near = options_.near_reads && SparseRuntime::looks_up_near(forest_, node);
+    // stencil's neighbours), where the target asks for it: at constant
+    // offsets, from the neighbouring blocks a run looks up once
+    // (SparseRuntime::lookup_at_offset); else, where they fall in the
+    // loop's cell of the deepest sparse level, at the loop's cell's address
+    // plus an offset, with no slot read (SparseRuntime::lookup_near).
+    const bool reads_near =
+        options_.near_reads != LowerAccessOptions::NearReads::off && SparseRuntime::looks_up_near(forest_, node);
     std::vector<Stmt*> own, near;
+    // Accesses beside the loop's own cells at its indices (a field in a
+    // dense block beside the loop's under the same pointer): an address
+    // from the loop's cell, no walk (SparseRuntime::cell_beside).
+    std::vector<Stmt*> beside;
+    bool writes_elsewhere = false;  // a write that may activate a cell the runs' lookups found empty
     if (keeps_cells)
       walk(loop->body(), [&](Stmt* s) {
+        if (s->kind() == StmtKind::SNodeOp && s->tree_param() == loop->tree_param()) writes_elsewhere = true;
         if (!is_field_access(s->kind())) return;
-        if (is_own_cell_access(forest_, kernel_.fields(), s, loop)) own.push_back(s);
-        else if (reads_near && s->kind() == StmtKind::FieldLoad && s->tree_param() == loop->tree_param() &&
-                 parent_of_place(s->field()) == node)
+        if (is_own_cell_access(forest_, kernel_.fields(), s, loop)) {
+          own.push_back(s);
+        } else if (is_within_own_cells(forest_, kernel_.fields(), s, loop) &&
+                   SparseRuntime::cell_beside_known(forest_, node, parent_of_place(s->field()))) {
+          beside.push_back(s);
+        } else if (s->kind() != StmtKind::FieldLoad) {
+          writes_elsewhere = writes_elsewhere || s->tree_param() == loop->tree_param();
+        } else if (reads_near && s->tree_param() == loop->tree_param() && parent_of_place(s->field()) == node) {
           near.push_back(s);
+        }
       });
+    std::unordered_map<const Stmt*, std::vector<int64_t>> at_offsets;
+    std::vector<std::vector<int>> directions;  // the neighbouring blocks those reach
+    const bool runs = options_.cells_per_iteration > 1 && !writes_elsewhere;
+    std::erase_if(near, [&](Stmt* s) {
+      std::vector<int64_t> d;
+      if (runs && loop_offsets(s, loop, node, d) && SparseRuntime::reads_at_offset(forest_, node, d)) {
+        for (std::vector<int>& r : SparseRuntime::blocks_reached(d))
+          if (std::find(directions.begin(), directions.end(), r) == directions.end())
+            directions.push_back(std::move(r));
+        at_offsets[s] = std::move(d);
+        return false;
+      }
+      return options_.near_reads != LowerAccessOptions::NearReads::all;
+    });
     Builder b(block, pos);
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
     SparseRuntime rt(forest_, b);
@@ -118,10 +149,32 @@ class Lowerer {
     rt.set_task_changes_words(changes_words_);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
+    auto blocks = std::make_shared<SparseRuntime::NearBlocks>();
+    SparseRuntime::RunStart run_start = nullptr;
+    if (!directions.empty())
+      run_start = [&](const std::vector<Stmt*>& bases) { *blocks = rt.near_blocks(node, bases, directions); };
     rt.emit_struct_for(node, [&](const std::vector<Stmt*>& indices, Stmt* cell) {
       for (Stmt* s : own) own_cell_[s] = cell;
+      if (cell != nullptr) {
+        std::unordered_map<int, Stmt*> beside_cells;  // by the accessed field's parent
+        for (Stmt* s : beside) {
+          const int target = parent_of_place(s->field());
+          auto [it, added] = beside_cells.try_emplace(target, nullptr);
+          if (added) it->second = rt.cell_beside(node, cell, indices, target);
+          own_cell_[s] = it->second;
+        }
+      }
+      // (Runs of one cell have no run_start: those reads look up near, or walk.)
+      const bool looked_up = !directions.empty() && blocks->corners.size() == directions.size();
       if (cell != nullptr)
-        for (Stmt* s : near) near_[s] = Near{node, indices, cell};
+        for (Stmt* s : near) {
+          auto it = at_offsets.find(s);
+          if (looked_up && it != at_offsets.end())
+            near_[s] = Near{node, indices, cell, it->second, blocks};
+          else if (options_.near_reads == LowerAccessOptions::NearReads::all)
+            near_[s] = Near{node, indices, cell, {}, nullptr};
+        }
+
       // Move the old body here; its loop indices (one per axis the node's
       // path splits, plus the field's offset) become the cell's indices.
       Block* old = loop->body();
@@ -143,7 +196,44 @@ class Lowerer {
         b.block()->insert(b.position(), std::move(s));
         b.set_insert_point(b.block(), b.position() + 1);
       }
-    });
+    }, run_start);
+  }
+
+  // A read's constant offsets from the loop's cell, per axis below
+  // `node`'s ndim() in its index space (into `out`), where each of its
+  // indices is the loop's index of the same position plus a constant.
+  bool loop_offsets(const Stmt* access, const Stmt* loop, int node, std::vector<int64_t>& out) const {
+    const FieldDecl& f = kernel_.fields().get(access->field());
+    const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
+    const SNodeDecl& s = forest_.snode(node);
+    const std::vector<int> axes = s.axes();
+    std::span<Stmt* const> idx = access->indices();
+    if (idx.size() != axes.size()) return false;
+    out.assign(static_cast<size_t>(s.ndim()), 0);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      int64_t c = 0;
+      const Stmt* at = idx[k];
+      while (at->kind() == StmtKind::Binary && at->type() == DataType::i32 &&
+             (at->binary_op() == BinaryOp::add || at->binary_op() == BinaryOp::sub)) {
+        const bool add = at->binary_op() == BinaryOp::add;
+        if (at->rhs()->is_const()) {
+          c += add ? at->rhs()->const_int() : -at->rhs()->const_int();
+          at = at->lhs();
+        } else if (add && at->lhs()->is_const()) {
+          c += at->lhs()->const_int();
+          at = at->rhs();
+        } else {
+          break;
+        }
+        if (c > INT32_MAX || c < INT32_MIN) return false;
+      }
+      const int d = static_cast<int>(k);
+      if (at->kind() != StmtKind::LoopIndex || at->loop() != loop || at->index() != d) return false;
+      // The loop's index is its cell's plus the loop field's offset; the
+      // read's cell is its index less its field's.
+      out[static_cast<size_t>(axes[k])] = c + (over != nullptr ? over->offset_of(d) : 0) - f.offset_of(d);
+    }
+    return true;
   }
 
   void check_bounds(Builder& b, const FieldDecl& f, std::span<Stmt* const> indices) {
@@ -294,7 +384,11 @@ class Lowerer {
         replacement = rt.load_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f));
       } else if (auto it = near_.find(s); it != near_.end()) {
         const Near& n = it->second;
-        replacement = rt.load_field_at(f.id, f.dtype, rt.lookup_near(n.node, field_indices(f), n.indices, n.cell));
+        const SparseRuntime::Cell cell =
+            n.blocks != nullptr
+                ? rt.lookup_at_offset(n.node, *n.blocks, field_indices(f), n.offsets, n.indices, n.cell)
+                : rt.lookup_near(n.node, field_indices(f), n.indices, n.cell);
+        replacement = rt.load_field_at(f.id, f.dtype, cell);
       } else {
         replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }
@@ -312,7 +406,9 @@ class Lowerer {
         fail("atomic " + std::string(op_name(s->atomic_op())) + " on f16 field '" + f.name +
              "' is not supported; use an f32 field");
       check_bounds(b, f, s->indices());
-      replacement = rt.atomic_field_at(s->atomic_op(), f.id, f.dtype, activate_for(rt, b, known, s, f), s->value());
+      Stmt* cell = own_cell(s);
+      const SparseRuntime::Cell at = cell != nullptr ? rt.active_cell(cell) : activate_for(rt, b, known, s, f);
+      replacement = rt.atomic_field_at(s->atomic_op(), f.id, f.dtype, at, s->value());
     } else {
       int node = s->snode();
       const bool list = s->snode_op() == SNodeOpKind::deactivate || s->snode_op() == SNodeOpKind::append ||
@@ -597,6 +693,8 @@ class Lowerer {
     int node;
     std::vector<Stmt*> indices;
     Stmt* cell;
+    std::vector<int64_t> offsets;  // at constant offsets: per axis (lookup_at_offset)
+    std::shared_ptr<const SparseRuntime::NearBlocks> blocks;  // and the blocks the run looked up; else null
   };
   std::unordered_map<const Stmt*, Near> near_;
   // Groups of activations waiting for the statement they go before, and

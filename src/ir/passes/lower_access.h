@@ -21,14 +21,23 @@ struct LowerAccessOptions {
   // in debug mode, whose index checks come before each access.
   bool group_activations = false;
   // A struct-for's reads of fields in its own node's cells at other indices
-  // (a stencil's neighbours) look up near the loop's cell
-  // (SparseRuntime::lookup_near): a branch where the neighbour shares the
-  // loop's block, which then needs no slot read. For targets that run a
-  // run of cells an iteration without vectorising it (lavapipe: a Jacobi
-  // step over pointer blocks 25-30% faster); the LLVM CPU target leaves it
-  // off (the branch stops its vectoriser: 40% slower), and so do GPUs until
-  // measured there (a warp at a block's edge would take both ways).
-  bool near_reads = false;
+  // (a stencil's neighbours), where the target asks for it:
+  // - at_offsets: reads at constant offsets from the loop's indices
+  //   (x(i + 1, j)), in a loop that takes runs of cells and writes no other
+  //   cell of the tree, find their neighbouring blocks once per run and pick
+  //   theirs with selects (SparseRuntime::lookup_at_offset): no slot read
+  //   and no branch per cell. The LLVM CPU target (the shell Laplacian's
+  //   neighbour reads: a walk each before).
+  // - all: those, and the others look up near the loop's cell
+  //   (SparseRuntime::lookup_near): a branch where the neighbour shares the
+  //   loop's block, which then needs no slot read. For targets that run a
+  //   run of cells an iteration without vectorising it (lavapipe: a Jacobi
+  //   step over pointer blocks 25-30% faster); not the LLVM CPU target (the
+  //   branch stops its vectoriser: 40% slower).
+  // GPUs leave both off until measured there (a warp at a block's edge
+  // would take both ways; a run is one cell).
+  enum class NearReads { off, at_offsets, all };
+  NearReads near_reads = NearReads::off;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain
