@@ -402,6 +402,13 @@ int deepest_sparse(const SNodeForest& forest, const std::vector<int>& path) {
 }
 }  // namespace
 
+namespace {
+// A compute type's 0.
+Stmt* zero_of(Builder& b, DataType t) {
+  return is_float(t) ? b.const_float(compute_type(t), 0.0) : b.const_int(t, 0);
+}
+}  // namespace
+
 bool SparseRuntime::looks_up_near(const SNodeForest& forest, int node) {
   const std::vector<int> path = forest.path(node);
   const int p = deepest_sparse(forest, path);
@@ -541,6 +548,7 @@ SparseRuntime::NearBlocks SparseRuntime::near_blocks(int node, const std::vector
   }
   NearBlocks out;
   out.directions = directions;
+  out.own_corner = walk(node, corner, false).address;
   for (const std::vector<int>& d : directions) {
     std::vector<Stmt*> at = corner;
     for (size_t a = 0; a < at.size() && a < d.size(); ++a) {
@@ -602,6 +610,78 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
     ok = b_.select(chosen, blocks.corners[k].ok, ok);
   }
   return {bin(BinaryOp::add, base, here), ok};
+}
+
+Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const NearBlocks& blocks,
+                                    const std::vector<Stmt*>& indices, const std::vector<int64_t>& offsets,
+                                    const std::vector<Stmt*>& own_indices, Stmt* own) {
+  const std::vector<int> path = forest_.path(node);
+  const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
+  if (p + 2 != path.size() || blocks.own_corner == nullptr)
+    return load_field_at(field, dtype, lookup_at_offset(node, blocks, indices, offsets, own_indices, own));
+  const SNodeDecl& target = forest_.snode(node);
+  const SNodeDecl& sparse = forest_.snode(path[p]);
+  const SNodeDecl& place = forest_.snode(forest_.place_of(field));
+  const std::vector<Stmt*> mine = axis_indices(own_indices);
+  // Words between cells one apart on each axis of the one dense level (as
+  // local_cell numbers them: the last axis fastest).
+  std::vector<int64_t> stride(offsets.size(), 0);
+  int64_t step = target.cell_words;
+  for (int a = kMaxAxes - 1; a >= 0; --a) {
+    if (!((target.axis_mask >> a) & 1)) continue;
+    if (static_cast<size_t>(a) < stride.size()) stride[static_cast<size_t>(a)] = step;
+    step *= target.extent[static_cast<size_t>(a)];
+  }
+  int64_t delta = 0;  // the read's distance from the loop's cell in one block
+  std::vector<size_t> moved;
+  std::vector<Stmt*> leaves;
+  for (size_t a = 0; a < offsets.size(); ++a) {
+    const int64_t d = offsets[a];
+    if (d == 0) continue;
+    delta += d * stride[a];
+    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
+    moved.push_back(a);
+    leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
+                           : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
+  }
+  auto word = [](int64_t v) { return static_cast<uint64_t>(v) & 0xffffffffu; };  // wraps as u32 adds do
+  Stmt* at = cell_field_address(field, bin(BinaryOp::add, own, u32(word(delta))));
+  const DataType ct = compute_type(dtype);
+  Stmt* value = var(ct, zero_of(b_, ct));
+  auto read = [&](Stmt* address) {
+    Stmt* v = b_.tree_load(place.tree, dtype, address);
+    v->set_field(field);
+    set(value, v);
+  };
+  Stmt* home = nullptr;  // the read stays in the loop's block
+  for (Stmt* l : leaves) {
+    Stmt* stays = b_.unary(UnaryOp::logic_not, l);
+    home = home == nullptr ? stays : bin(BinaryOp::logic_and, home, stays);
+  }
+  if_then(home, [&] { read(at); });
+  for (size_t k = 0; k < blocks.directions.size(); ++k) {
+    const std::vector<int>& d = blocks.directions[k];
+    bool reached = true;
+    for (size_t a = 0; a < d.size(); ++a)
+      if (d[a] != 0 && (a >= offsets.size() || offsets[a] == 0 || (offsets[a] > 0) != (d[a] > 0))) reached = false;
+    if (!reached) continue;
+    Stmt* chosen = blocks.corners[k].ok;
+    int64_t back = 0;  // the block's side on each axis it lies along
+    for (size_t m = 0; m < moved.size(); ++m) {
+      const size_t a = moved[m];
+      chosen = bin(BinaryOp::logic_and, chosen, d[a] != 0 ? leaves[m] : b_.unary(UnaryOp::logic_not, leaves[m]));
+      if (d[a] != 0) back += d[a] * (target.shape[a] / sparse.shape[a]) * stride[a];
+    }
+    // The block's first cell plus the read's place in it, which is not
+    // negative where the read takes this block (addresses are sums that
+    // never wrap: code generators widen them so).
+    if_then(chosen, [&] {
+      Stmt* in_block = bin(BinaryOp::add, bin(BinaryOp::sub, own, blocks.own_corner), u32(word(delta - back)));
+      read(cell_field_address(field, bin(BinaryOp::add, blocks.corners[k].address, in_block)));
+    });
+  }
+  return get(value);
 }
 
 bool SparseRuntime::groups_activations(const SNodeForest& forest, int node) {
@@ -690,11 +770,6 @@ SparseRuntime::Cell SparseRuntime::grouped_cell(Stmt* cell_var) {
 
 // ---- fields ------------------------------------------------------------------
 
-namespace {
-Stmt* zero_of(Builder& b, DataType t) {
-  return is_float(t) ? b.const_float(compute_type(t), 0.0) : b.const_int(t, 0);
-}
-}  // namespace
 
 SparseRuntime::Cell SparseRuntime::active_cell(Stmt* address) { return {address, b_.const_int(U1, 1)}; }
 

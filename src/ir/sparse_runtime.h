@@ -74,12 +74,24 @@ class SparseRuntime {
   struct NearBlocks {
     std::vector<std::vector<int>> directions;  // as blocks_reached gives them
     std::vector<Cell> corners;                 // each one's block's first cell of the node
+    Stmt* own_corner = nullptr;                // the run's own block's first cell (u32 address)
   };
   // `run_bases`: emit_struct_for's run_start argument.
   NearBlocks near_blocks(int node, const std::vector<Stmt*>& run_bases,
                          const std::vector<std::vector<int>>& directions);
   Cell lookup_at_offset(int node, const NearBlocks& blocks, const std::vector<Stmt*>& indices,
                         const std::vector<int64_t>& offsets, const std::vector<Stmt*>& own_indices, Stmt* own);
+  // The value of `field` (under `node`) that lookup_at_offset finds, for a
+  // code generator that vectorises a run's cell loop (LLVM's): where one
+  // dense level lies below the sparse one, a cell's address is linear in
+  // its indices there, so each block the read may take is read under its
+  // own condition at the loop's cell's address plus a constant and the
+  // run's distance between the blocks. Those become contiguous masked
+  // loads of a vector loop, where selects between addresses were gathers.
+  // Elsewhere load_field_at(lookup_at_offset()).
+  Stmt* load_at_offset(int field, DataType dtype, int node, const NearBlocks& blocks,
+                       const std::vector<Stmt*>& indices, const std::vector<int64_t>& offsets,
+                       const std::vector<Stmt*>& own_indices, Stmt* own);
   // The cell of `target` at a struct-for's own indices, beside the loop's
   // own cell (`own`, of `node`, at `own_indices`) under the same sparse
   // ancestors (a field placed in a dense block beside the loop's, under the

@@ -58,6 +58,9 @@ class Backend {
   // How a struct-for's reads near its own cell skip slot reads
   // (ir::LowerAccessOptions::near_reads).
   virtual ir::LowerAccessOptions::NearReads near_reads() const { return ir::LowerAccessOptions::NearReads::off; }
+  // Whether reads at offsets take each block under a condition of its own
+  // (ir::LowerAccessOptions::masked_near_reads).
+  virtual bool masks_near_reads() const { return false; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
   // a CPU (also a Vulkan device that is one), 1 where every point is a

@@ -34,7 +34,11 @@ namespace {
 class CpuBackend : public Backend {
  public:
   CpuBackend(std::unique_ptr<llvm_backend::Jit> jit, rt::Device& device, bool debug, std::string cache_dir)
-      : jit_(std::move(jit)), device_(device), debug_(debug), cache_dir_(std::move(cache_dir)) {}
+      : jit_(std::move(jit)),
+        device_(device),
+        debug_(debug),
+        cache_dir_(std::move(cache_dir)),
+        masks_near_reads_(jit_->host().vector_isa != "AVX2") {}
   Arch arch() const override { return Arch::Cpu; }
   // A struct-for's iteration is a run of up to 512 cells of one container
   // (a whole 8x8x8 block): its list entry is read once, and the cells are a
@@ -46,6 +50,7 @@ class CpuBackend : public Backend {
   ir::LowerAccessOptions::NearReads near_reads() const override {
     return ir::LowerAccessOptions::NearReads::at_offsets;
   }
+  bool masks_near_reads() const override { return masks_near_reads_; }
   uint32_t range_piece() const override { return 4096; }
   const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest&,
@@ -80,6 +85,9 @@ class CpuBackend : public Backend {
   rt::Device& device_;  // its device (compile() is only called while the Program lives)
   bool debug_;
   std::string cache_dir_;
+  // Reads at offsets as masked loads, but with AVX2 alone (measured:
+  // ir::LowerAccessOptions::masked_near_reads).
+  bool masks_near_reads_;
 };
 
 }  // namespace

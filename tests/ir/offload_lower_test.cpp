@@ -337,7 +337,7 @@ size_t count_of(const std::string& text, const std::string& what) {
 // cell loop, and the cell loop reads no slot (its loads: the values
 // alone); without, every read walks the tree in the loop. A write beside
 // the loop's cell (t, in a dense block beside s's under the same pointer)
-// neither walks nor activates either way.
+// neither walks nor activates.
 TEST(LowerAccess, ReadsAtConstantOffsetsLookUpTheNeighbouringBlocksOncePerRun) {
   const std::string kernel = R"(field @d : i32[4]
 field @s : f32[16]
@@ -369,6 +369,14 @@ kernel @k() stage typed {
   EXPECT_EQ(count_of(near.cells, "tree_load f32 @t1["), 2u) << near.cells;
   EXPECT_EQ(count_of(near.cells, "tree_cas"), 0u) << near.cells;
   EXPECT_EQ(count_of(near.before, slot), count_of(walked.before, slot) + 2) << near.before;
+  // Masked: each read loads from its own block and from its neighbour
+  // under two conditions (masked loads at addresses linear in the cell, in
+  // a vector loop), no address chosen by a select.
+  options.masked_near_reads = true;
+  const RunParts masked(run(kernel, true, nullptr, 0, options));
+  EXPECT_EQ(count_of(masked.cells, slot), 0u) << masked.cells;
+  EXPECT_EQ(count_of(masked.cells, "tree_load f32 @t1["), 4u) << masked.cells;
+  EXPECT_EQ(count_of(masked.cells, "select u32"), 0u) << masked.cells;
 }
 
 // A read followed by a write of the same element (demote_atomics makes

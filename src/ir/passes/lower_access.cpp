@@ -384,11 +384,13 @@ class Lowerer {
         replacement = rt.load_field_at(f.id, f.dtype, activate_for(rt, b, known, s, f));
       } else if (auto it = near_.find(s); it != near_.end()) {
         const Near& n = it->second;
-        const SparseRuntime::Cell cell =
-            n.blocks != nullptr
-                ? rt.lookup_at_offset(n.node, *n.blocks, field_indices(f), n.offsets, n.indices, n.cell)
-                : rt.lookup_near(n.node, field_indices(f), n.indices, n.cell);
-        replacement = rt.load_field_at(f.id, f.dtype, cell);
+        if (n.blocks == nullptr)
+          replacement = rt.load_field_at(f.id, f.dtype, rt.lookup_near(n.node, field_indices(f), n.indices, n.cell));
+        else if (options_.masked_near_reads)
+          replacement = rt.load_at_offset(f.id, f.dtype, n.node, *n.blocks, field_indices(f), n.offsets, n.indices, n.cell);
+        else
+          replacement = rt.load_field_at(
+              f.id, f.dtype, rt.lookup_at_offset(n.node, *n.blocks, field_indices(f), n.offsets, n.indices, n.cell));
       } else {
         replacement = rt.load_field(f.id, f.dtype, field_indices(f));
       }

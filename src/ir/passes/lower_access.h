@@ -38,6 +38,17 @@ struct LowerAccessOptions {
   // would take both ways; a run is one cell).
   enum class NearReads { off, at_offsets, all };
   NearReads near_reads = NearReads::off;
+  // Reads at offsets read each block they may take under its own
+  // condition, at addresses linear in the loop's cell
+  // (SparseRuntime::load_at_offset), rather than at an address chosen by
+  // selects. For LLVM's CPU target on x86 with AVX-512 (the conditional
+  // loads become contiguous masked loads of the vector loop, where the
+  // chosen addresses were gathers: 6.5-7.5 -> 3.5-4.5 ms for a 3-D
+  // Laplacian over 128^3 pointer blocks, for AVX-512 targets znver4,
+  // skylake-avx512 and the host alike) or without AVX (4.2 against 7.7 ms
+  // for x86-64-v2); not with AVX2 alone, where the selects' loads were
+  // 1.4-1.8 ms and the masked ones 3.7-4.4 (x86-64-v3, znver3).
+  bool masked_near_reads = false;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain
