@@ -1068,6 +1068,25 @@ Stmt* SparseRuntime::mask_bit(int tree, Stmt* container, Stmt* c) {
       u32(0));
 }
 
+std::vector<Stmt*> SparseRuntime::entry_indices(int pool, Stmt* entry, int naxes, const int64_t* scale) {
+  const SNodeDecl& p = forest_.snode(pool);
+  Stmt* coords = entry_coords(pool, entry);
+  Stmt* packed = p.coords_packed() ? load(p.tree, coords) : nullptr;  // one word of them (coords_packed)
+  std::vector<Stmt*> out;
+  for (int a = 0; a < naxes; ++a) {
+    Stmt* v = u32(0);
+    if (a < p.coord_axes() && packed == nullptr) {
+      v = load(p.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))));
+    } else if (a < p.coord_axes() && p.coord_bits(a) > 0) {
+      v = p.coord_shift(a) > 0 ? bin(BinaryOp::shr, packed, u32(static_cast<uint64_t>(p.coord_shift(a)))) : packed;
+      if (p.coord_shift(a) + p.coord_bits(a) < 32)
+        v = bin(BinaryOp::bit_and, v, u32((uint64_t{1} << p.coord_bits(a)) - 1));
+    }
+    out.push_back(scale == nullptr ? v : bin(BinaryOp::mul, v, u32(static_cast<uint64_t>(scale[a]))));
+  }
+  return out;
+}
+
 std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, Stmt* container, int naxes) {
   const SNodeDecl& s = forest_.snode(node);
   const SNodeDecl& p = forest_.snode(s.parent);
@@ -1077,25 +1096,17 @@ std::vector<Stmt*> SparseRuntime::list_entry_bases(int node, Stmt* entry, Stmt* 
   // the container, except below a pointer: there the entry is the container
   // alone, and the coordinates are those its pool entry's publisher recorded
   // (record_published), so that listgen writes one word per container.
-  Stmt* coords = bin(BinaryOp::add, entry, u32(1));
-  int stored = static_cast<int>(s.list_entry_words) - 1;
-  Stmt* packed = nullptr;  // the pool entry's one word of coordinates (coords_packed)
   if (p.type == SNodeType::pointer) {
     Stmt* offset = bin(BinaryOp::sub, container, u32(static_cast<uint64_t>(p.pool_offset + s.component_offset)));
-    coords = entry_coords(s.parent, bin(BinaryOp::div, offset, u32(static_cast<uint64_t>(p.pool_entry_words))));
-    stored = std::min(std::max(1, s.ndim()), p.coord_axes());
-    if (p.coords_packed()) packed = load(s.tree, coords);
+    return entry_indices(s.parent, bin(BinaryOp::div, offset, u32(static_cast<uint64_t>(p.pool_entry_words))), naxes,
+                         s.extent.data());
   }
+  Stmt* coords = bin(BinaryOp::add, entry, u32(1));
+  const int stored = static_cast<int>(s.list_entry_words) - 1;
   std::vector<Stmt*> bases;
   for (int a = 0; a < naxes; ++a) {
     Stmt* base = u32(0);
-    if (a < stored && packed == nullptr) {
-      base = load(s.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))));
-    } else if (a < stored && p.coord_bits(a) > 0) {
-      base = p.coord_shift(a) > 0 ? bin(BinaryOp::shr, packed, u32(static_cast<uint64_t>(p.coord_shift(a)))) : packed;
-      if (p.coord_shift(a) + p.coord_bits(a) < 32)
-        base = bin(BinaryOp::bit_and, base, u32((uint64_t{1} << p.coord_bits(a)) - 1));
-    }
+    if (a < stored) base = load(s.tree, a == 0 ? coords : bin(BinaryOp::add, coords, u32(static_cast<uint64_t>(a))));
     bases.push_back(bin(BinaryOp::mul, base, u32(static_cast<uint64_t>(s.extent[static_cast<size_t>(a)]))));
   }
   return bases;
@@ -1301,6 +1312,41 @@ void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt
   b_.set_insert_point(saved, pos);
 }
 
+void SparseRuntime::for_pool_entries(int pool, const std::function<void(Stmt*)>& body) {
+  const SNodeDecl& s = forest_.snode(pool);
+  const int t = s.tree;
+  GROVE_ASSERT(s.type == SNodeType::pointer, "for_pool_entries of a node that is not a pointer");
+  // As for_pool_cells: the bit words of the entries ever handed out, in
+  // runs of `run` words an iteration.
+  const uint64_t cap = static_cast<uint64_t>(s.capacity);
+  Stmt* positions = bin(BinaryOp::max, load(t, state(pool, kPositions)),
+                        bin(BinaryOp::min, load(t, state(pool, kTickets)), u32(cap)));
+  Stmt* words = bin(BinaryOp::div, bin(BinaryOp::add, positions, u32(31)), u32(32));
+  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, (cap + 31) / 32);
+  Stmt* total = run == 1 ? words : bin(BinaryOp::div, bin(BinaryOp::add, words, u32(run - 1)), u32(run));
+  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
+  Block* saved = b_.block();
+  size_t pos = b_.position();
+  b_.set_insert_point_to_end(loop->body());
+  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
+  Stmt* first = run == 1 ? idx : bin(BinaryOp::mul, idx, u32(run));
+  Stmt* last = run == 1 ? bin(BinaryOp::add, idx, u32(1)) : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), words);
+  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+    Stmt* bits = var(U32, load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), b_.cast(U32, w))));
+    Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
+    Stmt* lp = b_.while_loop();
+    Block* outer = b_.block();
+    size_t here = b_.position();
+    b_.set_insert_point_to_end(lp->body());
+    if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+    Stmt* now = get(bits);
+    set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
+    body(bin(BinaryOp::add, word_first, b_.unary(UnaryOp::ctz, now)));
+    b_.set_insert_point(outer, here);
+  });
+  b_.set_insert_point(saved, pos);
+}
+
 void SparseRuntime::emit_clear_list(int node) {
   const SNodeDecl& s = forest_.snode(node);
   store(s.tree, u32(static_cast<uint64_t>(s.list_offset)), u32(0));
@@ -1388,6 +1434,17 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body, const R
     b_.set_insert_point(saved, pos);
     return;
   }
+  if (s.type == SNodeType::pointer) {
+    // Its active cells are its pool's entries in use (gc runs before a
+    // struct-for that follows a deactivation, so the bits are exact): a
+    // walk of the pool's bits, not of every slot of its containers.
+    for_pool_entries(node, [&](Stmt* entry) {
+      std::vector<Stmt*> indices;
+      for (Stmt* g : entry_indices(node, entry, s.ndim())) indices.push_back(b_.cast(I32, g));
+      body(indices, entry_address(node, entry));
+    });
+    return;
+  }
   for_list_cells(node, s.ndim(), [&](Stmt* c, Stmt* container, const std::vector<Stmt*>& index) {
     std::vector<Stmt*> indices;
     for (Stmt* g : index) indices.push_back(b_.cast(I32, g));
@@ -1402,13 +1459,6 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body, const R
                             bin(BinaryOp::mul, c, cw)));
         });
         break;
-      case SNodeType::pointer: {
-        Stmt* v = load_shared(t, bin(BinaryOp::add, container, c));
-        if_then(bin(BinaryOp::cmp_ne, v, u32(0)), [&] {
-          body(indices, entry_address(node, bin(BinaryOp::sub, v, u32(1))));
-        });
-        break;
-      }
       case SNodeType::dynamic: {
         // Every element below the length is active, even in a chunk that was
         // never allocated (it reads 0): no cell address is passed then.
@@ -1418,6 +1468,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body, const R
       }
       case SNodeType::root:
       case SNodeType::place:
+      case SNodeType::pointer:  // (above)
         GROVE_ASSERT(false, "struct_for over a root or place");
     }
   }, run_start);

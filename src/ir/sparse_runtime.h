@@ -241,6 +241,12 @@ class SparseRuntime {
   // in entry order. The list is in memory order, so a struct-for over it
   // streams through the pool however the entries were handed out.
   void for_pool_cells(int child, const std::function<void(Stmt*, Stmt*)>& body);
+  // The parallel loop over a pointer's entries in use, through its in-use
+  // bits (a run of cells_per_iteration_ / 32 words an iteration, at least
+  // one); body(entry) for each, in entry order. What a struct-for over the
+  // pointer itself visits: its pool's words, not every slot of its
+  // containers (sparse_life's prune over 2048^2 slots a step).
+  void for_pool_entries(int pool, const std::function<void(Stmt*)>& body);
   // What a pointer's publisher records: the entry's in-use bit (for
   // listgen), and the coordinates of the cell (in `pool`'s index space) it
   // now holds (for the loops over the lists listgen makes).
@@ -250,6 +256,10 @@ class SparseRuntime {
   // (u32); and the address of the entry's first coordinate.
   std::pair<Stmt*, Stmt*> in_use_bit(int pool, Stmt* entry);
   Stmt* entry_coords(int pool, Stmt* entry);
+  // The global index of a pointer's cell its pool entry `entry` holds, as
+  // its publisher recorded it (u32, axes 0..naxes-1; 0 past the recorded).
+  // `scale` (one per axis, or null): each multiplied by it.
+  std::vector<Stmt*> entry_indices(int pool, Stmt* entry, int naxes, const int64_t* scale = nullptr);
   // The coordinates of a list entry's container (at `entry`, holding
   // `container`), scaled to `node`'s index space (u32, axes 0..naxes-1);
   // and the global index of cell `c` of it.
