@@ -1246,17 +1246,15 @@ void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt
   if (s.coords_packed()) store(t, at, packed != nullptr ? packed : u32(0));
 }
 
-void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt*, Stmt*)>& body) {
-  const SNodeDecl& child = forest_.snode(child_node);
-  const int node = child.parent;
-  const SNodeDecl& s = forest_.snode(node);
+void SparseRuntime::for_pool_word_runs(int pool, const std::function<void(Stmt*, Stmt*)>& body) {
+  const SNodeDecl& s = forest_.snode(pool);
   const int t = s.tree;
-  GROVE_ASSERT(s.type == SNodeType::pointer, "for_pool_cells of a node that is not a pointer");
+  GROVE_ASSERT(s.type == SNodeType::pointer, "a walk of the in-use bits of a node that is not a pointer");
   // Every entry ever handed out lies below the most order positions taken
   // (PoolState::kPositions): only their bit words are read.
   const uint64_t cap = static_cast<uint64_t>(s.capacity);
-  Stmt* positions = bin(BinaryOp::max, load(t, state(node, kPositions)),
-                        bin(BinaryOp::min, load(t, state(node, kTickets)), u32(cap)));
+  Stmt* positions = bin(BinaryOp::max, load(t, state(pool, kPositions)),
+                        bin(BinaryOp::min, load(t, state(pool, kTickets)), u32(cap)));
   Stmt* words = bin(BinaryOp::div, bin(BinaryOp::add, positions, u32(31)), u32(32));
   // An iteration takes `run` bit words (32 entries each): as many as
   // cells_per_iteration_ cells, at least one.
@@ -1269,82 +1267,75 @@ void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt
   Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
   Stmt* first = run == 1 ? idx : bin(BinaryOp::mul, idx, u32(run));
   Stmt* last = run == 1 ? bin(BinaryOp::add, idx, u32(1)) : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), words);
-  Stmt* bits_at = u32(static_cast<uint64_t>(s.in_use_offset));
-  // 1. Count the run's entries in use.
-  Stmt* found = var(U32, u32(0));
-  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
-    Stmt* bits = load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w)));
-    set(found, bin(BinaryOp::add, get(found), b_.unary(UnaryOp::popcnt, bits)));
-  });
-  // 2. One atomic add for the run, then its entries in order.
-  if_then(bin(BinaryOp::cmp_ne, get(found), u32(0)), [&] {
-    Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
+  body(first, last);
+  b_.set_insert_point(saved, pos);
+}
+
+void SparseRuntime::each_bit(Stmt* bits, const std::function<void(Stmt*)>& body) {
+  Stmt* lp = b_.while_loop();
+  Block* outer = b_.block();
+  size_t here = b_.position();
+  b_.set_insert_point_to_end(lp->body());
+  if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
+  Stmt* now = get(bits);
+  set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
+  body(b_.unary(UnaryOp::ctz, now));
+  b_.set_insert_point(outer, here);
+}
+
+void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt*, Stmt*)>& body) {
+  const SNodeDecl& child = forest_.snode(child_node);
+  const int node = child.parent;
+  const SNodeDecl& s = forest_.snode(node);
+  const int t = s.tree;
+  for_pool_word_runs(node, [&](Stmt* first, Stmt* last) {
+    Stmt* bits_at = u32(static_cast<uint64_t>(s.in_use_offset));
+    // 1. Count the run's entries in use.
+    Stmt* found = var(U32, u32(0));
     serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
-      Stmt* bits = var(U32, load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w))));
-      Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
-      // Pools hand out entries from the bottom, so most words are full: a
-      // counted loop over their 32 entries (which a CPU vectorises) instead
-      // of one trip per bit.
-      if_then(
-          bin(BinaryOp::cmp_eq, get(bits), u32(0xffffffffu)),
-          [&] {
-            Stmt* base = get(at);
-            serial_loop(i32(0), i32(32), [&](Stmt* b) {
-              Stmt* bit = b_.cast(U32, b);
-              body(bin(BinaryOp::add, base, bit), entry_address(node, bin(BinaryOp::add, word_first, bit)));
+      Stmt* bits = load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w)));
+      set(found, bin(BinaryOp::add, get(found), b_.unary(UnaryOp::popcnt, bits)));
+    });
+    // 2. One atomic add for the run, then its entries in order.
+    if_then(bin(BinaryOp::cmp_ne, get(found), u32(0)), [&] {
+      Stmt* at = var(U32, atomic(AtomicOp::add, t, u32(static_cast<uint64_t>(child.list_offset)), get(found)));
+      serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+        Stmt* bits = var(U32, load(t, bin(BinaryOp::add, bits_at, b_.cast(U32, w))));
+        Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
+        // Pools hand out entries from the bottom, so most words are full: a
+        // counted loop over their 32 entries (which a CPU vectorises) instead
+        // of one trip per bit.
+        if_then(
+            bin(BinaryOp::cmp_eq, get(bits), u32(0xffffffffu)),
+            [&] {
+              Stmt* base = get(at);
+              serial_loop(i32(0), i32(32), [&](Stmt* b) {
+                Stmt* bit = b_.cast(U32, b);
+                body(bin(BinaryOp::add, base, bit), entry_address(node, bin(BinaryOp::add, word_first, bit)));
+              });
+              set(at, bin(BinaryOp::add, base, u32(32)));
+            },
+            [&] {
+              each_bit(bits, [&](Stmt* bit) {
+                body(get(at), entry_address(node, bin(BinaryOp::add, word_first, bit)));
+                set(at, bin(BinaryOp::add, get(at), u32(1)));
+              });
             });
-            set(at, bin(BinaryOp::add, base, u32(32)));
-          },
-          [&] {
-            Stmt* lp = b_.while_loop();
-            Block* outer = b_.block();
-            size_t here = b_.position();
-            b_.set_insert_point_to_end(lp->body());
-            if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
-            Stmt* now = get(bits);
-            set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
-            body(get(at), entry_address(node, bin(BinaryOp::add, word_first, b_.unary(UnaryOp::ctz, now))));
-            set(at, bin(BinaryOp::add, get(at), u32(1)));
-            b_.set_insert_point(outer, here);
-          });
+      });
     });
   });
-  b_.set_insert_point(saved, pos);
 }
 
 void SparseRuntime::for_pool_entries(int pool, const std::function<void(Stmt*)>& body) {
   const SNodeDecl& s = forest_.snode(pool);
-  const int t = s.tree;
-  GROVE_ASSERT(s.type == SNodeType::pointer, "for_pool_entries of a node that is not a pointer");
-  // As for_pool_cells: the bit words of the entries ever handed out, in
-  // runs of `run` words an iteration.
-  const uint64_t cap = static_cast<uint64_t>(s.capacity);
-  Stmt* positions = bin(BinaryOp::max, load(t, state(pool, kPositions)),
-                        bin(BinaryOp::min, load(t, state(pool, kTickets)), u32(cap)));
-  Stmt* words = bin(BinaryOp::div, bin(BinaryOp::add, positions, u32(31)), u32(32));
-  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, (cap + 31) / 32);
-  Stmt* total = run == 1 ? words : bin(BinaryOp::div, bin(BinaryOp::add, words, u32(run - 1)), u32(run));
-  Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
-  Block* saved = b_.block();
-  size_t pos = b_.position();
-  b_.set_insert_point_to_end(loop->body());
-  Stmt* idx = b_.cast(U32, b_.loop_index(loop, 0));
-  Stmt* first = run == 1 ? idx : bin(BinaryOp::mul, idx, u32(run));
-  Stmt* last = run == 1 ? bin(BinaryOp::add, idx, u32(1)) : bin(BinaryOp::min, bin(BinaryOp::add, first, u32(run)), words);
-  serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
-    Stmt* bits = var(U32, load(t, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), b_.cast(U32, w))));
-    Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
-    Stmt* lp = b_.while_loop();
-    Block* outer = b_.block();
-    size_t here = b_.position();
-    b_.set_insert_point_to_end(lp->body());
-    if_then(bin(BinaryOp::cmp_eq, get(bits), u32(0)), [&] { b_.break_stmt(); });
-    Stmt* now = get(bits);
-    set(bits, bin(BinaryOp::bit_and, now, bin(BinaryOp::sub, now, u32(1))));
-    body(bin(BinaryOp::add, word_first, b_.unary(UnaryOp::ctz, now)));
-    b_.set_insert_point(outer, here);
+  for_pool_word_runs(pool, [&](Stmt* first, Stmt* last) {
+    serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
+      Stmt* bits =
+          var(U32, load(s.tree, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), b_.cast(U32, w))));
+      Stmt* word_first = bin(BinaryOp::mul, b_.cast(U32, w), u32(32));
+      each_bit(bits, [&](Stmt* bit) { body(bin(BinaryOp::add, word_first, bit)); });
+    });
   });
-  b_.set_insert_point(saved, pos);
 }
 
 void SparseRuntime::emit_clear_list(int node) {

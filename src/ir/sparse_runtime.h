@@ -247,6 +247,12 @@ class SparseRuntime {
   // pointer itself visits: its pool's words, not every slot of its
   // containers (sparse_life's prune over 2048^2 slots a step).
   void for_pool_entries(int pool, const std::function<void(Stmt*)>& body);
+  // What both loops share: the parallel loop over runs of a pointer's bit
+  // words (of the entries ever handed out); body(first word, end word), u32.
+  void for_pool_word_runs(int pool, const std::function<void(Stmt*, Stmt*)>& body);
+  // A loop over the set bits of the u32 variable `bits` (cleared as it
+  // goes), lowest first: body(bit number).
+  void each_bit(Stmt* bits, const std::function<void(Stmt*)>& body);
   // What a pointer's publisher records: the entry's in-use bit (for
   // listgen), and the coordinates of the cell (in `pool`'s index space) it
   // now holds (for the loops over the lists listgen makes).
