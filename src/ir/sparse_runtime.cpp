@@ -1246,7 +1246,7 @@ void SparseRuntime::record_published(int pool, int space, const std::vector<Stmt
   if (s.coords_packed()) store(t, at, packed != nullptr ? packed : u32(0));
 }
 
-void SparseRuntime::for_pool_word_runs(int pool, const std::function<void(Stmt*, Stmt*)>& body) {
+void SparseRuntime::for_pool_word_runs(int pool, uint64_t words_per_run, const std::function<void(Stmt*, Stmt*)>& body) {
   const SNodeDecl& s = forest_.snode(pool);
   const int t = s.tree;
   GROVE_ASSERT(s.type == SNodeType::pointer, "a walk of the in-use bits of a node that is not a pointer");
@@ -1256,9 +1256,7 @@ void SparseRuntime::for_pool_word_runs(int pool, const std::function<void(Stmt*,
   Stmt* positions = bin(BinaryOp::max, load(t, state(pool, kPositions)),
                         bin(BinaryOp::min, load(t, state(pool, kTickets)), u32(cap)));
   Stmt* words = bin(BinaryOp::div, bin(BinaryOp::add, positions, u32(31)), u32(32));
-  // An iteration takes `run` bit words (32 entries each): as many as
-  // cells_per_iteration_ cells, at least one.
-  const uint64_t run = std::clamp<uint64_t>(cells_per_iteration_ / 32, 1, (cap + 31) / 32);
+  const uint64_t run = std::clamp<uint64_t>(words_per_run, 1, (cap + 31) / 32);
   Stmt* total = run == 1 ? words : bin(BinaryOp::div, bin(BinaryOp::add, words, u32(run - 1)), u32(run));
   Stmt* loop = b_.range_for(i32(0), b_.cast(I32, total));
   Block* saved = b_.block();
@@ -1288,7 +1286,9 @@ void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt
   const int node = child.parent;
   const SNodeDecl& s = forest_.snode(node);
   const int t = s.tree;
-  for_pool_word_runs(node, [&](Stmt* first, Stmt* last) {
+  // An iteration takes as many bit words (32 entries each) as
+  // cells_per_iteration_ cells, at least one.
+  for_pool_word_runs(node, cells_per_iteration_ / 32, [&](Stmt* first, Stmt* last) {
     Stmt* bits_at = u32(static_cast<uint64_t>(s.in_use_offset));
     // 1. Count the run's entries in use.
     Stmt* found = var(U32, u32(0));
@@ -1328,7 +1328,10 @@ void SparseRuntime::for_pool_cells(int child_node, const std::function<void(Stmt
 
 void SparseRuntime::for_pool_entries(int pool, const std::function<void(Stmt*)>& body) {
   const SNodeDecl& s = forest_.snode(pool);
-  for_pool_word_runs(pool, [&](Stmt* first, Stmt* last) {
+  // A word an iteration: the body runs once per cell of the pointer, which
+  // may be a block's worth of work (sparse_life's prune reads 64 cells), so
+  // a few hundred blocks still spread over the cores.
+  for_pool_word_runs(pool, 1, [&](Stmt* first, Stmt* last) {
     serial_loop(b_.cast(I32, first), b_.cast(I32, last), [&](Stmt* w) {
       Stmt* bits =
           var(U32, load(s.tree, bin(BinaryOp::add, u32(static_cast<uint64_t>(s.in_use_offset)), b_.cast(U32, w))));

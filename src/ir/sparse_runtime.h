@@ -242,14 +242,14 @@ class SparseRuntime {
   // streams through the pool however the entries were handed out.
   void for_pool_cells(int child, const std::function<void(Stmt*, Stmt*)>& body);
   // The parallel loop over a pointer's entries in use, through its in-use
-  // bits (a run of cells_per_iteration_ / 32 words an iteration, at least
-  // one); body(entry) for each, in entry order. What a struct-for over the
+  // bits (a word an iteration); body(entry) for each, in entry order. What a struct-for over the
   // pointer itself visits: its pool's words, not every slot of its
   // containers (sparse_life's prune over 2048^2 slots a step).
   void for_pool_entries(int pool, const std::function<void(Stmt*)>& body);
   // What both loops share: the parallel loop over runs of a pointer's bit
-  // words (of the entries ever handed out); body(first word, end word), u32.
-  void for_pool_word_runs(int pool, const std::function<void(Stmt*, Stmt*)>& body);
+  // words (of the entries ever handed out), `words_per_run` of them an
+  // iteration (at least one); body(first word, end word), u32.
+  void for_pool_word_runs(int pool, uint64_t words_per_run, const std::function<void(Stmt*, Stmt*)>& body);
   // A loop over the set bits of the u32 variable `bits` (cleared as it
   // goes), lowest first: body(bit number).
   void each_bit(Stmt* bits, const std::function<void(Stmt*)>& body);
