@@ -563,7 +563,7 @@ SparseRuntime::NearBlocks SparseRuntime::near_blocks(int node, const std::vector
 
 SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& blocks,
                                                     const std::vector<Stmt*>& indices,
-                                                    const std::vector<int64_t>& offsets,
+                                                    const std::vector<int64_t>& offsets, uint32_t clamped,
                                                     const std::vector<Stmt*>& own_indices, Stmt* own) {
   GROVE_ASSERT(reads_at_offset(forest_, node, offsets), "lookup_at_offset of offsets it does not take");
   const std::vector<int> path = forest_.path(node);
@@ -578,8 +578,12 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
     const int64_t d = offsets[a];
     if (d == 0) continue;
     const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
-    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
     moved.push_back(a);
+    if ((clamped >> a) & 1) {  // its index and the loop's differ above the block's bits
+      leaves.push_back(bin(BinaryOp::cmp_ge, bin(BinaryOp::bit_xor, idx[a], mine[a]), u32(q)));
+      continue;
+    }
+    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
     leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
                            : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
   }
@@ -614,11 +618,11 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
 
 Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const NearBlocks& blocks,
                                     const std::vector<Stmt*>& indices, const std::vector<int64_t>& offsets,
-                                    const std::vector<Stmt*>& own_indices, Stmt* own) {
+                                    uint32_t clamped, const std::vector<Stmt*>& own_indices, Stmt* own) {
   const std::vector<int> path = forest_.path(node);
   const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
-  if (p + 2 != path.size() || blocks.own_corner == nullptr)
-    return load_field_at(field, dtype, lookup_at_offset(node, blocks, indices, offsets, own_indices, own));
+  if (p + 2 != path.size() || blocks.own_corner == nullptr || clamped != 0)
+    return load_field_at(field, dtype, lookup_at_offset(node, blocks, indices, offsets, clamped, own_indices, own));
   const SNodeDecl& target = forest_.snode(node);
   const SNodeDecl& sparse = forest_.snode(path[p]);
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));

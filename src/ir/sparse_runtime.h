@@ -79,8 +79,12 @@ class SparseRuntime {
   // `run_bases`: emit_struct_for's run_start argument.
   NearBlocks near_blocks(int node, const std::vector<Stmt*>& run_bases,
                          const std::vector<std::vector<int>>& directions);
+  // `clamped`: the axes (bits) whose index is the loop's plus the offset
+  // clamped to bounds that hold the loop's: such a read lies between the
+  // loop's cell and the offset, and its block is found from its index.
   Cell lookup_at_offset(int node, const NearBlocks& blocks, const std::vector<Stmt*>& indices,
-                        const std::vector<int64_t>& offsets, const std::vector<Stmt*>& own_indices, Stmt* own);
+                        const std::vector<int64_t>& offsets, uint32_t clamped,
+                        const std::vector<Stmt*>& own_indices, Stmt* own);
   // The value of `field` (under `node`) that lookup_at_offset finds, for a
   // code generator that vectorises a run's cell loop (LLVM's): where one
   // dense level lies below the sparse one, a cell's address is linear in
@@ -89,8 +93,9 @@ class SparseRuntime {
   // run's distance between the blocks. Those become contiguous masked
   // loads of a vector loop, where selects between addresses were gathers.
   // Elsewhere load_field_at(lookup_at_offset()).
+  // (Clamped reads, whose distance is not a constant, take that form.)
   Stmt* load_at_offset(int field, DataType dtype, int node, const NearBlocks& blocks,
-                       const std::vector<Stmt*>& indices, const std::vector<int64_t>& offsets,
+                       const std::vector<Stmt*>& indices, const std::vector<int64_t>& offsets, uint32_t clamped,
                        const std::vector<Stmt*>& own_indices, Stmt* own);
   // The cell of `target` at a struct-for's own indices, beside the loop's
   // own cell (`own`, of `node`, at `own_indices`) under the same sparse

@@ -23,11 +23,13 @@ struct LowerAccessOptions {
   // A struct-for's reads of fields in its own node's cells at other indices
   // (a stencil's neighbours), where the target asks for it:
   // - at_offsets: reads at constant offsets from the loop's indices
-  //   (x(i + 1, j)), in a loop that takes runs of cells and writes no other
-  //   cell of the tree, find their neighbouring blocks once per run and pick
-  //   theirs with selects (SparseRuntime::lookup_at_offset): no slot read
-  //   and no branch per cell. The LLVM CPU target (the shell Laplacian's
-  //   neighbour reads: a walk each before).
+  //   (x(i + 1, j), or that clamped to bounds holding the loop's indices),
+  //   in a loop that takes runs of cells of a fixed length (no
+  //   least_iterations) and writes no other cell of the tree, find their
+  //   neighbouring blocks once per run and pick theirs with selects
+  //   (SparseRuntime::lookup_at_offset): no slot read and no branch per
+  //   cell. The LLVM CPU target (the shell Laplacian's neighbour reads: a
+  //   walk each before).
   // - all: those, and the others look up near the loop's cell
   //   (SparseRuntime::lookup_near): a branch where the neighbour shares the
   //   loop's block, which then needs no slot read. For targets that run a
