@@ -400,9 +400,7 @@ int deepest_sparse(const SNodeForest& forest, const std::vector<int>& path) {
   }
   return at;
 }
-}  // namespace
 
-namespace {
 // A compute type's 0.
 Stmt* zero_of(Builder& b, DataType t) {
   return is_float(t) ? b.const_float(compute_type(t), 0.0) : b.const_int(t, 0);
@@ -568,25 +566,8 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
   GROVE_ASSERT(reads_at_offset(forest_, node, offsets), "lookup_at_offset of offsets it does not take");
   const std::vector<int> path = forest_.path(node);
   const auto p = static_cast<size_t>(deepest_sparse(forest_, path));
-  const SNodeDecl& target = forest_.snode(node);
-  const SNodeDecl& sparse = forest_.snode(path[p]);
   const std::vector<Stmt*> idx = axis_indices(indices), mine = axis_indices(own_indices);
-  // Whether the read leaves the loop's block on each axis it moves along.
-  std::vector<size_t> moved;
-  std::vector<Stmt*> leaves;
-  for (size_t a = 0; a < offsets.size(); ++a) {
-    const int64_t d = offsets[a];
-    if (d == 0) continue;
-    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
-    moved.push_back(a);
-    if ((clamped >> a) & 1) {  // its index and the loop's differ above the block's bits
-      leaves.push_back(bin(BinaryOp::cmp_ge, bin(BinaryOp::bit_xor, idx[a], mine[a]), u32(q)));
-      continue;
-    }
-    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
-    leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
-                           : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
-  }
+  const Leaving where = leaving(node, offsets, clamped, idx, mine);
   // The block's first cell: the loop's block's (own less its dense levels'
   // cells), or a neighbour's the run looked up.
   Stmt* base = own;
@@ -600,20 +581,46 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
   }
   Stmt* ok = b_.const_int(U1, 1);
   for (size_t k = 0; k < blocks.directions.size(); ++k) {
-    const std::vector<int>& d = blocks.directions[k];
-    Stmt* chosen = nullptr;
-    bool reached = true;  // the read reaches this direction's block
-    for (size_t a = 0; a < d.size(); ++a)
-      if (d[a] != 0 && (a >= offsets.size() || offsets[a] == 0 || (offsets[a] > 0) != (d[a] > 0))) reached = false;
-    if (!reached) continue;
-    for (size_t m = 0; m < moved.size(); ++m) {
-      Stmt* leaves_here = d[moved[m]] != 0 ? leaves[m] : b_.unary(UnaryOp::logic_not, leaves[m]);
-      chosen = chosen == nullptr ? leaves_here : bin(BinaryOp::logic_and, chosen, leaves_here);
-    }
+    Stmt* chosen = takes(where, blocks.directions[k], offsets);
+    if (chosen == nullptr) continue;
     base = b_.select(chosen, blocks.corners[k].address, base);
     ok = b_.select(chosen, blocks.corners[k].ok, ok);
   }
   return {bin(BinaryOp::add, base, here), ok};
+}
+
+SparseRuntime::Leaving SparseRuntime::leaving(int node, const std::vector<int64_t>& offsets, uint32_t clamped,
+                                              const std::vector<Stmt*>& idx, const std::vector<Stmt*>& mine) {
+  const std::vector<int> path = forest_.path(node);
+  const SNodeDecl& target = forest_.snode(node);
+  const SNodeDecl& sparse = forest_.snode(path[static_cast<size_t>(deepest_sparse(forest_, path))]);
+  Leaving out;
+  for (size_t a = 0; a < offsets.size(); ++a) {
+    const int64_t d = offsets[a];
+    if (d == 0) continue;
+    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    out.moved.push_back(a);
+    if ((clamped >> a) & 1) {  // its index and the loop's differ above the block's bits
+      GROVE_ASSERT(a < idx.size(), "a clamped read's block found without its indices");
+      out.leaves.push_back(bin(BinaryOp::cmp_ge, bin(BinaryOp::bit_xor, idx[a], mine[a]), u32(q)));
+      continue;
+    }
+    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
+    out.leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
+                               : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
+  }
+  return out;
+}
+
+Stmt* SparseRuntime::takes(const Leaving& l, const std::vector<int>& d, const std::vector<int64_t>& offsets) {
+  for (size_t a = 0; a < d.size(); ++a)
+    if (d[a] != 0 && (a >= offsets.size() || offsets[a] == 0 || (offsets[a] > 0) != (d[a] > 0))) return nullptr;
+  Stmt* chosen = nullptr;
+  for (size_t m = 0; m < l.moved.size(); ++m) {
+    Stmt* here = d[l.moved[m]] != 0 ? l.leaves[m] : b_.unary(UnaryOp::logic_not, l.leaves[m]);
+    chosen = chosen == nullptr ? here : bin(BinaryOp::logic_and, chosen, here);
+  }
+  return chosen != nullptr ? chosen : b_.const_int(U1, 1);  // (a read that moves along no axis stays)
 }
 
 Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const NearBlocks& blocks,
@@ -637,18 +644,8 @@ Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const N
     step *= target.extent[static_cast<size_t>(a)];
   }
   int64_t delta = 0;  // the read's distance from the loop's cell in one block
-  std::vector<size_t> moved;
-  std::vector<Stmt*> leaves;
-  for (size_t a = 0; a < offsets.size(); ++a) {
-    const int64_t d = offsets[a];
-    if (d == 0) continue;
-    delta += d * stride[a];
-    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
-    Stmt* at = bin(BinaryOp::bit_and, mine[a], u32(q - 1));
-    moved.push_back(a);
-    leaves.push_back(d > 0 ? bin(BinaryOp::cmp_ge, at, u32(q - static_cast<uint64_t>(d)))
-                           : bin(BinaryOp::cmp_lt, at, u32(static_cast<uint64_t>(-d))));
-  }
+  for (size_t a = 0; a < offsets.size(); ++a) delta += offsets[a] * stride[a];
+  const Leaving where = leaving(node, offsets, 0, {}, mine);
   auto word = [](int64_t v) { return static_cast<uint64_t>(v) & 0xffffffffu; };  // wraps as u32 adds do
   Stmt* at = cell_field_address(field, bin(BinaryOp::add, own, u32(word(delta))));
   const DataType ct = compute_type(dtype);
@@ -658,25 +655,15 @@ Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const N
     v->set_field(field);
     set(value, v);
   };
-  Stmt* home = nullptr;  // the read stays in the loop's block
-  for (Stmt* l : leaves) {
-    Stmt* stays = b_.unary(UnaryOp::logic_not, l);
-    home = home == nullptr ? stays : bin(BinaryOp::logic_and, home, stays);
-  }
-  if_then(home, [&] { read(at); });
+  if_then(takes(where, std::vector<int>(offsets.size(), 0), offsets), [&] { read(at); });
   for (size_t k = 0; k < blocks.directions.size(); ++k) {
     const std::vector<int>& d = blocks.directions[k];
-    bool reached = true;
-    for (size_t a = 0; a < d.size(); ++a)
-      if (d[a] != 0 && (a >= offsets.size() || offsets[a] == 0 || (offsets[a] > 0) != (d[a] > 0))) reached = false;
-    if (!reached) continue;
-    Stmt* chosen = blocks.corners[k].ok;
+    Stmt* taken = takes(where, d, offsets);
+    if (taken == nullptr) continue;
+    Stmt* chosen = bin(BinaryOp::logic_and, blocks.corners[k].ok, taken);
     int64_t back = 0;  // the block's side on each axis it lies along
-    for (size_t m = 0; m < moved.size(); ++m) {
-      const size_t a = moved[m];
-      chosen = bin(BinaryOp::logic_and, chosen, d[a] != 0 ? leaves[m] : b_.unary(UnaryOp::logic_not, leaves[m]));
+    for (size_t a : where.moved)
       if (d[a] != 0) back += d[a] * (target.shape[a] / sparse.shape[a]) * stride[a];
-    }
     // The block's first cell plus the read's place in it, which is not
     // negative where the read takes this block (addresses are sums that
     // never wrap: code generators widen them so).
@@ -1467,7 +1454,7 @@ void SparseRuntime::emit_struct_for(int node, const StructForBody& body, const R
       case SNodeType::root:
       case SNodeType::place:
       case SNodeType::pointer:  // (above)
-        GROVE_ASSERT(false, "struct_for over a root or place");
+        GROVE_ASSERT(false, "struct_for over a root, a place or (above) a pointer");
     }
   }, run_start);
 }

@@ -177,6 +177,18 @@ class SparseRuntime {
   void emit_gc_finish(int pool_node);
 
  private:
+  // Where a read at `offsets` from the loop's cell (`mine`, u32 per axis)
+  // lies: the axes it moves along and, on each, whether it leaves the
+  // loop's block there (`idx`, the read's indices, needed for clamped axes
+  // only). takes() is the condition that it takes direction d's block (all
+  // 0: the loop's own), or null where it never does.
+  struct Leaving {
+    std::vector<size_t> moved;
+    std::vector<Stmt*> leaves;
+  };
+  Leaving leaving(int node, const std::vector<int64_t>& offsets, uint32_t clamped, const std::vector<Stmt*>& idx,
+                  const std::vector<Stmt*>& mine);
+  Stmt* takes(const Leaving& l, const std::vector<int>& d, const std::vector<int64_t>& offsets);
   // Small emission helpers.
   Stmt* u32(uint64_t v);
   Stmt* i32(int64_t v);

@@ -1005,6 +1005,38 @@ TEST_P(SparseMore, StencilReadsAtConstantOffsetsMatchAModel) {
   }
 }
 
+// A read of a field placed in the loop's own blocks with another offset,
+// whose indices reach the loop's cell (s(i + 1, j) where s is offset by
+// (1, 0)), next to a neighbour's read (p(i + 1, j)): the first moves along
+// no axis, and on the CPU both take the neighbouring blocks a run looks up
+// (it once made an `if` without a condition). Against a plain model,
+// including the wrap of p's index past the grid.
+TEST_P(SparseMore, AReadAtTheLoopsCellThroughAnotherOffsetBesideANeighboursRead) {
+  constexpr int kN = 16, kB = 4, kBlocks = kN / kB;
+  Program prog(config());
+  Field p = prog.field(i32, "p"), s = prog.field(i32, "s"), q = prog.field(i32, "q");
+  SNode& blocks = prog.root().pointer(ij, kBlocks);
+  SNode& cells = blocks.dense(ij, kB);
+  cells.place({p}, {0, 0});
+  cells.place({s}, {1, 0});
+  blocks.dense(ij, kB).place(q);
+  Kernel seed = prog.kernel("seed", [&] {
+    for_range({kN, kN}, [&](Expr i, Expr j) {
+      p(i, j) = i * kN + j;
+      s(i + 1, j) = 1000 + i * kN + j;
+    });
+  });
+  Kernel read = prog.kernel("read", [&] { for_each(p, [&](Expr i, Expr j) { q(i, j) = s(i + 1, j) + p(i + 1, j); }); });
+  seed();
+  read();
+  auto wrap = [](int v) { return (v / kB) % kBlocks * kB + v % kB; };  // (indices here are not negative)
+  const std::vector<int32_t> got = q.to_vector<int32_t>();
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < kN; ++j)
+      ASSERT_EQ(got[static_cast<size_t>(i * kN + j)], 1000 + i * kN + j + wrap(i + 1) * kN + j)
+          << "cell (" << i << ", " << j << ")";
+}
+
 // A struct-for over a pointer visits exactly its active cells: a pointer
 // under a dense level (every container's cells share one pool), after some
 // of its cells were deactivated earlier in the same kernel (gc runs before

@@ -170,10 +170,8 @@ class Lowerer {
           if (added) it->second = rt.cell_beside(node, cell, indices, target);
           own_cell_[s] = it->second;
         }
-      }
-      // (Runs of one cell have no run_start: those reads look up near, or walk.)
-      const bool looked_up = !directions.empty() && blocks->corners.size() == directions.size();
-      if (cell != nullptr)
+        // (Runs of one cell have no run_start: those reads look up near, or walk.)
+        const bool looked_up = !directions.empty() && blocks->corners.size() == directions.size();
         for (Stmt* s : near) {
           auto it = at_offsets.find(s);
           if (looked_up && it != at_offsets.end())
@@ -181,6 +179,7 @@ class Lowerer {
           else if (options_.near_reads == LowerAccessOptions::NearReads::all)
             near_[s] = Near{node, indices, cell, {}, 0, nullptr};
         }
+      }
 
       // Move the old body here; its loop indices (one per axis the node's
       // path splits, plus the field's offset) become the cell's indices.
@@ -224,14 +223,14 @@ class Lowerer {
     if (idx.size() != axes.size()) return false;
     out.assign(static_cast<size_t>(s.ndim()), 0);
     clamped = 0;
+    auto bound = [](const Stmt* x, BinaryOp op) {  // x = op(something, a constant), in i32
+      return x->kind() == StmtKind::Binary && x->type() == DataType::i32 && x->binary_op() == op && x->rhs()->is_const();
+    };
     for (size_t k = 0; k < idx.size(); ++k) {
       int64_t c = 0;
       const Stmt* at = idx[k];
       const int d = static_cast<int>(k);
       const int64_t loop_offset = over != nullptr ? over->offset_of(d) : 0;
-      auto bound = [](const Stmt* x, BinaryOp op) {
-        return x->kind() == StmtKind::Binary && x->type() == DataType::i32 && x->binary_op() == op && x->rhs()->is_const();
-      };
       for (BinaryOp outer : {BinaryOp::max, BinaryOp::min}) {
         const BinaryOp inner = outer == BinaryOp::max ? BinaryOp::min : BinaryOp::max;
         if (!bound(at, outer) || !bound(at->lhs(), inner)) continue;
