@@ -130,35 +130,6 @@ int64_t FieldWalk::sparse_cell(const int64_t* index, std::span<const uint32_t> w
   return addr;
 }
 
-// Consecutive copies of whole runs, joined where one run's words and
-// values follow the last's (pool entries made in order often do), so that
-// a sparse field's copy is a few large copies rather than one per block.
-class JoinedCopies {
- public:
-  void add(void* to, const void* from, size_t bytes) {
-    auto* t = static_cast<unsigned char*>(to);
-    const auto* f = static_cast<const unsigned char*>(from);
-    if (bytes_ != 0 && to_ + bytes_ == t && from_ + bytes_ == f) {
-      bytes_ += bytes;
-      return;
-    }
-    flush();
-    to_ = t;
-    from_ = f;
-    bytes_ = bytes;
-  }
-  void flush() {
-    if (bytes_ != 0) std::memcpy(to_, from_, bytes_);
-    bytes_ = 0;
-  }
-  ~JoinedCopies() { flush(); }
-
- private:
-  unsigned char* to_ = nullptr;
-  const unsigned char* from_ = nullptr;
-  size_t bytes_ = 0;
-};
-
 const uint32_t* values_in_place(std::span<const FieldWalk> walks, DataType dtype, DataType as,
                                 std::span<const uint32_t> words, int64_t words_from) {
   if (walks.empty() || (walks.size() > 1 && !FieldWalk::interleaved(walks))) return nullptr;
@@ -273,13 +244,17 @@ void copy_elements_out(const FieldWalk& walk, DataType dtype, std::span<const ui
   const size_t to_step = stride * size;
   if (copies_whole_runs(walk, dtype, as, width, stride)) {
     // Every component of a run side by side, as the host's values are: one
-    // copy of each whole run (zeros for an inactive cell's).
-    JoinedCopies copies;
+    // copy of each whole run (zeros for an inactive cell's). The walk joins
+    // the runs that continue one another; stride is width, so an element's
+    // values are `element` bytes.
+    const size_t element = width * size;
+    unsigned char* const out0 = bytes + component * size;
+    const uint32_t* const w0 = words.data() - words_from;
     walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) GROVE_INLINE {
-      unsigned char* first = bytes + (static_cast<size_t>(r.first) * stride + component) * size;
-      const size_t run_bytes = static_cast<size_t>(r.count) * width * size;
+      unsigned char* first = out0 + static_cast<size_t>(r.first) * element;
+      const size_t run_bytes = static_cast<size_t>(r.count) * element;
       if (r.address < 0) std::memset(first, 0, run_bytes);
-      else copies.add(first, w(r.address), run_bytes);
+      else std::memcpy(first, w0 + r.address, run_bytes);
     });
     return;
   }
@@ -333,12 +308,14 @@ std::pair<int64_t, int64_t> store_elements(const FieldWalk& walk, DataType dtype
   if (dtype != DataType::f16 && each && static_cast<size_t>(size) * 4 == value_bytes && stride == width &&
       walk.step() == static_cast<int64_t>(width) * size) {
     // Every component of a run side by side, as the host's values are, and
-    // in the field's own bits: one copy of each whole run.
-    JoinedCopies copies;
+    // in the field's own bits: one copy of each whole run (the walk joins
+    // those that continue one another; an element's values are `element`
+    // bytes).
+    const size_t element = width * value_bytes;
+    const auto* const values0 = static_cast<const unsigned char*>(values) + component * value_bytes;
     walk.for_each_run(words, words_from, [&](const FieldWalk::Run& r) GROVE_INLINE {
       if (!active(r)) return;
-      const auto* first = static_cast<const unsigned char*>(values) + (static_cast<size_t>(r.first) * stride + component) * value_bytes;
-      copies.add(w(r.address), first, static_cast<size_t>(r.count) * width * value_bytes);
+      std::memcpy(w(r.address), values0 + static_cast<size_t>(r.first) * element, static_cast<size_t>(r.count) * element);
       lo = std::min(lo, r.address);
       hi = std::max(hi, r.word(r.count - 1) + last_part);
     });

@@ -141,24 +141,27 @@ void FieldWalk::for_each_run(std::span<const uint32_t> words, int64_t words_from
     bool open = false;  // r holds runs not yet passed on
     const bool cell_runs = slots_in_row && last_step_ > 0;
     if (cell_runs) {
-      // The row's slots in an array and each cell's elements one run: a
-      // slot read and a compare per cell. Runs that continue each other in
-      // memory (pool entries made in order), or of inactive cells, are one.
+      // The row's slots in an array and each cell's elements one run.
+      // Inactive cells side by side are one run, and so are cells whose
+      // entries follow one another (made in order) where a cell's elements
+      // fill its entry: a scan of their slots finds where it ends.
+      // Otherwise a slot read and a call per cell.
       const uint32_t* slot = words.data() + (top_container + row_digits + last_digit->of(0) - words_from);
-      int64_t end = -1;  // where a run continuing r starts (-1: r's cells are inactive)
-      for (int64_t u0 = 0, n = 0; u0 < row_; u0 += span_, ++n) {
-        const int64_t address = slot[n] == 0 ? -1 : pool_offset + (int64_t{slot[n]} - 1) * entry_words + outer;
-        const int64_t count = std::min(span_, row_ - u0);
-        if (open && address == end) {
-          r.count += count;
-          if (address >= 0) end += count * last_step_;
-          continue;
-        }
-        if (open) run(r);
-        r = Run{.first = first + u0, .count = count, .address = address, .step = last_step_};
-        end = address < 0 ? -1 : address + count * last_step_;
-        open = true;
+      const int64_t base = pool_offset - entry_words + outer;  // cell n's address: base + slot[n] * entry_words
+      const int64_t cells = (row_ + span_ - 1) / span_;
+      const bool joinable = entry_words == span_ * last_step_;
+      for (int64_t n = 0; n < cells;) {
+        const uint32_t s = slot[n];
+        int64_t m = n + 1;
+        if (s == 0)
+          while (m < cells && slot[m] == 0) ++m;
+        else if (joinable)
+          while (m < cells && slot[m] == s + static_cast<uint32_t>(m - n)) ++m;
+        run(Run{.first = first + n * span_, .count = std::min(m * span_, row_) - n * span_,
+                .address = s == 0 ? int64_t{-1} : base + int64_t{s} * entry_words, .step = last_step_});
+        n = m;
       }
+      // (A joined run continues no other: `open` stays false.)
     }
     // Otherwise cells a batch at a time, then their runs: the slot reads of
     // a batch do not wait behind the copies of the runs before them. Runs

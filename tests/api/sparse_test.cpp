@@ -812,7 +812,8 @@ TEST_P(Sparse, WholeFieldCopiesMatchAModelOnEverySparseLayout) {
 // made out of order or an inactive one: blocks 0-3 activated in order,
 // 7, 6, 5 in reverse, 4 and 8-9 left inactive, in 1-D (blocks of one run
 // each) and in 2-D (a block's rows are not contiguous with its
-// neighbour's); and over more than a batch of power-of-two blocks.
+// neighbour's); over more than a batch of power-of-two blocks; and
+// power-of-two blocks of a vector field made partly in order.
 TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   Program prog(config());
   Field x = prog.field(f32, "x");   // 10 blocks of 8
@@ -869,6 +870,30 @@ TEST_P(Sparse, HostCopiesOfBlocksMadeInAndOutOfOrderMatchAModel) {
   EXPECT_EQ(z.to_vector<double>(), zv);
   z.to_vector(kept);
   EXPECT_EQ(kept, zv);
+
+  // Power-of-two blocks whose entries follow one another (made in order)
+  // are one run, a vector field's components with them; a block made out
+  // of order, or an inactive one, ends it: 0-3 and 5-6 in order, then 9,
+  // 8 and 15, the rest inactive.
+  Field v = prog.vector_field(2, i32, "v");  // 16 blocks of 4
+  prog.root().pointer(i, 16).dense(i, 4).place({v});
+  std::vector<int32_t> vm(64 * 2, 0);
+  for (int blk : {0, 1, 2, 3, 5, 6, 9, 8, 15}) {
+    const int e = blk * 4 + blk % 4;
+    v[0].write({e}, blk + 1);
+    v[1].write({e}, -blk - 1);
+    vm[static_cast<size_t>(e * 2)] = blk + 1;
+    vm[static_cast<size_t>(e * 2 + 1)] = -blk - 1;
+  }
+  EXPECT_EQ(v.to_vector<int32_t>(), vm);
+  std::vector<int32_t> vkept(vm.size(), 3);  // written in place
+  v.to_vector(vkept);
+  EXPECT_EQ(vkept, vm);
+  std::vector<int32_t> vv(vm.size());
+  for (size_t n = 0; n < vv.size(); ++n) vv[n] = static_cast<int32_t>(n * 3) - 50;
+  v.from_vector(vv);
+  EXPECT_EQ(v.to_vector<int32_t>(), vv);
+  EXPECT_EQ(v[1].read<int32_t>({37}), vv[37 * 2 + 1]);
 
   // Memory the caller holds: spans of exactly the field's values.
   std::array<double, 128> held{};
