@@ -358,9 +358,44 @@ KernelRecord& ProgramImpl::filler_kernel(int field) {
       total *= shape[a];
       offset.push_back(d.offset_of(static_cast<int>(a)));
     }
+    // The deepest pointer above the field, and its index space. Writes of
+    // every element from many invocations at once activate its cells in
+    // whatever order the device runs them, the candidate entries of all but
+    // the first writer of a cell left spare: a pool in that order, spread
+    // over more entries than it holds, is what every later whole-field copy
+    // and struct-for over it walks (lavapipe's sparse copies ran at half
+    // the speed). So its cells are activated first, one invocation each, in
+    // index order: the pool holds them in the order of the field's elements.
+    int blocks = -1;
+    for (int n = forest_.snode(forest_.place_of(field)).parent; n >= 0 && blocks < 0; n = forest_.snode(n).parent)
+      if (forest_.snode(n).type == ir::SNodeType::pointer) blocks = n;
+    std::vector<int64_t> cells_shape;
+    int64_t cells = 0;
+    if (blocks >= 0) {
+      const ir::SNodeDecl& b = forest_.snode(blocks);
+      cells = 1;
+      for (int axis : b.axes()) {
+        cells_shape.push_back(b.shape[static_cast<size_t>(axis)]);
+        cells *= cells_shape.back();
+      }
+    }
+    const SNode pointer(this, blocks);
+    const int tree_param = typed ? 0 : -1;
     // Element n, row-major; 32-bit arithmetic where the count allows.
     const DataType index_type = total <= INT32_MAX ? DataType::i32 : DataType::i64;
-    add_kernel("__fill_" + d.name, std::move(args), [f, shape, offset, total, index_type](Args a) {
+    add_kernel("__fill_" + d.name, std::move(args),
+               [f, shape, offset, total, index_type, pointer, cells_shape, cells, tree_param](Args a) {
+      if (cells > 0)
+        for_range(Expr::constant(index_type, 0), Expr::constant(index_type, cells), [&](Expr n) {
+          Indices I(cells_shape.size());
+          Expr rest = n;
+          for (size_t k = cells_shape.size(); k-- > 0;) {
+            const Expr extent = Expr::constant(index_type, cells_shape[k]);
+            I[k] = cast(DataType::i32, rest % extent);
+            rest = rest / extent;
+          }
+          activate(SNodeRef(pointer, tree_param), I);
+        });
       for_range(Expr::constant(index_type, 0), Expr::constant(index_type, total), [&](Expr n) {
         Indices I(shape.size());
         Expr rest = n;

@@ -93,6 +93,17 @@ bool field_in_host_memory(Program& program, const Field& field) {
   return p.context->in_host_memory(p.host_instance(field));
 }
 
+std::vector<uint32_t> root_pointer_slots(Program& program, const SNode& pointer) {
+  ProgramImpl& p = *program.impl();
+  const ir::SNodeDecl& s = p.forest().snode(pointer.id());
+  if (s.type != ir::SNodeType::pointer || s.parent < 0 || p.forest().snode(s.parent).parent >= 0)
+    throw Error("root_pointer_slots: SNode '" + pointer.name() + "' is not a pointer under a root");
+  const rt::TreeLayout& layout = p.forest().layout(s.tree);
+  std::vector<uint32_t> slots(static_cast<size_t>(s.num_cells));
+  p.context->read_words(p.trees.own_instance(s.tree), layout.root_offset + s.component_offset, s.num_cells, slots.data());
+  return slots;
+}
+
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes) {
   KernelRecord& rec = kernel_named(program, name);
   program.impl()->compile(rec);

@@ -14,6 +14,7 @@
 namespace grove {
 class Field;
 class Program;
+class SNode;
 namespace ir {
 class Kernel;
 }
@@ -63,6 +64,9 @@ int64_t cuda_ptx_compiles(const Program& program);
 // `program` (the interpreter, the CPU, Vulkan on unified memory): host
 // accesses then work on it in place (rt::Context::store_if_active).
 bool field_in_host_memory(Program& program, const Field& field);
+// The slots of a pointer SNode directly under its tree's root, in cell
+// order: 0 for an inactive cell, else its pool entry + 1.
+std::vector<uint32_t> root_pointer_slots(Program& program, const SNode& pointer);
 
 // The serialized plan of kernel `name` of `program` (compiling it first).
 std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);

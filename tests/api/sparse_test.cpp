@@ -986,6 +986,45 @@ TEST_P(Sparse, HostWritesToActiveCellsAreStoresWhereTheTreeIsHostMemory) {
   EXPECT_EQ(launches("__fill_x"), in_place ? 1 : 2);    // of 2 fills, 1 activates
 }
 
+// A copy in (or a fill) activates the cells of the deepest pointer above
+// the field one invocation each, in index order, before it writes the
+// elements: no invocation loses a race for a block (on a parallel device
+// the writers of one block's elements each took a candidate entry, all but
+// one left spare), so the pool holds exactly the blocks' entries, and
+// where the cells are taken in order (the interpreter) the entries follow
+// the blocks' row-major order. In 1-D and 2-D.
+TEST_P(Sparse, ACopyInActivatesEachBlockOnceInIndexOrder) {
+  Program prog(config());
+  Field x = prog.field(f32, "x");  // 64 blocks of 16
+  Field y = prog.field(i32, "y");  // 4 x 8 blocks of 4 x 2: 16 x 16
+  SNode& xb = prog.root().pointer(i, 64);
+  xb.dense(i, 16).place(x);
+  SNode& yb = prog.root().pointer(ij, {4, 8});
+  yb.dense(ij, {4, 2}).place(y);
+  std::vector<float> xv(1024);
+  for (size_t n = 0; n < xv.size(); ++n) xv[n] = static_cast<float>(n) * 0.25f;
+  std::vector<int32_t> yv(256);
+  std::iota(yv.begin(), yv.end(), -7);
+  x.from_vector(xv);
+  y.from_vector(yv);
+  EXPECT_EQ(x.to_vector<float>(), xv);
+  EXPECT_EQ(y.to_vector<int32_t>(), yv);
+  for (auto [blocks, count] : {std::pair{&xb, 64u}, {&yb, 32u}}) {
+    const std::vector<uint32_t> slots = detail::root_pointer_slots(prog, *blocks);
+    std::vector<uint32_t> in_order(count);
+    std::iota(in_order.begin(), in_order.end(), 1u);  // entry k + 1 for block k, row-major
+    std::vector<uint32_t> sorted = slots;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, in_order) << blocks->name() << ": an entry per block, none spare";
+    if (GetParam() == Arch::Interp) EXPECT_EQ(slots, in_order) << blocks->name();
+  }
+  // A fill of a field whose blocks are inactive again does the same.
+  xb.deactivate_all();
+  x.fill(2.0f);
+  EXPECT_EQ(x.to_vector<float>(), std::vector<float>(1024, 2.0f));
+  EXPECT_EQ(prog.stats().at(xb.name()).pool_used, 64);
+}
+
 TEST_P(Sparse, AStructForOverBlocksWritesAFieldOfAnotherTreeOfTheSameShape) {
   // A map of the active blocks, in a dense field declared after the sparse
   // tree froze (a tree of its own) with the blocks' shape: the struct-for's
