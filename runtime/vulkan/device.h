@@ -69,7 +69,7 @@ struct DeviceInfo {
   std::uint32_t max_push_constants_size = 0;        // bytes (>= 128 everywhere)
   std::uint32_t max_storage_buffers_per_stage = 0;  // as few as 4 on some mobile GPUs
   std::uint32_t subgroup_size = 0;
-  bool subgroup_arithmetic = false;  // subgroup reduce (and elect) in compute shaders
+  bool subgroup_arithmetic = false;  // subgroup reduce, elect and broadcast (ballot) in compute shaders
 
   // Memory: device-local memory the host can map, coherent and cached (a
   // CPU device such as lavapipe, integrated and most mobile GPUs). Storage

@@ -162,7 +162,8 @@ PhysicalDevice describe(const Api& api, VkPhysicalDevice handle, std::uint32_t i
   info.subgroup_size = subgroup.subgroupSize;
   info.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
                              (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0 &&
-                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0;
+                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
+                             (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT) != 0;
   info.max_memory_allocation_size = maintenance3.maxMemoryAllocationSize;
 
   // Features: chain only the structures this device knows.

@@ -144,6 +144,8 @@ Stmt* Builder::break_stmt() { return insert(StmtKind::Break, DataType::unknown, 
 Stmt* Builder::continue_stmt() { return insert(StmtKind::Continue, DataType::unknown, {}); }
 Stmt* Builder::stop() { return insert(StmtKind::Stop, DataType::unknown, {}); }
 Stmt* Builder::message_base() { return insert(StmtKind::MessageBase, DataType::u32, {}); }
+Stmt* Builder::subgroup_first(Stmt* x) { return insert(StmtKind::SubgroupFirst, x->type(), {x}); }
+Stmt* Builder::subgroup_elect() { return insert(StmtKind::SubgroupElect, DataType::u1, {}); }
 
 Stmt* Builder::print(std::string format, std::vector<Stmt*> values) {
   Stmt* s = insert(StmtKind::Print, DataType::unknown, std::move(values));

@@ -56,6 +56,8 @@ class Builder {
   Stmt* break_stmt();
   Stmt* stop();          // legal stage (legalize writes it after a failed assertion's record)
   Stmt* message_base();  // legal stage: u32
+  Stmt* subgroup_first(Stmt* x);  // x's value in the subgroup's first invocation here
+  Stmt* subgroup_elect();         // u1: true in one invocation of the subgroup here
   Stmt* continue_stmt();
   Stmt* print(std::string format, std::vector<Stmt*> values);
   // Fails the launch with `message` (one "{}" per value) unless `cond` holds.

@@ -84,8 +84,10 @@ struct Interpreter::Impl {
         in.ops.push_back(operand(s->operand(), t));
         break;
       }
-      case K::Cast: case K::Bitcast:
+      case K::Cast: case K::Bitcast: case K::SubgroupFirst:
         in.ops.push_back(operand(s->operand(), DataType::unknown));
+        break;
+      case K::SubgroupElect:
         break;
       case K::Binary: {
         DataType t = binary_operand_type(s->binary_op(), s->lhs()->type(), s->rhs()->type());
@@ -391,6 +393,9 @@ struct Frame {
       // (Interpreter::run reports it).
       case K::Stop: return Flow::stop;
       case K::MessageBase: set(0); break;  // the run registers its messages from id 0
+      // One invocation at a time: a subgroup of one.
+      case K::SubgroupFirst: set(get(in.ops[0])); break;
+      case K::SubgroupElect: set(1); break;
       case K::TreeLoad: {
         int64_t a = static_cast<int64_t>(get(in.ops[0]));
         set(load_element(tree(s, a, storage_words(s->storage())), a, s->storage()));

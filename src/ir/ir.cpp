@@ -137,7 +137,7 @@ void expect_kind(const Stmt* s, std::initializer_list<StmtKind> kinds, const cha
 using K = StmtKind;
 
 Stmt* Stmt::operand() const {
-  expect_kind(this, {K::Unary, K::Cast, K::Bitcast}, "operand");
+  expect_kind(this, {K::Unary, K::Cast, K::Bitcast, K::SubgroupFirst}, "operand");
   return operands_[0];
 }
 Stmt* Stmt::lhs() const {
@@ -325,6 +325,7 @@ bool Stmt::has_result() const {
     case K::Const: case K::Arg: case K::Unary: case K::Cast: case K::Bitcast: case K::Binary: case K::Select:
     case K::Alloca: case K::LocalLoad: case K::FieldLoad: case K::FieldAtomic:
     case K::LoopIndex: case K::TreeLoad: case K::TreeAtomic: case K::TreeCas: case K::MessageBase:
+    case K::SubgroupFirst: case K::SubgroupElect:
       return true;
     case K::SNodeOp:
       return snode_op() == SNodeOpKind::is_active || snode_op() == SNodeOpKind::append ||
@@ -348,6 +349,7 @@ bool Stmt::has_side_effects() const {
     case K::LocalStore: case K::FieldStore: case K::FieldAtomic: case K::RangeFor:
     case K::StructFor: case K::If: case K::While: case K::Break: case K::Continue: case K::Print:
     case K::TreeStore: case K::TreeAtomic: case K::TreeCas: case K::Task: case K::Assert: case K::Stop:
+    case K::SubgroupFirst: case K::SubgroupElect:  // (their values depend on where they stand)
       return true;
   }
   return true;

@@ -180,7 +180,7 @@ class Stmt {
 
   // ---- operands, read through the names of statements.def ----
   std::span<Stmt* const> operands() const { return operands_; }
-  Stmt* operand() const;      // Unary, Cast
+  Stmt* operand() const;      // Unary, Cast, Bitcast, SubgroupFirst
   Stmt* lhs() const;          // Binary
   Stmt* rhs() const;          // Binary
   Stmt* cond() const;         // Select, If, Assert

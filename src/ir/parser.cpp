@@ -244,6 +244,7 @@ bool numbered_kind(StmtKind k) {
     case StmtKind::FieldLoad: case StmtKind::FieldAtomic: case StmtKind::RangeFor:
     case StmtKind::StructFor: case StmtKind::LoopIndex: case StmtKind::TreeLoad:
     case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::MessageBase:
+    case StmtKind::SubgroupFirst: case StmtKind::SubgroupElect:
       return true;
     case StmtKind::LocalStore: case StmtKind::FieldStore: case StmtKind::If: case StmtKind::While:
     case StmtKind::Break: case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert:
@@ -603,6 +604,18 @@ class Parser {
         t = DataType::u32;
         s = b.message_base();
         break;
+      case StmtKind::SubgroupElect:
+        t = DataType::u1;
+        s = b.subgroup_elect();
+        break;
+      case StmtKind::SubgroupFirst: {
+        Token at = peek();
+        t = type(true);
+        Stmt* x = operand();
+        if (x->type() != t) fail(at, "subgroup_first yields its operand's type");
+        s = b.subgroup_first(x);
+        break;
+      }
       case StmtKind::Unary: {
         UnaryOp o = op<UnaryOp>("unary");
         t = type(true);

@@ -77,6 +77,8 @@ class CountBuilder : public ConstStmtVisitor<CountBuilder, int32_t> {
   int32_t visit_MessageBase(const Stmt*) { return -1; }
   int32_t visit_Print(const Stmt*) { return -1; }
   int32_t visit_Assert(const Stmt*) { return -1; }
+  int32_t visit_SubgroupFirst(const Stmt*) { return -1; }
+  int32_t visit_SubgroupElect(const Stmt*) { return -1; }
   int32_t visit_SNodeOp(const Stmt*) { return -1; }
   int32_t visit_TreeLoad(const Stmt*) { return -1; }
   int32_t visit_TreeStore(const Stmt*) { return -1; }

@@ -194,7 +194,7 @@ class Printer {
         type(out, s);
         operand(out, s->operand());
         break;
-      case StmtKind::Cast: case StmtKind::Bitcast:
+      case StmtKind::Cast: case StmtKind::Bitcast: case StmtKind::SubgroupFirst:
         type(out, s);
         operand(out, s->operand());
         break;
@@ -273,6 +273,7 @@ class Printer {
       case StmtKind::Continue:
       case StmtKind::Stop:
       case StmtKind::MessageBase:  // always u32
+      case StmtKind::SubgroupElect:  // always u1
         break;
       case StmtKind::Print:
         out += ' ';

@@ -239,7 +239,7 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot,
   const SNodeDecl& s = forest_.snode(pool);
   int t = s.tree;
   Stmt* value = var(U32, load_shared(t, slot));
-  Stmt* empty = if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
+  auto activate = [&] {
     // Tries until the slot holds an entry: the first almost always ends it.
     Stmt* tries = var(U32, u32(0));
     loop([&] {
@@ -283,6 +283,39 @@ Stmt* SparseRuntime::activate_slot(int pool, Stmt* slot,
               b_.break_stmt();
             });
           });
+    });
+  };
+  Stmt* empty = if_then(bin(BinaryOp::cmp_eq, get(value), u32(0)), [&] {
+    if (!subgroup_activations_) {
+      activate();
+      return;
+    }
+    // The invocations of a subgroup that found the first one's slot empty
+    // let the first activate it and take its entry: one candidate taken
+    // where each took one and all but one left theirs spare. The others
+    // (another slot) activate theirs as before. One pass, no loop: lavapipe
+    // (Mesa 22.3) got subgroup operations wrong in a loop run again after
+    // invocations had left it (a read of the first's slot in the second
+    // activation site of a group gave another).
+    Stmt* first = b_.subgroup_first(slot);
+    Stmt* follows = bin(BinaryOp::logic_and, bin(BinaryOp::cmp_eq, slot, first),
+                        b_.unary(UnaryOp::logic_not, b_.subgroup_elect()));
+    if_then(b_.unary(UnaryOp::logic_not, follows), activate);
+    Stmt* led = b_.subgroup_first(get(value));  // the first's: it was elected
+    if_then(follows, [&] {
+      set(value, led);
+      // 0: the first found the pool full (and counted it), or it is not
+      // beside us: a device that did not join the subgroup again after the
+      // activation above (Vulkan does not promise it without maximal
+      // reconvergence; every driver measured does). Then the slot as it is
+      // now, and if still empty a failure counted (reported after the
+      // launch) rather than a write lost in silence.
+      if_then(bin(BinaryOp::cmp_eq, led, u32(0)), [&] {
+        Stmt* now = b_.tree_cas(t, U32, slot, u32(0), u32(0));
+        set(value, now);
+        if_then(bin(BinaryOp::cmp_eq, now, u32(0)),
+                [&] { atomic(AtomicOp::add, t, state(pool, kAllocFailures), u32(1)); });
+      });
     });
   });
   empty->set_unlikely(true);  // once per block activated; every later access finds the entry

@@ -41,6 +41,12 @@ class SparseRuntime {
   // else load_shared is a plain load, which LLVM's vectoriser takes (it
   // refuses a loop with an atomic load) and nothing can change under it.
   void set_task_changes_words(bool changes) { task_changes_words_ = changes; }
+  // Whether invocations of a subgroup that find one slot empty together
+  // activate it once (activate_slot: the first of them does, the others
+  // take its entry), where each would take a candidate entry and all but
+  // one leave theirs spare. For devices that run invocations in subgroups
+  // (SPIR-V with subgroup operations).
+  void set_subgroup_activations(bool on) { subgroup_activations_ = on; }
 
   struct Cell {
     Stmt* address;  // u32: first word of the cell (safe to read even when !ok)
@@ -294,6 +300,7 @@ class SparseRuntime {
   Builder& b_;
   uint32_t cells_per_iteration_ = 1;
   uint32_t least_iterations_ = 0;
+  bool subgroup_activations_ = false;
   bool task_changes_words_ = true;
 };
 

@@ -205,6 +205,8 @@ class Verifier {
     if ((k == StmtKind::Stop || k == StmtKind::MessageBase) && st != Stage::legal) misplaced("legal");
     if ((k == StmtKind::Print || k == StmtKind::Assert) && st == Stage::legal)
       misplaced("frontend, typed, offloaded and lowered");
+    if ((k == StmtKind::SubgroupFirst || k == StmtKind::SubgroupElect) && before_lowering(st))
+      misplaced("lowered and legal (the sparse runtime makes them)");
     switch (kind_category(s->kind())) {
       case StmtCategory::field:
       case StmtCategory::snode:
@@ -525,6 +527,12 @@ class Verifier {
         for (const Stmt* v : values) value(s, v, "reported");
         break;
       }
+      case StmtKind::SubgroupFirst:
+        result_type(s, value(s, s->operand(), "operand")->type(), "its operand's type");
+        break;
+      case StmtKind::SubgroupElect:
+        result_type(s, DataType::u1, "u1");
+        break;
       case StmtKind::Task:
         snode_id(s, true);
         task_body(s);

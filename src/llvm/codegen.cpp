@@ -409,6 +409,14 @@ class Emitter {
       case StmtKind::MessageBase:
         values_[s] = b_.CreateLoad(b_.getInt32Ty(), context_word(rt::context::kMessageBase));
         return;
+      // Each invocation its own subgroup (a CPU thread runs one at a time;
+      // on CUDA warp-wide forms are not made yet): the operand, and true.
+      case StmtKind::SubgroupFirst:
+        values_[s] = value(s->operand());
+        return;
+      case StmtKind::SubgroupElect:
+        values_[s] = b_.getTrue();
+        return;
       case StmtKind::Stop:
         return_early();
         b_.SetInsertPoint(llvm::BasicBlock::Create(c_, "dead", fn_));  // what follows in this block

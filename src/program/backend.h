@@ -61,6 +61,9 @@ class Backend {
   // Whether reads at offsets take each block under a condition of its own
   // (ir::LowerAccessOptions::masked_near_reads).
   virtual bool masks_near_reads() const { return false; }
+  // Whether a subgroup's invocations that find one slot empty activate it
+  // once (ir::LowerAccessOptions::subgroup_activations).
+  virtual bool subgroup_activations() const { return false; }
   // Points of a row (the last axis) one iteration of a multi-dimensional
   // for_range takes at the top level of a kernel: a vectorisable piece on
   // a CPU (also a Vulkan device that is one), 1 where every point is a

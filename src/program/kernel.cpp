@@ -148,6 +148,7 @@ ProgramImpl::Lowered ProgramImpl::run_passes(KernelRecord& rec, std::unique_ptr<
   options.lower.group_activations = target.groups_activations();
   options.lower.near_reads = target.near_reads();
   options.lower.masked_near_reads = target.masks_near_reads();
+  options.lower.subgroup_activations = target.subgroup_activations();
   // GROVE_NEAR_READS=0 or 1 overrides the target's choice (to measure it
   // on a device, or to test the lowering on every backend).
   if (const char* env = std::getenv("GROVE_NEAR_READS"); env != nullptr && (env[0] == '0' || env[0] == '1'))

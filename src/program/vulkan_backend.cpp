@@ -145,6 +145,7 @@ class VulkanCompiler : public Backend {
   // run of 64 left mpm3d's ~216 blocks to one group: 23-36 ms a step).
   uint32_t cells_per_iteration() const override { return cpu_device_ ? 64 : 1; }
   bool groups_activations() const override { return true; }  // SPIR-V copies each site's code
+  bool subgroup_activations() const override { return target_.features.subgroup_arithmetic; }
   ir::LowerAccessOptions::NearReads near_reads() const override {  // measured on lavapipe only
     return cpu_device_ ? ir::LowerAccessOptions::NearReads::all : ir::LowerAccessOptions::NearReads::off;
   }

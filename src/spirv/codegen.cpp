@@ -298,6 +298,10 @@ void TaskEmitter::emit_stmt(const ir::Stmt* s) {
     case StmtKind::MessageBase:
       values_[s] = push_word(out_.arg_words);
       return;
+    case StmtKind::SubgroupFirst:
+    case StmtKind::SubgroupElect:
+      values_[s] = emit_subgroup(s);
+      return;
     // A stop (after a failed assertion's record) leaves the task's body (a
     // break out of each loop around it, down to the one-pass loop of
     // begin_stoppable_body): what follows never runs.
@@ -702,6 +706,20 @@ void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id addr
   atomic_value(ir::AtomicOp::add, t, tree, address, sum);
   if (m_.in_block()) m_.branch(merge);
   m_.begin_block(merge);
+}
+
+// subgroup_first and subgroup_elect: the non-uniform operations where the
+// device has them (with the subgroup sums' feature), else each invocation
+// a subgroup of one.
+Id TaskEmitter::emit_subgroup(const ir::Stmt* s) {
+  const bool first = s->kind() == StmtKind::SubgroupFirst;
+  if (!options_.features.subgroup_arithmetic) return first ? value(s->operand()) : m_.constant_bool(true);
+  subgroup_sums_ = true;
+  m_.require_capability(spv::Capability::GroupNonUniform);
+  const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
+  if (!first) return m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});
+  m_.require_capability(spv::Capability::GroupNonUniformBallot);
+  return m_.emit(Op::OpGroupNonUniformBroadcastFirst, type_of(s->type()), {scope, value(s->operand())});
 }
 
 // The loop limit's report (legalize writes the assertions' records).

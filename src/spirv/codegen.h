@@ -112,8 +112,11 @@ struct DeviceFeatures {
   bool shader_float64 = false;      // f64 values (Float64)
   bool atomic_int64 = false;        // 64-bit atomics and compare-and-swap (Int64Atomics)
   bool atomic_float32_add = false;  // OpAtomicFAddEXT on f32 (else a compare-and-swap loop)
-  // Subgroup reduce + elect in compute: an atomic add whose result is unused,
-  // on one address for the whole subgroup, becomes one atomic per subgroup.
+  // Subgroup reduce, elect and broadcast in compute (basic, arithmetic and
+  // ballot operations): an atomic add whose result is unused, on one
+  // address for the whole subgroup, becomes one atomic per subgroup, and
+  // subgroup_first and subgroup_elect (the sparse runtime's activations of
+  // one slot by a subgroup) are the device's own.
   bool subgroup_arithmetic = false;
   // SignedZeroInfNanPreserve (float controls) for f32 and f64: without it a
   // driver may fold x * 0.0 to 0 and lose -0.0, infinities and NaN.

@@ -89,6 +89,7 @@ class TaskEmitter {
   // in Vulkan; those sums take one atomic per invocation).
   bool subgroup_sum(DataType t) const { return options_.features.subgroup_arithmetic && bit_width(t) == 32; }
   Id emit_tree_cas(const ir::Stmt* s);
+  Id emit_subgroup(const ir::Stmt* s);
   // The back-edge of a loop: a branch to `header`, or with a loop limit
   // (CodegenOptions::max_loop_iterations) a do-while style test that leaves
   // for `merge` once the invocation's back-edges reach it. after_loop() (at

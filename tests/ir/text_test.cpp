@@ -231,6 +231,12 @@ kernel @lowered(v: f32) stage lowered {
     %19 = tree_load f32 @t0[%0] field @a
     tree_store @t0[%0] %19 as f32 field @a
     %20 = tree_load u32 @t1[%0] runtime
+    %21 = subgroup_first u32 %20
+    %22 = subgroup_elect
+    if %22 {
+      tree_store @t1[%0] %21 as u32
+    } else {
+    }
   }
 }
 

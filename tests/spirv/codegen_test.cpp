@@ -250,6 +250,47 @@ kernel @count() stage lowered {
   EXPECT_TRUE(has(plain, "OpAtomicIAdd"));
 }
 
+// subgroup_first and subgroup_elect (the sparse runtime's activations of
+// one slot by a subgroup) are the device's non-uniform operations where it
+// has subgroup operations, and need the plan's subgroup feature; without
+// them each invocation is a subgroup of its own: the operand, and true.
+TEST(Codegen, SubgroupOperationsWhereTheDeviceHasThem) {
+  ir::SNodeForest forest;
+  const std::string src = R"(
+kernel @lead() stage lowered {
+  task range_for $-1 "range_for" {
+    %0 = const i32 0
+    %1 = const i32 1000
+    %2 = range_for %0 %1 {
+      %3 = loop_index i32 %2 0
+      %4 = cast u32 %3
+      %5 = const u32 4
+      %6 = binary div u32 %4 %5
+      %7 = subgroup_first u32 %6
+      %8 = subgroup_elect
+      if %8 {
+        tree_store @t0[%7] %4 as u32
+      } else {
+      }
+    }
+  }
+}
+)";
+  ir::ParsedModule m = ir::parse_module(src, "test");
+  for (const bool subgroups : {true, false}) {
+    CodegenOptions options;
+    options.features = desktop();
+    options.features.subgroup_arithmetic = subgroups;
+    options.validate = true;
+    KernelModules k = generate_kernel(*m.kernels.front(), forest, options);
+    ASSERT_EQ(k.tasks.size(), 1u);
+    EXPECT_EQ(has(k.tasks[0], "OpGroupNonUniformBroadcastFirst"), subgroups);
+    EXPECT_EQ(has(k.tasks[0], "OpGroupNonUniformElect"), subgroups);
+    EXPECT_EQ(has(k.tasks[0], "GroupNonUniformBallot"), subgroups);
+    EXPECT_EQ(k.tasks[0].subgroup_sums, subgroups) << "the plan asks the device for subgroup operations";
+  }
+}
+
 // A loop whose bound is read from a tree gets a second entry point that
 // writes the group counts (for an indirect dispatch), and runs one
 // iteration per invocation over a grid in x and y; a loop that stores

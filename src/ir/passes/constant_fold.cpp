@@ -118,6 +118,7 @@ class Folder {
       case StmtKind::Continue: case StmtKind::Print: case StmtKind::Assert: case StmtKind::SNodeOp:
       case StmtKind::TreeLoad: case StmtKind::TreeStore: case StmtKind::TreeAtomic:
       case StmtKind::TreeCas: case StmtKind::Task: case StmtKind::Stop: case StmtKind::MessageBase:
+      case StmtKind::SubgroupFirst: case StmtKind::SubgroupElect:  // (of the lanes that reach them)
         return nullptr;
     }
     return nullptr;

@@ -107,6 +107,8 @@ bool make_key(const Stmt* s, Key* key) {
     // statements (and other threads) change; a task is a block like any other.
     case StmtKind::SNodeOp: case StmtKind::TreeLoad: case StmtKind::TreeStore:
     case StmtKind::TreeAtomic: case StmtKind::TreeCas: case StmtKind::Task: case StmtKind::Stop:
+    // Subgroup operations depend on which invocations reach them.
+    case StmtKind::SubgroupFirst: case StmtKind::SubgroupElect:
       return false;
   }
   return false;

@@ -154,6 +154,7 @@ class Lowerer {
     rt.set_cells_per_iteration(options_.cells_per_iteration);
     rt.set_least_iterations(options_.least_iterations);
     rt.set_task_changes_words(changes_words_);
+    rt.set_subgroup_activations(options_.subgroup_activations);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
     auto blocks = std::make_shared<SparseRuntime::NearBlocks>();
@@ -395,6 +396,7 @@ class Lowerer {
     b.set_tree_param(s->tree_param());  // every tree statement it becomes works on its instance
     SparseRuntime rt(forest_, b);
     rt.set_task_changes_words(changes_words_);
+    rt.set_subgroup_activations(options_.subgroup_activations);
     Stmt* replacement = nullptr;
     auto field_indices = [&](const FieldDecl& f) {
       return physical(b, parent_of_place(f.id), s->indices(), &f, false);
@@ -680,6 +682,7 @@ class Lowerer {
       b.set_tree_param(g.tree_param);
       SparseRuntime rt(forest_, b);
       rt.set_task_changes_words(changes_words_);
+      rt.set_subgroup_activations(options_.subgroup_activations);
       std::vector<SparseRuntime::GroupSite> sites;
       for (size_t k = 0; k < g.cells.size(); ++k) {
         const Site& first = g.sites[k].front();

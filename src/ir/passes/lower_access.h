@@ -51,6 +51,10 @@ struct LowerAccessOptions {
   // for x86-64-v2); not with AVX2 alone, where the selects' loads were
   // 1.4-1.8 ms and the masked ones 3.7-4.4 (x86-64-v3, znver3).
   bool masked_near_reads = false;
+  // SparseRuntime::set_subgroup_activations: for SPIR-V on devices with
+  // subgroup operations (lavapipe's 8 lanes writing one block's cells took 8
+  // candidate entries, 7 left spare; a GPU's 32 or 64 ran pools dry).
+  bool subgroup_activations = false;
 };
 
 // Offloaded -> lowered: every field load/store/atomic becomes a lookup chain

@@ -160,6 +160,8 @@ class TypeChecker {
       case StmtKind::TreeAtomic:
       case StmtKind::TreeCas:
       case StmtKind::Task:
+      case StmtKind::SubgroupFirst:
+      case StmtKind::SubgroupElect:
         GROVE_ASSERT(false, std::string("a '") + kind_name(s->kind()) + "' in kernel '" +
                                 kernel_.name() + "' at the frontend stage (made only by lowering)");
         return;
