@@ -9,11 +9,12 @@
 // Its text: comma-separated items, in any order —
 //   a preset        vulkan1.1 (what every Vulkan 1.1 device offers), desktop
 //                   (a desktop GPU: 64-bit values and atomics, subgroup
-//                   arithmetic, float controls), lavapipe (Mesa's CPU driver,
+//                   operations, float controls), lavapipe (Mesa's CPU driver,
 //                   with its workarounds)
 //   a feature       a plan feature's name (runtime/core/features.def):
 //                   shader_int64, shader_float64, atomic_int64,
-//                   atomic_float32_add, subgroup_arithmetic,
+//                   atomic_float32_add, subgroup_arithmetic (basic,
+//                   arithmetic and ballot operations),
 //                   signed_zero_inf_nan_preserve
 //   local_size=N    invocations per group of a parallel task (1 to 1024)
 //   push_constants=N  push-constant bytes the device takes (128 to 4096): a
