@@ -494,6 +494,17 @@ SparseRuntime::Cell SparseRuntime::lookup_near(int node, const std::vector<Stmt*
 }
 
 namespace {
+// Per axis of `node`'s index space: how many of its cells lie along it in
+// one cell of its path's deepest sparse node (a block's side, in cells).
+std::vector<int64_t> block_sides(const SNodeForest& forest, int node) {
+  const std::vector<int> path = forest.path(node);
+  const SNodeDecl& target = forest.snode(node);
+  const SNodeDecl& sparse = forest.snode(path[static_cast<size_t>(deepest_sparse(forest, path))]);
+  std::vector<int64_t> sides(static_cast<size_t>(target.ndim()));
+  for (size_t a = 0; a < sides.size(); ++a) sides[a] = target.shape[a] / sparse.shape[a];
+  return sides;
+}
+
 // Where the paths to a and b part: the position in both of their deepest
 // common node, or -1 (other trees).
 int parting(const std::vector<int>& a, const std::vector<int>& b) {
@@ -533,14 +544,12 @@ Stmt* SparseRuntime::cell_beside(int node, Stmt* own, const std::vector<Stmt*>& 
 
 bool SparseRuntime::reads_at_offset(const SNodeForest& forest, int node, const std::vector<int64_t>& offsets) {
   if (!looks_up_near(forest, node)) return false;
-  const SNodeDecl& target = forest.snode(node);
-  if (offsets.size() > static_cast<size_t>(target.ndim())) return false;
-  const std::vector<int> path = forest.path(node);
-  const SNodeDecl& sparse = forest.snode(path[static_cast<size_t>(deepest_sparse(forest, path))]);
+  const std::vector<int64_t> side = block_sides(forest, node);
+  if (offsets.size() > side.size()) return false;
   int moved = 0;
   for (size_t a = 0; a < offsets.size(); ++a) {
     if (offsets[a] == 0) continue;
-    const int64_t q = target.shape[a] / sparse.shape[a];
+    const int64_t q = side[a];
     if (!std::has_single_bit(static_cast<uint64_t>(q)) || offsets[a] >= q || -offsets[a] >= q) return false;
     ++moved;
   }
@@ -563,14 +572,13 @@ std::vector<std::vector<int>> SparseRuntime::blocks_reached(const std::vector<in
 
 SparseRuntime::NearBlocks SparseRuntime::near_blocks(int node, const std::vector<Stmt*>& run_bases,
                                                      const std::vector<std::vector<int>>& directions) {
-  const std::vector<int> path = forest_.path(node);
   const SNodeDecl& target = forest_.snode(node);
-  const SNodeDecl& sparse = forest_.snode(path[static_cast<size_t>(deepest_sparse(forest_, path))]);
+  const std::vector<int64_t> side = block_sides(forest_, node);
   // The run's block's first cell: its container's, less its place in the
   // block where the container is smaller (sides are powers of two).
   std::vector<Stmt*> corner;
   for (size_t a = 0; a < run_bases.size(); ++a) {
-    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    const auto q = static_cast<uint64_t>(side[a]);
     Stmt* c = run_bases[a];
     if (static_cast<uint64_t>(target.extent[a]) != q)
       c = std::has_single_bit(q) ? bin(BinaryOp::bit_and, c, u32(~(q - 1) & 0xffffffffu))
@@ -584,7 +592,7 @@ SparseRuntime::NearBlocks SparseRuntime::near_blocks(int node, const std::vector
     std::vector<Stmt*> at = corner;
     for (size_t a = 0; a < at.size() && a < d.size(); ++a) {
       if (d[a] == 0) continue;
-      const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+      const auto q = static_cast<uint64_t>(side[a]);
       at[a] = d[a] > 0 ? bin(BinaryOp::add, at[a], u32(q)) : bin(BinaryOp::sub, at[a], u32(q));
     }
     out.corners.push_back(walk(node, at, false));
@@ -624,14 +632,12 @@ SparseRuntime::Cell SparseRuntime::lookup_at_offset(int node, const NearBlocks& 
 
 SparseRuntime::Leaving SparseRuntime::leaving(int node, const std::vector<int64_t>& offsets, uint32_t clamped,
                                               const std::vector<Stmt*>& idx, const std::vector<Stmt*>& mine) {
-  const std::vector<int> path = forest_.path(node);
-  const SNodeDecl& target = forest_.snode(node);
-  const SNodeDecl& sparse = forest_.snode(path[static_cast<size_t>(deepest_sparse(forest_, path))]);
+  const std::vector<int64_t> side = block_sides(forest_, node);
   Leaving out;
   for (size_t a = 0; a < offsets.size(); ++a) {
     const int64_t d = offsets[a];
     if (d == 0) continue;
-    const auto q = static_cast<uint64_t>(target.shape[a] / sparse.shape[a]);
+    const auto q = static_cast<uint64_t>(side[a]);
     out.moved.push_back(a);
     if ((clamped >> a) & 1) {  // its index and the loop's differ above the block's bits
       GROVE_ASSERT(a < idx.size(), "a clamped read's block found without its indices");
@@ -664,7 +670,7 @@ Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const N
   if (p + 2 != path.size() || blocks.own_corner == nullptr || clamped != 0)
     return load_field_at(field, dtype, lookup_at_offset(node, blocks, indices, offsets, clamped, own_indices, own));
   const SNodeDecl& target = forest_.snode(node);
-  const SNodeDecl& sparse = forest_.snode(path[p]);
+  const std::vector<int64_t> side = block_sides(forest_, node);
   const SNodeDecl& place = forest_.snode(forest_.place_of(field));
   const std::vector<Stmt*> mine = axis_indices(own_indices);
   // Words between cells one apart on each axis of the one dense level (as
@@ -696,7 +702,7 @@ Stmt* SparseRuntime::load_at_offset(int field, DataType dtype, int node, const N
     Stmt* chosen = bin(BinaryOp::logic_and, blocks.corners[k].ok, taken);
     int64_t back = 0;  // the block's side on each axis it lies along
     for (size_t a : where.moved)
-      if (d[a] != 0) back += d[a] * (target.shape[a] / sparse.shape[a]) * stride[a];
+      if (d[a] != 0) back += d[a] * side[a] * stride[a];
     // The block's first cell plus the read's place in it, which is not
     // negative where the read takes this block (addresses are sums that
     // never wrap: code generators widen them so).

@@ -92,7 +92,7 @@ rt::KernelPlan make_plan(const ir::Kernel& kernel, const ir::SNodeForest& forest
     code.modules.push_back(std::move(m.words));
     signed_zeros |= m.signed_zero_inf_nan_preserve;
     denormals |= m.denorm_preserve;
-    subgroups |= m.subgroup_sums;
+    subgroups |= m.subgroup_operations;
   }
   plan.code = std::move(code);
   plan.messages = std::move(modules.messages);

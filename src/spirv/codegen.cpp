@@ -126,7 +126,7 @@ TaskModule TaskEmitter::emit(const ir::Stmt* task, size_t index) {
     m_.local_size(fn, size[0], size[1], size[2]);
   }
   declare_float_controls(fn, tm);
-  tm.subgroup_sums = subgroup_sums_;
+  tm.subgroup_operations = subgroup_operations_;
   if (count_on_device_) emit_count_entry(task, tm);
   tm.words = m_.finish();
   if (options_.max_task_words > 0 && tm.words.size() > options_.max_task_words)
@@ -692,7 +692,7 @@ void TaskEmitter::flush_accumulators() {
 // per subgroup instead of one per invocation. Works in divergent code
 // (non-uniform operations).
 void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id address, Id v) {
-  subgroup_sums_ = true;
+  subgroup_operations_ = true;
   m_.require_capability(spv::Capability::GroupNonUniform);
   m_.require_capability(spv::Capability::GroupNonUniformArithmetic);
   const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
@@ -709,12 +709,12 @@ void TaskEmitter::add_once_per_subgroup(DataType t, const TreeKey& tree, Id addr
 }
 
 // subgroup_first and subgroup_elect: the non-uniform operations where the
-// device has them (with the subgroup sums' feature), else each invocation
+// device has them (the plan's subgroup feature), else each invocation
 // a subgroup of one.
 Id TaskEmitter::emit_subgroup(const ir::Stmt* s) {
   const bool first = s->kind() == StmtKind::SubgroupFirst;
   if (!options_.features.subgroup_arithmetic) return first ? value(s->operand()) : m_.constant_bool(true);
-  subgroup_sums_ = true;
+  subgroup_operations_ = true;
   m_.require_capability(spv::Capability::GroupNonUniform);
   const Id scope = u32c(static_cast<uint32_t>(spv::Scope::Subgroup));
   if (!first) return m_.emit(Op::OpGroupNonUniformElect, m_.type_bool(), {scope});

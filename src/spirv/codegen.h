@@ -197,8 +197,9 @@ struct TaskModule {
   // The module declares DenormPreserve for f32 (it computes in f32 and
   // DeviceFeatures::denorm_preserve is set).
   bool denorm_preserve = false;
-  // The module sums with subgroup operations (GroupNonUniformArithmetic).
-  bool subgroup_sums = false;
+  // The module uses subgroup operations (sums, elect, broadcast): its plan
+  // needs the subgroup feature.
+  bool subgroup_operations = false;
   // A parallel task whose grid loops (ir::Stmt::grid) the module spreads
   // over a 2-D or 3-D launch: those axes, innermost last (see above);
   // local_size is then the group size along the task's own loop.

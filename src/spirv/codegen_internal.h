@@ -186,7 +186,7 @@ class TaskEmitter {
   static bool has_continue(const ir::Stmt* loop);
   bool count_on_device_ = false;
   bool flat_grid_ = false;  // count on the device, one iteration per invocation
-  bool subgroup_sums_ = false;  // add_once_per_subgroup was used
+  bool subgroup_operations_ = false;  // add_once_per_subgroup or emit_subgroup was used
   void flush_accumulators();
   Id back_edges_ = 0;  // Function variable counting loop back-edges (with a loop limit)
   // The context's zero word, loaded once at each function's entry where

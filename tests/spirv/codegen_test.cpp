@@ -287,7 +287,7 @@ kernel @lead() stage lowered {
     EXPECT_EQ(has(k.tasks[0], "OpGroupNonUniformBroadcastFirst"), subgroups);
     EXPECT_EQ(has(k.tasks[0], "OpGroupNonUniformElect"), subgroups);
     EXPECT_EQ(has(k.tasks[0], "GroupNonUniformBallot"), subgroups);
-    EXPECT_EQ(k.tasks[0].subgroup_sums, subgroups) << "the plan asks the device for subgroup operations";
+    EXPECT_EQ(k.tasks[0].subgroup_operations, subgroups) << "the plan asks the device for subgroup operations";
   }
 }
 
@@ -402,7 +402,7 @@ kernel @k(n: i32) stage lowered {
   EXPECT_EQ(sums.iterations_per_invocation, 1u);
   EXPECT_TRUE(has(sums, "LocalSize 16 4 4"));
   EXPECT_FALSE(has(sums, "OpLoopMerge"));
-  EXPECT_FALSE(sums.subgroup_sums);  // the device has no subgroup arithmetic here
+  EXPECT_FALSE(sums.subgroup_operations);  // the device has no subgroup arithmetic here
 }
 
 TEST(Codegen, OnlyLoweredKernels) {

@@ -150,11 +150,9 @@ class Lowerer {
     });
     Builder b(block, pos);
     b.set_tree_param(loop->tree_param());  // the list loop reads the instance it runs over
-    SparseRuntime rt(forest_, b);
+    SparseRuntime rt = runtime(b);
     rt.set_cells_per_iteration(options_.cells_per_iteration);
     rt.set_least_iterations(options_.least_iterations);
-    rt.set_task_changes_words(changes_words_);
-    rt.set_subgroup_activations(options_.subgroup_activations);
     const std::vector<int> axes = forest_.snode(node).axes();
     const FieldDecl* over = loop->field() >= 0 ? &kernel_.fields().get(loop->field()) : nullptr;
     auto blocks = std::make_shared<SparseRuntime::NearBlocks>();
@@ -263,6 +261,16 @@ class Lowerer {
       out[static_cast<size_t>(axes[k])] = c + loop_offset - f.offset_of(d);
     }
     return true;
+  }
+
+  // The sparse runtime emitting at `b`, as every site of this task wants
+  // it: whether the task changes the runtime's words, and the target's
+  // subgroup activations.
+  SparseRuntime runtime(Builder& b) const {
+    SparseRuntime rt(forest_, b);
+    rt.set_task_changes_words(changes_words_);
+    rt.set_subgroup_activations(options_.subgroup_activations);
+    return rt;
   }
 
   void check_bounds(Builder& b, const FieldDecl& f, std::span<Stmt* const> indices) {
@@ -394,9 +402,7 @@ class Lowerer {
     std::unique_ptr<Stmt> owned = block->take(pos);
     Builder b(block, pos);
     b.set_tree_param(s->tree_param());  // every tree statement it becomes works on its instance
-    SparseRuntime rt(forest_, b);
-    rt.set_task_changes_words(changes_words_);
-    rt.set_subgroup_activations(options_.subgroup_activations);
+    SparseRuntime rt = runtime(b);
     Stmt* replacement = nullptr;
     auto field_indices = [&](const FieldDecl& f) {
       return physical(b, parent_of_place(f.id), s->indices(), &f, false);
@@ -680,9 +686,7 @@ class Lowerer {
     };
     for (const Group& g : pending.groups) {
       b.set_tree_param(g.tree_param);
-      SparseRuntime rt(forest_, b);
-      rt.set_task_changes_words(changes_words_);
-      rt.set_subgroup_activations(options_.subgroup_activations);
+      SparseRuntime rt = runtime(b);
       std::vector<SparseRuntime::GroupSite> sites;
       for (size_t k = 0; k < g.cells.size(); ++k) {
         const Site& first = g.sites[k].front();
