@@ -18,7 +18,7 @@ constexpr std::string_view kWorkload = "dense_saxpy";
 void saxpy_grove(benchmark::State& state, grove::Arch arch) {
   using namespace grove;
   try {
-    Program prog({.arch = arch});
+    Program prog(grove_bench::steady_config(arch));
     Field x = prog.field(f32, "x", {kSize});
     Field y = prog.field(f32, "y", {kSize});
     Kernel saxpy = prog.kernel("saxpy", {arg(f32, "a")}, [&](Args args) {

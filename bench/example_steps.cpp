@@ -28,7 +28,7 @@ Pair smoke_pair(grove::Arch arch) {
   struct Grove {
     grove::Program prog;
     smoke::Simulation sim;
-    Grove(grove::Arch a, const smoke::Params& p) : prog(grove::Config{.arch = a}), sim(prog, p) {}
+    Grove(grove::Arch a, const smoke::Params& p) : prog(steady_config(a)), sim(prog, p) {}
   };
   const smoke::Params params;
   auto g = std::make_shared<Grove>(arch, params);
@@ -57,7 +57,7 @@ Pair mpm3d_pair(grove::Arch arch) {
   struct Grove {
     grove::Program prog;
     mpm3d::Simulation sim;
-    Grove(grove::Arch a, const mpm3d::Params& p) : prog(grove::Config{.arch = a}), sim(prog, p) {}
+    Grove(grove::Arch a, const mpm3d::Params& p) : prog(steady_config(a)), sim(prog, p) {}
   };
   const mpm3d::Params params;
   const std::vector<float> start = mpm3d::initial_positions(params.particles);

@@ -38,7 +38,7 @@ constexpr int kSaxpyN = 1 << 20;
 constexpr float kSaxpyA = 2.0f;
 
 struct GroveSaxpy {
-  explicit GroveSaxpy(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
+  explicit GroveSaxpy(grove::Arch arch) : prog(steady_config(arch)) {}
   grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x", {kSaxpyN});
   grove::Field y = prog.field(grove::f32, "y", {kSaxpyN});
@@ -104,7 +104,7 @@ std::vector<float> stencil_a() {
 // side is an argument (Taichi's ndrange with bounds only the launch knows):
 // an invocation finds its point without a division by a constant.
 struct GroveStencil {
-  GroveStencil(grove::Arch arch, bool nd) : prog(grove::Config{.arch = arch}), nd(nd) {}
+  GroveStencil(grove::Arch arch, bool nd) : prog(steady_config(arch)), nd(nd) {}
   grove::Program prog;
   const bool nd;
   grove::Field a = prog.field(grove::f32, "a", {kStencilN, kStencilN});
@@ -177,7 +177,7 @@ constexpr std::uint32_t kReduceLocal = 256;
 constexpr std::uint32_t kReducePerInvocation = 16;  // elements each hand-written invocation sums
 
 struct GroveReduce {
-  explicit GroveReduce(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
+  explicit GroveReduce(grove::Arch arch) : prog(steady_config(arch)) {}
   grove::Program prog;
   grove::Field x = prog.field(grove::f32, "x", {kReduceN});
   grove::Field total = prog.field(grove::f32, "total", {});

@@ -25,7 +25,7 @@ constexpr int kLaunches = 10000;
 constexpr int kIterations = 15;  // runs of each side per repetition
 
 Pair launch_pair(const gpu::Backend& backend) {
-  auto prog = std::make_shared<grove::Program>(grove::Config{.arch = backend.arch});
+  auto prog = std::make_shared<grove::Program>(steady_config(backend.arch));
   grove::Field out = prog->field(grove::i32, "out", {});
   auto store = std::make_shared<grove::Kernel>(prog->kernel("store_one", [out] { out() = 1; }));
   out.write({}, 0);

@@ -103,7 +103,7 @@ struct GroveActivate {
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
   grove::Kernel write;
 
-  explicit GroveActivate(grove::Arch arch) : prog(grove::Config{.arch = arch}) {
+  explicit GroveActivate(grove::Arch arch) : prog(steady_config(arch)) {
     blocks.capacity(kActivatePool);
     blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x);
     write = prog.kernel("write_voxels", {grove::arg(grove::u32, "salt")}, [this](grove::Args a) {
@@ -252,7 +252,7 @@ struct GroveStructFor {
   grove::SNode& blocks = prog.root().pointer(grove::ijk, {kBlocksPerSide, kBlocksPerSide, kBlocksPerSide});
   grove::Kernel fill, scale, laplace;
 
-  explicit GroveStructFor(grove::Arch arch) : prog(grove::Config{.arch = arch}) {
+  explicit GroveStructFor(grove::Arch arch) : prog(steady_config(arch)) {
     blocks.capacity(kStructPool);
     blocks.dense(grove::ijk, {kBlockSide, kBlockSide, kBlockSide}).place(x, y);
     // Setup (untimed): x in every voxel of the selected blocks, one

@@ -105,6 +105,14 @@ grove::Config cpu_config(int threads) {
   c.arch = grove::Arch::Cpu;
   c.cpu_threads = threads;
   c.cache_dir = "off";
+  c.cpu_tiers = false;
+  return c;
+}
+
+grove::Config steady_config(grove::Arch arch) {
+  grove::Config c;
+  c.arch = arch;
+  c.cpu_tiers = false;
   return c;
 }
 

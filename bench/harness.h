@@ -64,8 +64,12 @@ void check(bool ok, const std::string& what);
 // A CPU row's workload name for `threads` threads: "<name>_<threads>t".
 std::string workload(std::string_view name, int threads);
 // The CPU backend on `threads` threads, with no disk cache: every row
-// compiles its kernels.
+// compiles its kernels, at the full tier at once (Config::cpu_tiers off):
+// a row's few timed runs measure the code a long run settles on.
 grove::Config cpu_config(int threads);
+// A Program's Config for a row that times the steady state on `arch`:
+// on the CPU, every kernel at the full tier at once, as in cpu_config.
+grove::Config steady_config(grove::Arch arch);
 
 // The backends compiled in that can start here (a Program of each is
 // created once); each one that cannot is reported on stderr with its

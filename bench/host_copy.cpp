@@ -62,7 +62,7 @@ struct State {
   grove::Program prog;
   grove::Field f;
   std::vector<float> values, out;
-  explicit State(grove::Arch arch) : prog(grove::Config{.arch = arch}) {}
+  explicit State(grove::Arch arch) : prog(steady_config(arch)) {}
 };
 
 // `f` made by `make`, then copied in and out once and checked.

@@ -21,7 +21,7 @@ void struct_for(benchmark::State& state, grove::Arch arch, int percent) {
   using namespace grove;
   const int kBlocks = arch == Arch::Interp ? 64 : 512;  // per side
   try {
-    Program prog({.arch = arch});
+    Program prog(grove_bench::steady_config(arch));
     Field x = prog.field(f32, "x");
     SNode& blocks = prog.root().pointer(ij, {kBlocks, kBlocks});
     blocks.dense(ij, {kCells, kCells}).place(x);

@@ -105,6 +105,16 @@ struct Config {
   // GROVE_CPU_TARGET if set, else this machine's own CPU. Code for a CPU
   // with extensions this one lacks is refused when it loads.
   std::string cpu_target;
+  // CPU: tiers of code. A kernel whose launch is known to run few
+  // statements (constant loop bounds, small fields) is compiled first
+  // without LLVM's optimisations, in about a tenth of the time, and again
+  // with them once its launches have run as long as that first compile
+  // took (on the launch that passes it). A kernel launched once or a few
+  // times then costs about 1 ms instead of about 10, and one launched for
+  // long reaches the same code. false (or GROVE_CPU_TIERS=0): every kernel
+  // is compiled with the optimisations at once, and no launch after the
+  // first compiles (a frame loop that must never stall).
+  bool cpu_tiers = true;
   // CPU and CUDA: where compiled kernels are kept between processes
   // (Taichi's offline cache): "" means $XDG_CACHE_HOME/grove (else
   // ~/.cache/grove); "off" keeps none. A kernel found there is loaded

@@ -1357,7 +1357,7 @@ Emitted emit_kernel(const ir::Kernel& input, const CodegenOptions& options, cons
   return out;
 }
 
-void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread) {
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread, bool quick) {
   // ThreadSanitizer instruments CPU code only.
   const bool tsan = GROVE_TSAN && !machine.getTargetTriple().isNVPTX();
   llvm::LoopAnalysisManager lam;
@@ -1391,6 +1391,10 @@ void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_threa
     llvm::ModulePassManager lower;
     lower.addPass(llvm::createModuleToFunctionPassAdaptor(llvm::LowerAtomicPass()));
     lower.run(module, mam);
+  }
+  if (quick) {
+    pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0).run(module, mam);
+    return;
   }
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
   for (llvm::Function& f : module)

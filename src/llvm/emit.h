@@ -147,7 +147,9 @@ Emitted emit_kernel(const ir::Kernel& kernel, const CodegenOptions& options, con
 // NVPTX with NVVM's reflection and address-space inference). With
 // `one_thread`, atomics first become plain loads and stores (LLVM's
 // LowerAtomic): code that only one thread ever runs (Jit's one_thread).
-void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread = false);
+// `quick`: LLVM's -O0 pipeline instead (CodegenOptions::quick), which
+// still lowers the atomics and instruments for ThreadSanitizer.
+void optimize(llvm::Module& module, llvm::TargetMachine& machine, bool one_thread = false, bool quick = false);
 
 // The module as LLVM IR text.
 std::string to_text(const llvm::Module& module);

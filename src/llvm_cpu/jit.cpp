@@ -175,6 +175,7 @@ class CpuHooks final : public TargetHooks {
 // Kernels LLVM compiled in this process (Jit::compilations()).
 std::atomic<int64_t> g_compilations{0};
 std::atomic<int64_t> g_shared_task_compilations{0};
+std::atomic<int64_t> g_quick_compilations{0};
 
 }  // namespace
 
@@ -213,8 +214,9 @@ struct Jit::Impl {
   // code-generated at None (its IR is optimised at -O3 all the same), and
   // every other at Aggressive.
   static constexpr size_t kLongBlock = 16384;
+  // The quick tier (CodegenOptions::quick) is generated at None too.
   static std::string emit(llvm::TargetMachine& machine, llvm::Module& module, llvm::CodeGenFileType type,
-                          const std::string& kernel) {
+                          const std::string& kernel, bool quick = false) {
     size_t longest = 0;
     for (const llvm::Function& f : module)
       for (const llvm::BasicBlock& b : f) longest = std::max(longest, b.size());
@@ -222,7 +224,7 @@ struct Jit::Impl {
       llvm::TargetMachine& machine;
       ~Restore() { machine.setOptLevel(llvm::CodeGenOptLevel::Aggressive); }
     } restore{machine};
-    if (longest > kLongBlock) machine.setOptLevel(llvm::CodeGenOptLevel::None);
+    if (quick || longest > kLongBlock) machine.setOptLevel(llvm::CodeGenOptLevel::None);
     llvm::SmallVector<char, 0> out;
     llvm::raw_svector_ostream os(out);
     llvm::legacy::PassManager pm;
@@ -242,9 +244,11 @@ struct Jit::Impl {
   // it is; else each group is optimised and emitted on a thread of its
   // own, in an LLVM context of its own (read back from the module's
   // bitcode, the functions of other groups left as declarations); lld
-  // links the objects into one shared object.
+  // links the objects into one shared object. `quick`: the kernel's own
+  // tasks at the quick tier (the shared ones, made once for every kernel
+  // over their node, are always made at the full tier).
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
-                                   const std::string& kernel) {
+                                   const std::string& kernel, bool quick) {
     std::vector<std::string> out;
     std::vector<std::set<std::string>> names;
     std::vector<const TaskCode*> fresh;  // per group of a shared task made now; nullptr for the kernel's own
@@ -270,8 +274,8 @@ struct Jit::Impl {
     const size_t own_groups = std::min(own.size(), threads);
     if (own_groups <= 1 && !any_shared) {
       while (machines.empty()) add_machine();
-      optimize(module, *machines[0], one_thread);
-      return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel)};
+      optimize(module, *machines[0], one_thread, quick);
+      return {emit(*machines[0], module, llvm::CodeGenFileType::ObjectFile, kernel, quick)};
     }
     const size_t first_own = names.size();
     names.resize(first_own + own_groups);
@@ -311,8 +315,9 @@ struct Jit::Impl {
           llvm::Module& part = **parsed;
           for (llvm::Function& f : part)
             if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
-          optimize(part, *machines[worker], one_thread);
-          made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel);
+          const bool quick_part = quick && fresh[g] == nullptr;
+          optimize(part, *machines[worker], one_thread, quick_part);
+          made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel, quick_part);
         } catch (...) {
           failed[g] = std::current_exception();
         }
@@ -378,6 +383,7 @@ Jit::~Jit() = default;
 
 int64_t Jit::compilations() { return g_compilations.load(); }
 int64_t Jit::shared_task_compilations() { return g_shared_task_compilations.load(); }
+int64_t Jit::quick_compilations() { return g_quick_compilations.load(); }
 
 std::string Jit::target() const { return impl_->triple + ", " + impl_->cpu; }
 std::string Jit::features() const { return impl_->features; }
@@ -413,16 +419,27 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     throw InternalError("LLVM codegen: kernel '" + kernel.name() + "' is not lowered");
   // In memory: the kernel's fingerprint, and the options' (what else
   // decides the code; the target and build are this Jit's own).
-  const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
+  // (Dumps show the full tier's code.)
+  const bool quick = options.quick && !options.keep_text;
+  auto memory_key_of = [&](bool quick_tier) {
+    return ir::fingerprint(kernel, {options.debug ? "debug" : "release", quick_tier ? "quick" : "full", options.key_extra});
+  };
+  const ir::Fingerprint full_memory_key = memory_key_of(false);
+  const ir::Fingerprint memory_key = quick ? memory_key_of(true) : full_memory_key;
   // (The memory is this Jit's, whose thread count is one for all it holds.)
-  // A copy of the code held in memory, if any (called with the lock held).
+  // A copy of the code held in memory, if any (called with the lock held):
+  // the full tier's first.
   auto held = [&]() -> std::optional<CpuCode> {
     if (options.keep_text) return std::nullopt;  // texts are not kept in memory: compile
-    auto it = impl_->memory.find(memory_key);
-    if (it == impl_->memory.end()) return std::nullopt;
-    CpuCode out = it->second;
-    out.source = CpuCode::Source::memory;
-    return out;
+    for (const ir::Fingerprint* key : {&full_memory_key, &memory_key}) {
+      auto it = impl_->memory.find(*key);
+      if (it == impl_->memory.end()) continue;
+      CpuCode out = it->second;
+      out.source = CpuCode::Source::memory;
+      out.quick = key != &full_memory_key;
+      return out;
+    }
+    return std::nullopt;
   };
   std::unique_lock<std::mutex> lock(impl_->mutex);
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);
@@ -436,15 +453,21 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
                     (GROVE_TSAN ? "1" : "0") + "\n" + options.key_extra + "\n";
   if (options.text.empty()) key += ir::print_module({&kernel});
   else key += options.text;
+  auto disk_key_of = [&](bool quick_tier) { return (quick_tier ? "tier quick\n" : "") + key; };
   lock.lock();
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);  // another thread compiled it meanwhile
   if (!options.keep_text && !options.cache_dir.empty()) {
-    if (std::optional<CpuCode> hit = load(DiskCache(options.cache_dir), key)) {
-      impl_->memory[memory_key] = *hit;
-      return std::move(*hit);
+    for (bool quick_tier : {false, true}) {
+      if (quick_tier && !quick) break;
+      if (std::optional<CpuCode> hit = load(DiskCache(options.cache_dir), disk_key_of(quick_tier))) {
+        hit->quick = quick_tier;
+        impl_->memory[memory_key_of(quick_tier)] = *hit;
+        return std::move(*hit);
+      }
     }
   }
   ++g_compilations;
+  if (quick) ++g_quick_compilations;
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(kernel.name(), *context);
   module->setTargetTriple(impl_->triple);
@@ -462,13 +485,14 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
     objects.push_back(Impl::emit(*impl_->machines[0], *module, llvm::CodeGenFileType::ObjectFile, kernel.name()));
   } else {
-    objects = impl_->objects(*module, emitted.tasks, kernel.name());
+    objects = impl_->objects(*module, emitted.tasks, kernel.name(), quick);
   }
   CpuCode out;
   out.tasks = std::move(emitted.tasks);
   out.messages = std::move(emitted.messages);
   out.library = link_shared_object(objects, kernel.name());
-  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store_bytes(key, encode(out));
+  out.quick = quick;
+  if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store_bytes(disk_key_of(quick), encode(out));
   impl_->memory[memory_key] = out;
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);

@@ -42,7 +42,13 @@
 //
 // Code is position-independent, optimised at -O3 for this CPU (its
 // features, vector width included), and needs no more of the process than
-// libm's functions.
+// libm's functions. The quick tier (CodegenOptions::quick: a kernel's
+// first code where its launch is known to be small, Config::cpu_tiers) is
+// not optimised and is generated at LLVM's lowest level, about a tenth of
+// the compile time; its keys in memory and on disk are its own, and a
+// quick request is answered with the full tier's code wherever that is
+// held already (CpuCode::quick says which). The sparse runtime's shared
+// tasks are always made at the full tier.
 //
 // ThreadSanitizer builds (make tsan) instrument the compiled code too:
 // every task function gets LLVM's ThreadSanitizer pass, and its calls go to
@@ -71,6 +77,8 @@ struct CpuCode {
   std::string ir_before, ir_after, assembly;
   // Where the code came from: compiled by LLVM, this Jit's memory, or disk.
   enum class Source { compiled, memory, disk } source = Source::compiled;
+  // The quick tier's code (CodegenOptions::quick), not the full tier's.
+  bool quick = false;
 };
 
 // Compiles kernels just in time for the host CPU, and remembers what it
@@ -101,6 +109,8 @@ class Jit {
   // each distinct one once, its object then linked into every kernel that
   // has it.
   static int64_t shared_task_compilations();
+  // Of compilations(), those at the quick tier (CodegenOptions::quick).
+  static int64_t quick_compilations();
   // "x86_64-pc-linux-gnu, znver3" and the like.
   std::string target() const;
   // The features its code may use, in LLVM's spelling ("+avx2,-sse4a,..."):

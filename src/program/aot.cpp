@@ -78,7 +78,7 @@ struct Module::Impl {
       if (it == generated.end()) it = generated.emplace(&rec, p.plan_for(rec, *compiler)).first;
       plan = it->second;
     } else {
-      p.compile(rec);
+      p.tier_up(rec);  // a module ships the full tier's code
       plan = rec.compiled->plan;
     }
     for (const rt::TreeSlotPlan& s : plan.slots) {

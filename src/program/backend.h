@@ -33,6 +33,7 @@ struct BackendOptions {
   int cpu_threads = 0;
   std::string cache_dir;
   std::string cpu_target;  // CPU: Config::cpu_target
+  bool cpu_tiers = true;   // CPU: Config::cpu_tiers
   // CUDA: the device (index or name substring; "" = GROVE_CUDA_DEVICE, else 0),
   // and the target (Config::cuda_sm; 0: the device's).
   std::string cuda_device;
@@ -86,6 +87,24 @@ class Backend {
   // the backend completes.
   virtual std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text,
                                                     const ir::SNodeForest& forest, rt::KernelPlan plan) = 0;
+  // Whether the backend has a quick tier of code besides its full one
+  // (the CPU's, Config::cpu_tiers: much quicker to make, slower to run):
+  // the Program then makes a kernel's first code with compile_first.
+  virtual bool tiers() const { return false; }
+  // A kernel's first code where tiers() holds: `recorded` is the kernel as
+  // recorded (stage frontend), by whose work (ir::work_bound) the backend
+  // chooses. Sets `quick` when it made quick code, which the Program
+  // replaces with compile()'s once the kernel's launches have run for
+  // `tier_up_seconds` (set with it). By default the full tier's code.
+  virtual std::unique_ptr<rt::LoadedKernel> compile_first(const ir::Kernel& kernel, std::string_view text,
+                                                          const ir::SNodeForest& forest, rt::KernelPlan plan,
+                                                          const ir::Kernel& recorded, bool& quick,
+                                                          double& tier_up_seconds) {
+    (void)recorded;
+    (void)tier_up_seconds;
+    quick = false;
+    return compile(kernel, text, forest, std::move(plan));
+  }
   // The same plan with this backend's code in it, loaded nowhere: what an
   // AOT module for this arch holds when the Program runs on another
   // (ProgramImpl::plan_for). Only backends whose code does not depend on a

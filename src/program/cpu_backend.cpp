@@ -13,14 +13,17 @@
 // and its assembly (.cpu.s); a kernel is then compiled, never read from a
 // cache.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "grove/error.h"
+#include "ir/work_bound.h"
 #include "llvm_cpu/jit.h"
 #include "llvm/disk_cache.h"
 #include "program/backend.h"
@@ -33,12 +36,14 @@ namespace {
 
 class CpuBackend : public Backend {
  public:
-  CpuBackend(std::unique_ptr<llvm_backend::Jit> jit, rt::Device& device, bool debug, std::string cache_dir)
+  CpuBackend(std::unique_ptr<llvm_backend::Jit> jit, rt::Device& device, bool debug, std::string cache_dir,
+             bool tiers)
       : jit_(std::move(jit)),
         device_(device),
         debug_(debug),
         cache_dir_(std::move(cache_dir)),
-        masks_near_reads_(jit_->host().vector_isa != "AVX2") {}
+        masks_near_reads_(jit_->host().vector_isa != "AVX2"),
+        tiers_(tiers_enabled() && tiers) {}
   Arch arch() const override { return Arch::Cpu; }
   // A struct-for's iteration is a run of up to 512 cells of one container
   // (a whole 8x8x8 block): its list entry is read once, and the cells are a
@@ -55,17 +60,59 @@ class CpuBackend : public Backend {
   const ir::TargetOps* target_ops() const override { return &llvm_backend::target_ops(); }
   std::unique_ptr<rt::LoadedKernel> compile(const ir::Kernel& kernel, std::string_view text, const ir::SNodeForest&,
                                             rt::KernelPlan plan) override {
+    bool quick = false;
+    return code(kernel, text, std::move(plan), quick);
+  }
+  // Tiers: a kernel whose launch runs at most kQuickWork statements
+  // (ir::work_bound), at most about half a millisecond of unoptimised code,
+  // is first compiled at the quick tier (llvm_backend::CodegenOptions::
+  // quick: 1.0-1.2 against 9.9-11.4 ms for a one-loop kernel on a Zen 4
+  // VM), and at the full tier once its launches have run as long as its
+  // quick compile took. A kernel launched once then saves the full tier's
+  // compile, and one launched for long costs at most twice the quick
+  // compile more than a full compile at once would have. A kernel of
+  // unknown work (a loop up to an argument, a while_) or more is compiled
+  // at the full tier at once: its first launch might run long in code
+  // several times slower. Config::cpu_tiers = false or GROVE_CPU_TIERS=0
+  // makes every kernel's code at the full tier at once (dumps do too).
+  static constexpr int64_t kQuickWork = int64_t{1} << 18;
+  bool tiers() const override { return tiers_; }
+  std::unique_ptr<rt::LoadedKernel> compile_first(const ir::Kernel& kernel, std::string_view text,
+                                                  const ir::SNodeForest& forest, rt::KernelPlan plan,
+                                                  const ir::Kernel& recorded, bool& quick,
+                                                  double& tier_up_seconds) override {
+    const int64_t work = ir::work_bound(recorded, forest);
+    quick = tiers_ && work >= 0 && work <= kQuickWork && dump_dir().empty();
+    if (!quick) return compile(kernel, text, forest, std::move(plan));
+    const auto start = std::chrono::steady_clock::now();
+    bool compiled = false;
+    std::unique_ptr<rt::LoadedKernel> out = code(kernel, text, std::move(plan), quick, &compiled);
+    // (Code read from a cache took no compile: the last one measured stands for it.)
+    if (compiled) quick_compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    tier_up_seconds = quick_compile_seconds_;
+    return out;
+  }
+
+ private:
+  // `plan` with its code at the full tier, or at the quick one where
+  // `quick` is set and the Jit holds no full tier's code for the kernel
+  // (`quick` then says which it made); `compiled`: LLVM made it now.
+  std::unique_ptr<rt::LoadedKernel> code(const ir::Kernel& kernel, std::string_view text, rt::KernelPlan plan,
+                                         bool& quick, bool* compiled = nullptr) {
     const std::string dump = dump_dir();
     llvm_backend::CodegenOptions options;
     options.debug = debug_;
     options.keep_text = !dump.empty();
     options.cache_dir = cache_dir_;
     options.text = text;
+    options.quick = quick;
     {
       const std::vector<uint8_t> bytes = rt::serialize(plan);  // what the plan adds to the IR
       options.key_extra.assign(bytes.begin(), bytes.end());
     }
     llvm_backend::CpuCode code = jit_->add(kernel, options);
+    quick = code.quick;
+    if (compiled != nullptr) *compiled = code.source == llvm_backend::CpuCode::Source::compiled;
     if (!dump.empty()) {
       const std::filesystem::path base = std::filesystem::path(dump) / dump_name(plan.name);
       std::ofstream(base.string() + ".cpu.ll") << code.ir_before;
@@ -80,7 +127,6 @@ class CpuBackend : public Backend {
     return device_.load(std::move(plan));
   }
 
- private:
   std::unique_ptr<llvm_backend::Jit> jit_;
   rt::Device& device_;  // its device (compile() is only called while the Program lives)
   bool debug_;
@@ -88,6 +134,17 @@ class CpuBackend : public Backend {
   // Reads at offsets as masked loads, but with AVX2 alone (measured:
   // ir::LowerAccessOptions::masked_near_reads).
   bool masks_near_reads_;
+  bool tiers_;  // Config::cpu_tiers and GROVE_CPU_TIERS
+  double quick_compile_seconds_ = 1e-3;  // the last quick compile measured
+
+  static bool tiers_enabled() {
+    const char* env = std::getenv("GROVE_CPU_TIERS");
+    if (env == nullptr || *env == '\0') return true;
+    if (std::string_view(env) == "0") return false;
+    if (std::string_view(env) == "1") return true;
+    throw Error(std::string("GROVE_CPU_TIERS is \"") + env + "\"; give 0 (every kernel's code at the full tier at "
+                "once) or 1 (small kernels first at the quick tier, the default), or unset it");
+  }
 };
 
 }  // namespace
@@ -127,7 +184,8 @@ BackendAndDevice make_cpu_backend(const BackendOptions& options) {
   auto device = rt::cpu::make_device(host.model + " (" + host.cpu + ", " + host.vector_isa + " " +
                                          std::to_string(host.vector_bits) + "-bit vectors)",
                                      threads, options.print);
-  auto backend = std::make_unique<CpuBackend>(std::move(jit), *device, options.debug, cache_dir_of(options));
+  auto backend =
+      std::make_unique<CpuBackend>(std::move(jit), *device, options.debug, cache_dir_of(options), options.cpu_tiers);
   return {std::move(device), std::move(backend)};
 }
 

@@ -1,6 +1,7 @@
 // src/program/kernel.cpp — recording kernels from the DSL, compiling them
 // through the pass pipeline, and launching them on the backend.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -175,7 +176,16 @@ void ProgramImpl::compile(KernelRecord& rec) {
   std::unique_ptr<ir::Kernel> recorded = record_body(rec, *backend);
   std::unique_ptr<ir::Kernel> frontend = ir::clone_kernel(*recorded);  // for Kernel::ir of a stage
   Lowered l = run_passes(rec, std::move(recorded), *backend, context->device().max_buffer_bytes() / 4, true, false);
-  rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest_, std::move(l.plan));
+  if (backend->tiers()) {
+    auto full_plan = std::make_unique<rt::KernelPlan>(l.plan);  // for the full tier's compile
+    bool quick = false;
+    rec.compiled = backend->compile_first(*l.kernel, l.stages.back().second, forest_, std::move(l.plan), *frontend,
+                                          quick, rec.tier_up_seconds);
+    rec.quick = quick;
+    if (quick) rec.full_plan = std::move(full_plan);
+  } else {
+    rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest_, std::move(l.plan));
+  }
   if (const std::string dump = dump_dir(); !dump.empty())
     std::ofstream(std::filesystem::path(dump) / (dump_name(rec.name) + ".plan.json")) << rt::to_json(rec.compiled->plan);
   scratch->ensure(l.scratch_words);
@@ -183,6 +193,16 @@ void ProgramImpl::compile(KernelRecord& rec) {
   rec.stages = std::move(l.stages);
   rec.frontend = std::move(frontend);
   ++rec.compile_count;
+}
+
+// (Not counted in compile_count: the kernel's code is the same kernel's,
+// made faster.)
+void ProgramImpl::tier_up(KernelRecord& rec) {
+  compile(rec);
+  if (!rec.quick) return;
+  rec.compiled = backend->compile(*rec.ir, rec.stages.back().second, forest_, std::move(*rec.full_plan));
+  rec.quick = false;
+  rec.full_plan.reset();
 }
 
 rt::KernelPlan ProgramImpl::plan_for(KernelRecord& rec, Backend& target) {
@@ -244,6 +264,10 @@ int ProgramImpl::tree_argument(const KernelRecord& rec, size_t n, const ArgValue
   return value.tree->instance();
 }
 
+namespace {
+constexpr int kTimedLaunchEvery = 16;
+}  // namespace
+
 void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values) {
   refuse_inside_kernel_body(rec, "launches");
   if (values.size() != rec.args.size())
@@ -273,7 +297,20 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     op->bits = bits;
     op->trees = passed;
   }
-  context->launch(*rec.compiled, bits, slots);
+  if (rec.quick && rec.quick_launches++ % kTimedLaunchEvery == 1) {
+    // One launch of quick code in kTimedLaunchEvery is timed, and stands for
+    // them all: two reads of the clock cost about what a launch of a small
+    // kernel does (80 ns). Not the first, which pays for what is new (the
+    // code's pages, a list generation). The CPU device (the backend with
+    // tiers) runs a launch before it returns.
+    const auto start = std::chrono::steady_clock::now();
+    context->launch(*rec.compiled, bits, slots);
+    rec.quick_seconds +=
+        kTimedLaunchEvery * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rec.quick_seconds >= rec.tier_up_seconds) tier_up(rec);
+  } else {
+    context->launch(*rec.compiled, bits, slots);
+  }
   if (config.profile) launches.timed();
 }
 

@@ -86,6 +86,14 @@ struct KernelRecord {
   std::vector<std::pair<std::string, std::string>> stages;
   std::unique_ptr<ir::Kernel> frontend;  // the recorded IR, before the passes
   std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
+  // Tiers (Backend::compile_first): `compiled` is quick code, to be
+  // replaced by the full tier's once its launches have run for
+  // `tier_up_seconds` (about what the full tier takes to compile); the
+  // backend-neutral plan is kept for that compile.
+  bool quick = false;
+  double quick_seconds = 0, tier_up_seconds = 0;
+  int64_t quick_launches = 0;
+  std::unique_ptr<rt::KernelPlan> full_plan;
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
 };
@@ -372,6 +380,8 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
                            bool internal);
   void compile(KernelRecord& k);
+  // `k` compiled at the full tier: its quick code, if any, replaced.
+  void tier_up(KernelRecord& k);
   // `k`'s plan with code for `target`, a backend of another arch than the
   // Program's that compiles without a device (Backend::generate): what an
   // AOT module for that arch holds. The Program's own compile is untouched.

@@ -110,6 +110,7 @@ BackendOptions options_of(const Config& config, rt::PrintSink print) {
   bo.vulkan_external = config.vulkan_external;
   bo.cpu_threads = config.cpu_threads;
   bo.cpu_target = config.cpu_target;
+  bo.cpu_tiers = config.cpu_tiers;
   bo.cache_dir = config.cache_dir;
   bo.cuda_device = config.cuda_device;
   bo.cuda_sm = config.cuda_sm;

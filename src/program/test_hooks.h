@@ -74,6 +74,10 @@ std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);
 // `bytes` alone (the plan's own code, nothing from the IR), as an AOT module
 // would; raises grove::Error for a plan the reader or the backend refuses.
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes);
+// Whether kernel `name` of `program` runs its backend's quick tier of code
+// (Backend::compile_first), to be replaced by the full tier's; false before
+// its first launch.
+bool kernel_runs_quick_code(Program& program, std::string_view name);
 
 // Calls `observer` with every kernel any Program compiles from now on,
 // lowered, just before its backend gets it, and whether the Program is in

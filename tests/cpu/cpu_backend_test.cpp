@@ -171,6 +171,118 @@ TEST(CpuBackend, ThreadsFromTheEnvironmentReplaceEveryCore) {
     unsetenv("GROVE_CPU_THREADS");
 }
 
+// Tiers of code (CpuBackend::compile_first). A kernel whose launch runs a
+// bounded, small number of statements is compiled first at the quick tier
+// and runs that code until its launches have run about as long as the full
+// tier takes to compile; then it runs the full tier's code, with the same
+// values (x[i] = launches * i, from plain C++). GROVE_CPU_TIERS=0 (the
+// suite's api.cpu_full_tier run) makes everything at the full tier.
+bool tiers_off() {
+  const char* env = std::getenv("GROVE_CPU_TIERS");
+  return env != nullptr && std::string(env) == "0";
+}
+
+TEST(CpuBackend, ASmallKernelRunsQuickCodeUntilItsLaunchesPayForTheFullTier) {
+  if (tiers_off()) GTEST_SKIP() << "GROVE_CPU_TIERS=0: every kernel is compiled at the full tier";
+  Config c = cpu();
+  c.cache_dir = "off";
+  Program prog(c);
+  constexpr int kN = 4096;
+  Field x = prog.field(i32, "x", {kN});
+  Kernel inc = prog.kernel("inc", [&] { for_range(0, kN, [&](Expr i) { x(i) = x(i) + i; }); });
+  const int64_t quick_before = llvm_backend::Jit::quick_compilations(), before = llvm_backend::Jit::compilations();
+  inc();
+  EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before + 1);
+  EXPECT_EQ(llvm_backend::Jit::compilations(), before + 1);
+  EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "inc"));
+  int launches = 1;
+  // (A quick launch of this kernel takes microseconds and the full tier
+  // milliseconds to compile: far fewer launches than the cap.)
+  while (detail::kernel_runs_quick_code(prog, "inc") && launches < 200000) {
+    inc();
+    ++launches;
+  }
+  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "inc"));
+  EXPECT_GT(launches, 1);
+  EXPECT_EQ(llvm_backend::Jit::compilations(), before + 2);
+  EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before + 1);
+  inc();
+  ++launches;
+  const std::vector<int32_t> got = x.to_vector<int32_t>();
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(got[static_cast<size_t>(i)], launches * i) << "x[" << i << "]";
+  EXPECT_EQ(llvm_backend::Jit::compilations(), before + 2);
+}
+
+TEST(CpuBackend, AKernelOfUnknownOrMuchWorkIsCompiledAtTheFullTierAtOnce) {
+  Config c = cpu();
+  c.cache_dir = "off";
+  Program prog(c);
+  Field x = prog.field(i32, "x", {1 << 20});
+  Kernel up_to = prog.kernel("up_to", {arg(i32, "n")}, [&](Args a) {
+    for_range(0, a["n"], [&](Expr i) { x(i) = i; });
+  });
+  Kernel whole = prog.kernel("whole", [&] { for_range(0, 1 << 20, [&](Expr i) { x(i) = i * 2; }); });
+  const int64_t quick_before = llvm_backend::Jit::quick_compilations();
+  up_to(100);
+  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "up_to"));
+  EXPECT_EQ(x.read<int32_t>({99}), 99);
+  whole();
+  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "whole"));
+  EXPECT_EQ(x.read<int32_t>({(1 << 20) - 1}), ((1 << 20) - 1) * 2);
+  EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before);
+  // And any kernel where Config::cpu_tiers is off.
+  c.cpu_tiers = false;
+  Program plain(c);
+  Field y = plain.field(i32, "y", {16});
+  Kernel small = plain.kernel("small", [&] { for_range(0, 16, [&](Expr i) { y(i) = i + 1; }); });
+  small();
+  EXPECT_FALSE(detail::kernel_runs_quick_code(plain, "small"));
+  EXPECT_EQ(y.read<int32_t>({15}), 16);
+  EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before);
+}
+
+// A Program that finds a kernel's full tier in the disk cache (another
+// Program's, whose launches made it) runs that code from the first launch
+// and compiles nothing.
+TEST(CpuBackend, TheFullTierFoundOnDiskRunsFromTheFirstLaunch) {
+  if (tiers_off()) GTEST_SKIP() << "GROVE_CPU_TIERS=0: every kernel is compiled at the full tier";
+  const grove::testing::ScratchDir cache("grove_cpu_tiers_cache");
+  Config c = cpu();
+  c.cache_dir = cache.path().string();
+  auto make = [&](Program& prog, Field& x) {
+    return prog.kernel("fill", [&] { for_range(0, 256, [&](Expr i) { x(i) = i * 3; }); });
+  };
+  {
+    Program prog(c);
+    Field x = prog.field(i32, "x", {256});
+    Kernel fill = make(prog, x);
+    fill();
+    EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "fill"));
+    for (int launches = 1; detail::kernel_runs_quick_code(prog, "fill") && launches < 200000; ++launches) fill();
+    EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "fill"));
+  }
+  const int64_t before = llvm_backend::Jit::compilations();
+  Program prog(c);
+  Field x = prog.field(i32, "x", {256});
+  Kernel fill = make(prog, x);
+  fill();
+  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "fill"));
+  EXPECT_EQ(llvm_backend::Jit::compilations(), before);
+  EXPECT_EQ(x.read<int32_t>({255}), 255 * 3);
+}
+
+TEST(CpuBackend, ABadTierSettingIsRefusedByName) {
+  const char* before = std::getenv("GROVE_CPU_TIERS");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("GROVE_CPU_TIERS", "fast", 1);
+  EXPECT_THAT(grove::testing::error_of([&] { Program p(cpu()); }),
+              AllOf(HasSubstr("GROVE_CPU_TIERS is \"fast\""), HasSubstr("give 0")));
+  if (before != nullptr)
+    setenv("GROVE_CPU_TIERS", saved.c_str(), 1);
+  else
+    unsetenv("GROVE_CPU_TIERS");
+}
+
 // Config::cpu_target (and GROVE_CPU_TARGET) compile for a named CPU: a plan
 // then records that CPU and its features, the device says so, and the code
 // computes the same; an unknown name is refused by name.
