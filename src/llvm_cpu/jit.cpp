@@ -494,6 +494,9 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   out.quick = quick;
   if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store_bytes(disk_key_of(quick), encode(out));
   impl_->memory[memory_key] = out;
+  // The quick tier's code, if any, is replaced for good (a quick request
+  // is answered with this).
+  if (!quick && !options.keep_text) impl_->memory.erase(memory_key_of(true));
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);
   out.assembly = std::move(assembly);
