@@ -244,9 +244,10 @@ struct Jit::Impl {
   // it is; else each group is optimised and emitted on a thread of its
   // own, in an LLVM context of its own (read back from the module's
   // bitcode, the functions of other groups left as declarations); lld
-  // links the objects into one shared object. `quick`: the kernel's own
-  // tasks at the quick tier (the shared ones, made once for every kernel
-  // over their node, are always made at the full tier).
+  // links the objects into one shared object. `quick`: the tasks at the
+  // quick tier; a shared task's full tier's object is taken wherever it is
+  // held, and the quick one is made only where it is not (a kernel's full
+  // compile makes the full ones).
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
                                    const std::string& kernel, bool quick) {
     std::vector<std::string> out;
@@ -264,6 +265,10 @@ struct Jit::Impl {
       any_shared = true;
       if (!seen.insert(t.entry).second) continue;  // twice in this kernel: one function
       if (auto kept = shared_objects.find(t.shape); kept != shared_objects.end()) {
+        out.push_back(kept->second);
+        continue;
+      }
+      if (auto kept = quick_shared_objects.find(t.shape); quick && kept != quick_shared_objects.end()) {
         out.push_back(kept->second);
         continue;
       }
@@ -315,9 +320,8 @@ struct Jit::Impl {
           llvm::Module& part = **parsed;
           for (llvm::Function& f : part)
             if (!f.isDeclaration() && f.hasExternalLinkage() && !names[g].count(f.getName().str())) f.deleteBody();
-          const bool quick_part = quick && fresh[g] == nullptr;
-          optimize(part, *machines[worker], one_thread, quick_part);
-          made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel, quick_part);
+          optimize(part, *machines[worker], one_thread, quick);
+          made[g] = emit(*machines[worker], part, llvm::CodeGenFileType::ObjectFile, kernel, quick);
         } catch (...) {
           failed[g] = std::current_exception();
         }
@@ -331,7 +335,7 @@ struct Jit::Impl {
       if (e) std::rethrow_exception(e);
     for (size_t g = 0; g < groups; ++g) {
       if (fresh[g] != nullptr) {
-        shared_objects.emplace(fresh[g]->shape, made[g]);
+        (quick ? quick_shared_objects : shared_objects).emplace(fresh[g]->shape, made[g]);
         ++g_shared_task_compilations;
       }
       if (!names[g].empty()) out.push_back(std::move(made[g]));
@@ -341,6 +345,9 @@ struct Jit::Impl {
   // The sparse runtime's task objects made so far (objects()), by the
   // fingerprint of their task.
   std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> shared_objects;
+  // The same made at the quick tier (CodegenOptions::quick), for quick
+  // kernels while no full one is held.
+  std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> quick_shared_objects;
 };
 
 Jit::Jit(const std::string& cpu, bool one_thread) : impl_(std::make_unique<Impl>()) {

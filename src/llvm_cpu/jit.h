@@ -48,7 +48,8 @@
 // the compile time; its keys in memory and on disk are its own, and a
 // quick request is answered with the full tier's code wherever that is
 // held already (CpuCode::quick says which). The sparse runtime's shared
-// tasks are always made at the full tier.
+// tasks have a quick tier of their own, for quick kernels while their full
+// tier's objects are not made.
 //
 // ThreadSanitizer builds (make tsan) instrument the compiled code too:
 // every task function gets LLVM's ThreadSanitizer pass, and its calls go to

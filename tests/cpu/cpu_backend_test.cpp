@@ -271,6 +271,46 @@ TEST(CpuBackend, TheFullTierFoundOnDiskRunsFromTheFirstLaunch) {
   EXPECT_EQ(x.read<int32_t>({255}), 255 * 3);
 }
 
+// The sparse runtime's list tasks have tiers too: a quick kernel's first
+// compile makes them at the quick tier (a sparse kernel's first launch
+// would otherwise wait for their full compile), its tier-up at the full
+// one, and a later quick kernel over the same node takes the full ones as
+// they are. Sums checked against a count made in the test.
+TEST(CpuBackend, ListTasksAreMadeQuickUntilAKernelOverTheirNodeIsFull) {
+  if (tiers_off()) GTEST_SKIP() << "GROVE_CPU_TIERS=0: every kernel is compiled at the full tier";
+  Config c = cpu();
+  c.cache_dir = "off";
+  Program prog(c);
+  Field x = prog.field(i32, "x"), total = prog.field(i32, "total");
+  prog.root().pointer(i, 16).dense(i, 8).place(x);
+  prog.root().place(total);
+  // Blocks 0, 3 and 9 active (24 cells), x = n at n = 1, 26 and 77, 0 at
+  // the others.
+  for (int n : {1, 26, 77}) x.write({n}, n);
+  const int expected = 1 + 26 + 77;
+  Kernel sum = prog.kernel("sum", [&] { for_each(x, [&](Expr n) { total() += x(n); }); });
+  const int64_t shared_before = llvm_backend::Jit::shared_task_compilations();
+  total.write({}, 0);
+  sum();
+  ASSERT_TRUE(detail::kernel_runs_quick_code(prog, "sum"));
+  const int64_t quick_shared = llvm_backend::Jit::shared_task_compilations() - shared_before;
+  EXPECT_GT(quick_shared, 0);
+  int launches = 1;
+  while (detail::kernel_runs_quick_code(prog, "sum") && launches < 200000) {
+    sum();
+    ++launches;
+  }
+  ASSERT_FALSE(detail::kernel_runs_quick_code(prog, "sum"));
+  EXPECT_EQ(llvm_backend::Jit::shared_task_compilations() - shared_before, 2 * quick_shared);
+  EXPECT_EQ(total.read<int32_t>({}), launches * expected);
+  Kernel count = prog.kernel("count", [&] { for_each(x, [&](Expr) { total() += 1; }); });
+  total.write({}, 0);
+  count();
+  EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "count"));
+  EXPECT_EQ(llvm_backend::Jit::shared_task_compilations() - shared_before, 2 * quick_shared);
+  EXPECT_EQ(total.read<int32_t>({}), 24);
+}
+
 TEST(CpuBackend, ABadTierSettingIsRefusedByName) {
   const char* before = std::getenv("GROVE_CPU_TIERS");
   const std::string saved = before != nullptr ? before : "";
