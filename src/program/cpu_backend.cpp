@@ -64,10 +64,11 @@ class CpuBackend : public Backend {
     return code(kernel, text, std::move(plan), quick);
   }
   // Tiers: a kernel whose launch runs at most kQuickWork statements
-  // (ir::work_bound), at most about half a millisecond of unoptimised code,
-  // is first compiled at the quick tier (llvm_backend::CodegenOptions::
-  // quick: 1.0-1.2 against 9.9-11.4 ms for a one-loop kernel on a Zen 4
-  // VM), and at the full tier once its launches have run as long as its
+  // (ir::work_bound), about 0.1 ms of unoptimised code at most (a
+  // 90,000-point loop of 12 statements: 57 µs a launch on 2 threads, 100 on
+  // one, against 6-9 µs at -O3), is first compiled at the quick tier
+  // (llvm_backend::CodegenOptions::quick: 1.0-1.2 against 9.9-11.4 ms for
+  // a one-loop kernel on a Zen 4 VM), and at the full tier once its launches have run as long as its
   // quick compile took. A kernel launched once then saves the full tier's
   // compile, and one launched for long costs at most twice the quick
   // compile more than a full compile at once would have. A kernel of
@@ -75,7 +76,7 @@ class CpuBackend : public Backend {
   // at the full tier at once: its first launch might run long in code
   // several times slower. Config::cpu_tiers = false or GROVE_CPU_TIERS=0
   // makes every kernel's code at the full tier at once (dumps do too).
-  static constexpr int64_t kQuickWork = int64_t{1} << 18;
+  static constexpr int64_t kQuickWork = int64_t{1} << 20;
   bool tiers() const override { return tiers_; }
   std::unique_ptr<rt::LoadedKernel> compile_first(const ir::Kernel& kernel, std::string_view text,
                                                   const ir::SNodeForest& forest, rt::KernelPlan plan,
