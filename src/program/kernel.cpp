@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -200,7 +201,10 @@ void ProgramImpl::compile(KernelRecord& rec) {
 void ProgramImpl::tier_up(KernelRecord& rec) {
   compile(rec);
   if (!rec.quick) return;
-  rec.compiled = backend->compile(*rec.ir, rec.stages.back().second, forest_, std::move(*rec.full_plan));
+  // (Should the full tier's compile raise, the kernel goes on with its
+  // quick code, and no later launch tries again.)
+  rec.tier_up_seconds = std::numeric_limits<double>::infinity();
+  rec.compiled = backend->compile(*rec.ir, rec.stages.back().second, forest_, *rec.full_plan);
   rec.quick = false;
   rec.full_plan.reset();
 }
