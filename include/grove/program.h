@@ -422,7 +422,10 @@ class Kernel {
   // The kernel's IR after `stage` ("frontend", "type_check", "simplify";
   // "final" for the last one), compiling it if needed.
   std::string ir(std::string_view stage = "final") const;
-  int compile_count() const;  // how many times it was compiled (1 after any number of launches)
+  // How many times it was compiled (1 after any number of launches; the
+  // CPU's optimised recompile of a kernel first compiled quick,
+  // Config::cpu_tiers, is not counted).
+  int compile_count() const;
 
   Kernel(std::weak_ptr<detail::ProgramImpl> program, int id) : program_(std::move(program)), id_(id) {}
 
@@ -450,6 +453,9 @@ struct SNodeStats {
 struct Stats {
   std::vector<SNodeStats> snodes;
   int64_t kernels_compiled = 0;
+  // Of the user's kernels compiled, those whose code is still the quick
+  // tier's (Config::cpu_tiers: not yet run long enough to be optimised).
+  int64_t kernels_on_quick_code = 0;
   int64_t kernel_launches = 0;
   int64_t tree_words = 0;           // total 32-bit words of all tree buffers
   int64_t allocation_failures = 0;  // allocations and appends that found a pool or list full

@@ -485,7 +485,10 @@ void copy_stats(const rt::NodeStats& n, SNodeStats& ss) {
 
 void ProgramImpl::add_program_counts(Stats& st) const {
   for (const auto& k : kernels)
-    if (!k->internal) st.kernels_compiled += k->compile_count;
+    if (!k->internal) {
+      st.kernels_compiled += k->compile_count;
+      st.kernels_on_quick_code += k->quick ? 1 : 0;
+    }
   st.kernel_launches = launches.launches();
   st.allocation_failures = context->allocation_failures();
 }

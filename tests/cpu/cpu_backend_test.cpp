@@ -195,6 +195,7 @@ TEST(CpuBackend, ASmallKernelRunsQuickCodeUntilItsLaunchesPayForTheFullTier) {
   EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before + 1);
   EXPECT_EQ(llvm_backend::Jit::compilations(), before + 1);
   EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "inc"));
+  EXPECT_EQ(prog.stats().kernels_on_quick_code, 1);
   int launches = 1;
   // (A quick launch of this kernel takes microseconds and the full tier
   // milliseconds to compile: far fewer launches than the cap.)
@@ -203,6 +204,8 @@ TEST(CpuBackend, ASmallKernelRunsQuickCodeUntilItsLaunchesPayForTheFullTier) {
     ++launches;
   }
   EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "inc"));
+  EXPECT_EQ(prog.stats().kernels_on_quick_code, 0);
+  EXPECT_EQ(inc.compile_count(), 1);
   EXPECT_GT(launches, 1);
   EXPECT_EQ(llvm_backend::Jit::compilations(), before + 2);
   EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before + 1);
