@@ -101,11 +101,9 @@ std::string workload(std::string_view name, int threads) {
 }
 
 grove::Config cpu_config(int threads) {
-  grove::Config c;
-  c.arch = grove::Arch::Cpu;
+  grove::Config c = steady_config(grove::Arch::Cpu);
   c.cpu_threads = threads;
   c.cache_dir = "off";
-  c.cpu_tiers = false;
   return c;
 }
 

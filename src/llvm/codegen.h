@@ -81,7 +81,7 @@ struct CodegenOptions {
   std::string_view text;
   // The quick tier (the CPU's): the module is not optimised, and its code
   // is generated at LLVM's lowest level (its fast instruction selection
-  // and register allocation): about a ninth of the full tier's compile
+  // and register allocation): about a tenth of the full tier's compile
   // time for a one-loop kernel, its loops neither vectorised nor unrolled.
   // A Jit that holds the full tier's code for the kernel (in memory or on
   // disk) returns that instead (CpuCode::quick says which).

@@ -200,10 +200,22 @@ struct Jit::Impl {
   std::mutex mutex;                                 // the machines and the table are not thread-safe
   // Compiled kernels (without the texts), by the fingerprint of the kernel
   // and of what else decides the code (the options): a hit prints nothing.
+  // Per key, its full tier's code or its quick tier's (CodegenOptions::
+  // quick), the quick one dropped once the full one is made.
   struct MemoryKeyHash {
     size_t operator()(const ir::Fingerprint& f) const { return static_cast<size_t>(f.a); }
   };
-  std::unordered_map<ir::Fingerprint, CpuCode, MemoryKeyHash> memory;
+  template <typename T>
+  struct Tiers {
+    std::optional<T> full, quick;
+    // The full tier's, else the quick one's where `quick` asks for it.
+    const T* best(bool quick_too) const { return full ? &*full : quick_too && quick ? &*quick : nullptr; }
+    void set(bool quick_tier, T value) {
+      (quick_tier ? quick : full) = std::move(value);
+      if (!quick_tier) quick.reset();
+    }
+  };
+  std::unordered_map<ir::Fingerprint, Tiers<CpuCode>, MemoryKeyHash> memory;
 
   // A relocatable object (or assembly text) for `module`. LLVM's
   // instruction schedulers and register allocator take time quadratic in a
@@ -265,12 +277,10 @@ struct Jit::Impl {
       any_shared = true;
       if (!seen.insert(t.entry).second) continue;  // twice in this kernel: one function
       if (auto kept = shared_objects.find(t.shape); kept != shared_objects.end()) {
-        out.push_back(kept->second);
-        continue;
-      }
-      if (auto kept = quick_shared_objects.find(t.shape); quick && kept != quick_shared_objects.end()) {
-        out.push_back(kept->second);
-        continue;
+        if (const std::string* object = kept->second.best(quick)) {
+          out.push_back(*object);
+          continue;
+        }
       }
       names.push_back({t.entry});
       if (!t.count_entry.empty()) names.back().insert(t.count_entry);
@@ -335,7 +345,7 @@ struct Jit::Impl {
       if (e) std::rethrow_exception(e);
     for (size_t g = 0; g < groups; ++g) {
       if (fresh[g] != nullptr) {
-        (quick ? quick_shared_objects : shared_objects).emplace(fresh[g]->shape, made[g]);
+        shared_objects[fresh[g]->shape].set(quick, made[g]);
         ++g_shared_task_compilations;
       }
       if (!names[g].empty()) out.push_back(std::move(made[g]));
@@ -343,11 +353,8 @@ struct Jit::Impl {
     return out;
   }
   // The sparse runtime's task objects made so far (objects()), by the
-  // fingerprint of their task.
-  std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> shared_objects;
-  // The same made at the quick tier (CodegenOptions::quick), for quick
-  // kernels while no full one is held.
-  std::unordered_map<ir::Fingerprint, std::string, MemoryKeyHash> quick_shared_objects;
+  // fingerprint of their task, at either tier as the kernels' code above.
+  std::unordered_map<ir::Fingerprint, Tiers<std::string>, MemoryKeyHash> shared_objects;
 };
 
 Jit::Jit(const std::string& cpu, bool one_thread) : impl_(std::make_unique<Impl>()) {
@@ -428,25 +435,18 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   // decides the code; the target and build are this Jit's own).
   // (Dumps show the full tier's code.)
   const bool quick = options.quick && !options.keep_text;
-  auto memory_key_of = [&](bool quick_tier) {
-    return ir::fingerprint(kernel, {options.debug ? "debug" : "release", quick_tier ? "quick" : "full", options.key_extra});
-  };
-  const ir::Fingerprint full_memory_key = memory_key_of(false);
-  const ir::Fingerprint memory_key = quick ? memory_key_of(true) : full_memory_key;
+  const ir::Fingerprint memory_key = ir::fingerprint(kernel, {options.debug ? "debug" : "release", options.key_extra});
   // (The memory is this Jit's, whose thread count is one for all it holds.)
   // A copy of the code held in memory, if any (called with the lock held):
   // the full tier's first.
   auto held = [&]() -> std::optional<CpuCode> {
     if (options.keep_text) return std::nullopt;  // texts are not kept in memory: compile
-    for (const ir::Fingerprint* key : {&full_memory_key, &memory_key}) {
-      auto it = impl_->memory.find(*key);
-      if (it == impl_->memory.end()) continue;
-      CpuCode out = it->second;
-      out.source = CpuCode::Source::memory;
-      out.quick = key != &full_memory_key;
-      return out;
-    }
-    return std::nullopt;
+    auto it = impl_->memory.find(memory_key);
+    const CpuCode* code = it == impl_->memory.end() ? nullptr : it->second.best(quick);
+    if (code == nullptr) return std::nullopt;
+    CpuCode out = *code;
+    out.source = CpuCode::Source::memory;
+    return out;
   };
   std::unique_lock<std::mutex> lock(impl_->mutex);
   if (std::optional<CpuCode> hit = held()) return std::move(*hit);
@@ -468,7 +468,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
       if (quick_tier && !quick) break;
       if (std::optional<CpuCode> hit = load(DiskCache(options.cache_dir), disk_key_of(quick_tier))) {
         hit->quick = quick_tier;
-        impl_->memory[memory_key_of(quick_tier)] = *hit;
+        impl_->memory[memory_key].set(quick_tier, *hit);
         return std::move(*hit);
       }
     }
@@ -500,10 +500,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
   out.library = link_shared_object(objects, kernel.name());
   out.quick = quick;
   if (!options.cache_dir.empty()) DiskCache(options.cache_dir).store_bytes(disk_key_of(quick), encode(out));
-  impl_->memory[memory_key] = out;
-  // The quick tier's code, if any, is replaced for good (a quick request
-  // is answered with this).
-  if (!quick && !options.keep_text) impl_->memory.erase(memory_key_of(true));
+  impl_->memory[memory_key].set(quick, out);
   out.ir_before = std::move(ir_before);
   out.ir_after = std::move(ir_after);
   out.assembly = std::move(assembly);

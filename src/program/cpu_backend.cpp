@@ -68,8 +68,8 @@ class CpuBackend : public Backend {
   // 90,000-point loop of 12 statements: 57 µs a launch on 2 threads, 100 on
   // one, against 6-9 µs at -O3), is first compiled at the quick tier
   // (llvm_backend::CodegenOptions::quick: 1.0-1.2 against 9.9-11.4 ms for
-  // a one-loop kernel on a Zen 4 VM), and at the full tier once its launches have run as long as its
-  // quick compile took. A kernel launched once then saves the full tier's
+  // a one-loop kernel on a Zen 4 VM), and at the full tier once its
+  // launches have run as long as its quick compile took. A kernel launched once then saves the full tier's
   // compile, and one launched for long costs at most twice the quick
   // compile more than a full compile at once would have. A kernel of
   // unknown work (a loop up to an argument, a while_) or more is compiled

@@ -182,7 +182,6 @@ void ProgramImpl::compile(KernelRecord& rec) {
     bool quick = false;
     rec.compiled = backend->compile_first(*l.kernel, l.stages.back().second, forest_, std::move(l.plan), *frontend,
                                           quick, rec.tier_up_seconds);
-    rec.quick = quick;
     if (quick) rec.full_plan = std::move(full_plan);
   } else {
     rec.compiled = backend->compile(*l.kernel, l.stages.back().second, forest_, std::move(l.plan));
@@ -200,12 +199,11 @@ void ProgramImpl::compile(KernelRecord& rec) {
 // made faster.)
 void ProgramImpl::tier_up(KernelRecord& rec) {
   compile(rec);
-  if (!rec.quick) return;
+  if (!rec.quick()) return;
   // (Should the full tier's compile raise, the kernel goes on with its
   // quick code, and no later launch tries again.)
   rec.tier_up_seconds = std::numeric_limits<double>::infinity();
   rec.compiled = backend->compile(*rec.ir, rec.stages.back().second, forest_, *rec.full_plan);
-  rec.quick = false;
   rec.full_plan.reset();
 }
 
@@ -301,7 +299,7 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     op->bits = bits;
     op->trees = passed;
   }
-  if (rec.quick && rec.quick_launches++ % kTimedLaunchEvery == 1) {
+  if (rec.quick() && rec.quick_launches++ % kTimedLaunchEvery == 1) {
     // One launch of quick code in kTimedLaunchEvery is timed, and stands for
     // them all: two reads of the clock cost about what a launch of a small
     // kernel does (80 ns). Not the first, which pays for what is new (the
@@ -427,27 +425,23 @@ KernelRecord& ProgramImpl::filler_kernel(int field) {
     const DataType index_type = total <= INT32_MAX ? DataType::i32 : DataType::i64;
     add_kernel("__fill_" + d.name, std::move(args),
                [f, shape, offset, total, index_type, pointer, cells_shape, cells, tree_param](Args a) {
-      if (cells > 0)
-        for_range(Expr::constant(index_type, 0), Expr::constant(index_type, cells), [&](Expr n) {
-          Indices I(cells_shape.size());
-          Expr rest = n;
-          for (size_t k = cells_shape.size(); k-- > 0;) {
-            const Expr extent = Expr::constant(index_type, cells_shape[k]);
-            I[k] = cast(DataType::i32, rest % extent);
-            rest = rest / extent;
-          }
-          activate(SNodeRef(pointer, tree_param), I);
-        });
-      for_range(Expr::constant(index_type, 0), Expr::constant(index_type, total), [&](Expr n) {
-        Indices I(shape.size());
-        Expr rest = n;
-        for (size_t k = shape.size(); k-- > 0;) {
-          const Expr extent = Expr::constant(index_type, shape[k]);
-          I[k] = cast(DataType::i32, rest % extent + Expr::constant(index_type, offset[k]));
-          rest = rest / extent;
+      // Point n of `sides`, row-major, each axis moved by `from`'s (if any).
+      auto point = [&](Expr n, const std::vector<int64_t>& sides, const std::vector<int64_t>* from) {
+        Indices I(sides.size());
+        for (size_t k = sides.size(); k-- > 0;) {
+          const Expr extent = Expr::constant(index_type, sides[k]);
+          Expr i = n % extent;
+          if (from != nullptr) i = i + Expr::constant(index_type, (*from)[k]);
+          I[k] = cast(DataType::i32, i);
+          n = n / extent;
         }
-        f(I) = a[0];
-      });
+        return I;
+      };
+      if (cells > 0)
+        for_range(Expr::constant(index_type, 0), Expr::constant(index_type, cells),
+                  [&](Expr n) { activate(SNodeRef(pointer, tree_param), point(n, cells_shape, nullptr)); });
+      for_range(Expr::constant(index_type, 0), Expr::constant(index_type, total),
+                [&](Expr n) { f(point(n, shape, &offset)) = a[0]; });
     }, true);
   });
 }

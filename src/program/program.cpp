@@ -487,7 +487,7 @@ void ProgramImpl::add_program_counts(Stats& st) const {
   for (const auto& k : kernels)
     if (!k->internal) {
       st.kernels_compiled += k->compile_count;
-      st.kernels_on_quick_code += k->quick ? 1 : 0;
+      st.kernels_on_quick_code += k->quick() ? 1 : 0;
     }
   st.kernel_launches = launches.launches();
   st.allocation_failures = context->allocation_failures();

@@ -86,14 +86,14 @@ struct KernelRecord {
   std::vector<std::pair<std::string, std::string>> stages;
   std::unique_ptr<ir::Kernel> frontend;  // the recorded IR, before the passes
   std::unique_ptr<rt::LoadedKernel> compiled;       // its plan, loaded on the device
-  // Tiers (Backend::compile_first): `compiled` is quick code, to be
-  // replaced by the full tier's once its launches have run for
-  // `tier_up_seconds` (about what the full tier takes to compile); the
-  // backend-neutral plan is kept for that compile.
-  bool quick = false;
+  // Tiers (Backend::compile_first): with `full_plan` (the backend-neutral
+  // plan, kept for the full tier's compile), `compiled` is quick code, to
+  // be replaced by the full tier's once its launches have run for
+  // `tier_up_seconds` (what its quick compile took).
+  std::unique_ptr<rt::KernelPlan> full_plan;
   double quick_seconds = 0, tier_up_seconds = 0;
   int64_t quick_launches = 0;
-  std::unique_ptr<rt::KernelPlan> full_plan;
+  bool quick() const { return full_plan != nullptr; }
   int compile_count = 0;
   bool internal = false;                             // made by Grove (host writes, deactivate_all)
 };

@@ -108,10 +108,9 @@ void load_kernel_plan(Program& program, std::string_view name, std::span<const u
   KernelRecord& rec = kernel_named(program, name);
   program.impl()->compile(rec);
   rec.compiled = program.impl()->context->device().load(rt::deserialize_plan(bytes, "kernel plan of '" + rec.name + "'"));
-  rec.quick = false;  // the plan loaded stays
-  rec.full_plan.reset();
+  rec.full_plan.reset();  // the plan loaded stays
 }
 
-bool kernel_runs_quick_code(Program& program, std::string_view name) { return kernel_named(program, name).quick; }
+bool kernel_runs_quick_code(Program& program, std::string_view name) { return kernel_named(program, name).quick(); }
 
 }  // namespace grove::detail
