@@ -109,11 +109,14 @@ struct Config {
   // statements (constant loop bounds, small fields) is compiled first
   // without LLVM's optimisations, in about a tenth of the time, and again
   // with them once its launches have run as long as that first compile
-  // took (on the launch that passes it). A kernel launched once or a few
-  // times then costs about 1 ms instead of about 10, and one launched for
-  // long reaches the same code. false (or GROVE_CPU_TIERS=0): every kernel
-  // is compiled with the optimisations at once, and no launch after the
-  // first compiles (a frame loop that must never stall).
+  // took: on a thread of the Program's own, while its launches go on with
+  // the first code, which a launch after the compile is done replaces (no
+  // launch waits for it; the thread is made at the first such compile, and
+  // the Program's end waits for one under way). A kernel launched once or
+  // a few times then costs about 1 ms instead of about 10, and one
+  // launched for long reaches the same code. false (or GROVE_CPU_TIERS=0):
+  // every kernel is compiled with the optimisations at once, and no launch
+  // after the first runs slower code or shares the cores with a compile.
   bool cpu_tiers = true;
   // CPU and CUDA: where compiled kernels are kept between processes
   // (Taichi's offline cache): "" means $XDG_CACHE_HOME/grove (else

@@ -242,16 +242,28 @@ Stmt* Builder::clone(const Stmt* s, CloneMap& map) {
   return c;
 }
 
-std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel) {
-  auto copy = std::make_unique<Kernel>(kernel.name(), kernel.args(), kernel.field_table());
+namespace {
+
+std::unique_ptr<Kernel> clone_onto(const Kernel& kernel, const FieldTable* fields, const SNodeForest* forest) {
+  auto copy = std::make_unique<Kernel>(kernel.name(), kernel.args(), fields);
   copy->tree_params = kernel.tree_params;
-  copy->forest = kernel.forest;
+  copy->forest = forest;
   copy->stage = kernel.stage;
   copy->messages = kernel.messages;
   Builder b(copy->body());
   Builder::CloneMap map;
   for (const auto& s : kernel.body()->stmts()) b.clone(s.get(), map);
   return copy;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel) {
+  return clone_onto(kernel, kernel.field_table(), kernel.forest);
+}
+
+std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel, const FieldTable& fields) {
+  return clone_onto(kernel, &fields, nullptr);
 }
 
 }  // namespace grove::ir

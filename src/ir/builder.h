@@ -92,5 +92,10 @@ class Builder {
 
 // A copy of `kernel`: signature, tree parameters, forest, stage, messages and body.
 std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel);
+// The same with `fields` for its field table (a copy of the kernel's, for a
+// copy that outlives the kernel's Program or is read on another thread
+// while the Program adds fields) and no forest (a lowered kernel's code
+// generators do not read it).
+std::unique_ptr<Kernel> clone_kernel(const Kernel& kernel, const FieldTable& fields);
 
 }  // namespace grove::ir

@@ -86,6 +86,10 @@ struct CodegenOptions {
   // A Jit that holds the full tier's code for the kernel (in memory or on
   // disk) returns that instead (CpuCode::quick says which).
   bool quick = false;
+  // The most threads the compile runs on (the CPU's Jit, which deals a
+  // kernel's tasks into groups compiled side by side); 0: the Jit's own
+  // count (the cores, at most 8).
+  int threads = 0;
 };
 
 }  // namespace grove::llvm_backend

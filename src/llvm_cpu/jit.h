@@ -47,7 +47,9 @@
 // not optimised and is generated at LLVM's lowest level, about a tenth of
 // the compile time; its keys in memory and on disk are its own, and a
 // quick request is answered with the full tier's code wherever that is
-// held already (CpuCode::quick says which). The sparse runtime's shared
+// held already (CpuCode::quick says which). add() may be called from
+// several threads (the Program's, and its background compile's): they take
+// turns, one compile at a time. The sparse runtime's shared
 // tasks have a quick tier of their own, for quick kernels while their full
 // tier's objects are not made.
 //

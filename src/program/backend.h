@@ -105,6 +105,14 @@ class Backend {
     quick = false;
     return compile(kernel, text, forest, std::move(plan));
   }
+  // The full tier's code of a kernel that compile_first made quick, as a
+  // job the Program runs on a thread of its own (BackgroundCompiles) while
+  // it goes on launching and compiling: the job holds all it reads (a copy
+  // of `kernel`, `text` and `plan`) and may run beside the backend's other
+  // calls. It returns `plan` completed, loaded nowhere (the Program loads
+  // it on its device, on its own thread). Backends without tiers raise.
+  virtual std::function<rt::KernelPlan()> full_tier(const ir::Kernel& kernel, std::string_view text,
+                                                    rt::KernelPlan plan);
   // The same plan with this backend's code in it, loaded nowhere: what an
   // AOT module for this arch holds when the Program runs on another
   // (ProgramImpl::plan_for). Only backends whose code does not depend on a

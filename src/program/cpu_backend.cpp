@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "grove/error.h"
+#include "ir/builder.h"
 #include "ir/work_bound.h"
 #include "llvm_cpu/jit.h"
 #include "llvm/disk_cache.h"
@@ -69,9 +70,11 @@ class CpuBackend : public Backend {
   // one, against 6-9 µs at -O3), is first compiled at the quick tier
   // (llvm_backend::CodegenOptions::quick: 1.0-1.2 against 9.9-11.4 ms for
   // a one-loop kernel on a Zen 4 VM), and at the full tier once its
-  // launches have run as long as its quick compile took. A kernel launched once then saves the full tier's
-  // compile, and one launched for long costs at most twice the quick
-  // compile more than a full compile at once would have. A kernel of
+  // launches have run as long as its quick compile took (full_tier: on the
+  // Program's background thread, while the launches go on with the quick
+  // code). A kernel launched once then saves the full tier's compile, and
+  // one launched for long costs at most twice the quick compile more than
+  // a full compile at once would have, none of it in a launch. A kernel of
   // unknown work (a loop up to an argument, a while_) or more is compiled
   // at the full tier at once: its first launch might run long in code
   // several times slower. Config::cpu_tiers = false or GROVE_CPU_TIERS=0
@@ -93,13 +96,42 @@ class CpuBackend : public Backend {
     tier_up_seconds = quick_compile_seconds_;
     return out;
   }
+  // On one thread: the Program's launches go on beside it, on every core.
+  // The job's kernel reads a copy of the Program's field table (the
+  // fingerprint names fields), which the Program may add to meanwhile.
+  std::function<rt::KernelPlan()> full_tier(const ir::Kernel& kernel, std::string_view text,
+                                            rt::KernelPlan plan) override {
+    struct Input {
+      ir::FieldTable fields;
+      std::unique_ptr<ir::Kernel> kernel;
+      std::string text;
+      rt::KernelPlan plan;
+    };
+    auto in = std::make_shared<Input>();
+    if (kernel.field_table() != nullptr) in->fields = *kernel.field_table();
+    in->kernel = ir::clone_kernel(kernel, in->fields);
+    in->text = text;
+    in->plan = std::move(plan);
+    return [this, in] {
+      bool quick = false;
+      return make(*in->kernel, in->text, in->plan, quick, nullptr, 1);
+    };
+  }
 
  private:
   // `plan` with its code at the full tier, or at the quick one where
   // `quick` is set and the Jit holds no full tier's code for the kernel
-  // (`quick` then says which it made); `compiled`: LLVM made it now.
+  // (`quick` then says which it made), loaded on the device; `compiled`:
+  // LLVM made it now.
   std::unique_ptr<rt::LoadedKernel> code(const ir::Kernel& kernel, std::string_view text, rt::KernelPlan plan,
                                          bool& quick, bool* compiled = nullptr) {
+    return device_.load(make(kernel, text, std::move(plan), quick, compiled, 0));
+  }
+  // The same, loaded nowhere; the Jit compiles on `threads` threads at most
+  // (0: its own count). Called on the Program's thread, and on its
+  // background compile's (full_tier): the Jit takes turns.
+  rt::KernelPlan make(const ir::Kernel& kernel, std::string_view text, rt::KernelPlan plan, bool& quick,
+                      bool* compiled, int threads) {
     const std::string dump = dump_dir();
     llvm_backend::CodegenOptions options;
     options.debug = debug_;
@@ -107,6 +139,7 @@ class CpuBackend : public Backend {
     options.cache_dir = cache_dir_;
     options.text = text;
     options.quick = quick;
+    options.threads = threads;
     {
       const std::vector<uint8_t> bytes = rt::serialize(plan);  // what the plan adds to the IR
       options.key_extra.assign(bytes.begin(), bytes.end());
@@ -125,7 +158,7 @@ class CpuBackend : public Backend {
                             .target = jit_->target(),
                             .target_features = jit_->features(),
                             .one_thread = jit_->one_thread()};
-    return device_.load(std::move(plan));
+    return plan;
   }
 
   std::unique_ptr<llvm_backend::Jit> jit_;

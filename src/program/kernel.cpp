@@ -12,6 +12,7 @@
 #include <set>
 
 #include "ir/eval.h"
+#include "runtime/core/assert.h"
 #include "ir/interpreter.h"
 #include "ir/passes/pipeline.h"
 #include "ir/plan_builder.h"
@@ -57,6 +58,11 @@ std::string dump_name(std::string_view kernel) {
 rt::KernelPlan Backend::generate(const ir::Kernel&, std::string_view, const ir::SNodeForest&, rt::KernelPlan plan) {
   throw Error("kernel '" + plan.name + "': Arch::" + std::string(arch_name(arch())) +
               " compiles only for the device it runs on, so its code cannot be made for a module here");
+}
+
+std::function<rt::KernelPlan()> Backend::full_tier(const ir::Kernel&, std::string_view, rt::KernelPlan plan) {
+  throw InternalError("kernel '" + plan.name + "': Arch::" + std::string(arch_name(arch())) +
+                      " has one tier of code; no kernel of it runs quick code");
 }
 
 KernelContext* current_or_null() { return g_current; }
@@ -200,10 +206,29 @@ void ProgramImpl::compile(KernelRecord& rec) {
 void ProgramImpl::tier_up(KernelRecord& rec) {
   compile(rec);
   if (!rec.quick()) return;
-  // (Should the full tier's compile raise, the kernel goes on with its
-  // quick code, and no later launch tries again.)
+  if (!rec.tier_up_job) start_tier_up(rec);
+  background.wait(*rec.tier_up_job);
+  finish_tier_up(rec);
+}
+
+void ProgramImpl::start_tier_up(KernelRecord& rec) {
+  // (Asked once: should the compile raise, the kernel goes on with its
+  // quick code, and no later launch asks again.)
   rec.tier_up_seconds = std::numeric_limits<double>::infinity();
-  rec.compiled = backend->compile(*rec.ir, rec.stages.back().second, forest_, *rec.full_plan);
+  rec.tier_up_job = background.submit(backend->full_tier(*rec.ir, rec.stages.back().second, *rec.full_plan));
+}
+
+void ProgramImpl::finish_tier_up(KernelRecord& rec) {
+  const std::shared_ptr<BackgroundCompiles::Job> job = std::move(rec.tier_up_job);
+  if (job->failed) {
+    try {
+      std::rethrow_exception(job->failed);
+    } catch (const std::exception& e) {
+      throw Error("kernel '" + rec.name + "': its full tier's code (Config::cpu_tiers) could not be made, so it "
+                  "goes on running its quick code: " + e.what());
+    }
+  }
+  rec.compiled = context->device().load(std::move(*job->plan));
   rec.full_plan.reset();
 }
 
@@ -299,20 +324,23 @@ void ProgramImpl::launch(KernelRecord& rec, const std::vector<ArgValue>& values)
     op->bits = bits;
     op->trees = passed;
   }
-  if (rec.quick() && rec.quick_launches++ % kTimedLaunchEvery == 1) {
+  if (rec.quick() && !rec.tier_up_job && rec.quick_launches++ % kTimedLaunchEvery == 1) {
     // One launch of quick code in kTimedLaunchEvery is timed, and stands for
     // them all: two reads of the clock cost about what a launch of a small
     // kernel does (80 ns). Not the first, which pays for what is new (the
     // code's pages, a list generation). The CPU device (the backend with
-    // tiers) runs a launch before it returns.
+    // tiers) runs a launch before it returns. Past the threshold the full
+    // tier is compiled in the background, and a launch after it is done
+    // takes its code: no launch waits for the compile.
     const auto start = std::chrono::steady_clock::now();
     context->launch(*rec.compiled, bits, slots);
     rec.quick_seconds +=
         kTimedLaunchEvery * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (rec.quick_seconds >= rec.tier_up_seconds) tier_up(rec);
+    if (rec.quick_seconds >= rec.tier_up_seconds) start_tier_up(rec);
   } else {
     context->launch(*rec.compiled, bits, slots);
   }
+  if (rec.tier_up_job && rec.tier_up_job->done.load(std::memory_order_acquire)) finish_tier_up(rec);
   if (config.profile) launches.timed();
 }
 

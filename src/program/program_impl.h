@@ -21,6 +21,7 @@
 #include "ir/ir.h"
 #include "ir/passes/offload.h"
 #include "ir/snode.h"
+#include "program/background.h"
 #include "program/backend.h"
 #include "program/test_hooks.h"
 #include "runtime/core/context.h"
@@ -89,8 +90,10 @@ struct KernelRecord {
   // Tiers (Backend::compile_first): with `full_plan` (the backend-neutral
   // plan, kept for the full tier's compile), `compiled` is quick code, to
   // be replaced by the full tier's once its launches have run for
-  // `tier_up_seconds` (what its quick compile took).
+  // `tier_up_seconds` (what its quick compile took): made meanwhile by
+  // `tier_up_job`, in the background (ProgramImpl::start_tier_up).
   std::unique_ptr<rt::KernelPlan> full_plan;
+  std::shared_ptr<BackgroundCompiles::Job> tier_up_job;
   double quick_seconds = 0, tier_up_seconds = 0;
   int64_t quick_launches = 0;
   bool quick() const { return full_plan != nullptr; }
@@ -320,6 +323,9 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   // The run side (instances, launches, host access) and the compile side.
   std::unique_ptr<rt::Context> context;
   std::unique_ptr<Backend> backend;
+  // The full tier's compiles (declared after the backend, which their jobs
+  // use: destroyed before it).
+  BackgroundCompiles background;
   TreeTable trees;
   KernelTable kernels;
   std::function<void(std::string_view)> print_sink;
@@ -380,8 +386,15 @@ class ProgramImpl : public std::enable_shared_from_this<ProgramImpl> {
   KernelRecord& add_kernel(std::string name, std::vector<ArgSpec> args, std::function<void(Args)> body,
                            bool internal);
   void compile(KernelRecord& k);
-  // `k` compiled at the full tier: its quick code, if any, replaced.
+  // `k` compiled at the full tier: its quick code, if any, replaced (its
+  // background compile waited for, or run here).
   void tier_up(KernelRecord& k);
+  // `k`'s full tier's compile queued in the background.
+  void start_tier_up(KernelRecord& k);
+  // `k`'s background compile's code taken, once it is done: its quick
+  // code replaced, or kept where the compile raised (then this raises,
+  // saying so, and the kernel goes on with its quick code).
+  void finish_tier_up(KernelRecord& k);
   // `k`'s plan with code for `target`, a backend of another arch than the
   // Program's that compiles without a device (Backend::generate): what an
   // AOT module for that arch holds. The Program's own compile is untouched.

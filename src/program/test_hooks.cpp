@@ -109,8 +109,21 @@ void load_kernel_plan(Program& program, std::string_view name, std::span<const u
   program.impl()->compile(rec);
   rec.compiled = program.impl()->context->device().load(rt::deserialize_plan(bytes, "kernel plan of '" + rec.name + "'"));
   rec.full_plan.reset();  // the plan loaded stays
+  rec.tier_up_job.reset();
 }
 
 bool kernel_runs_quick_code(Program& program, std::string_view name) { return kernel_named(program, name).quick(); }
+
+bool kernel_tiers_up(Program& program, std::string_view name) { return kernel_named(program, name).tier_up_job != nullptr; }
+
+void wait_for_tier_ups(Program& program) {
+  ProgramImpl& p = *program.impl();
+  auto lock = p.lock();
+  for (const auto& rec : p.kernels) {
+    if (!rec->tier_up_job) continue;
+    p.background.wait(*rec->tier_up_job);
+    p.finish_tier_up(*rec);
+  }
+}
 
 }  // namespace grove::detail

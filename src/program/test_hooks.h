@@ -78,6 +78,12 @@ void load_kernel_plan(Program& program, std::string_view name, std::span<const u
 // (Backend::compile_first), to be replaced by the full tier's; false before
 // its first launch.
 bool kernel_runs_quick_code(Program& program, std::string_view name);
+// Whether kernel `name`'s full tier is being compiled in the background
+// (its quick code still runs).
+bool kernel_tiers_up(Program& program, std::string_view name);
+// Waits for every background compile of `program`'s kernels, whose code
+// then replaces their quick code, as their next launch would take it.
+void wait_for_tier_ups(Program& program);
 
 // Calls `observer` with every kernel any Program compiles from now on,
 // lowered, just before its backend gets it, and whether the Program is in

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <regex>
 #include <csignal>
@@ -182,6 +183,26 @@ bool tiers_off() {
   return env != nullptr && std::string(env) == "0";
 }
 
+// Launches kernel `name` by `launch` until its full tier's compile starts,
+// in the background: the launch that starts it returns with the quick code
+// still in place, not waiting for it. Then waits for that compile, whose
+// code the kernel runs from then on. `launches`: those made before; returns
+// them all.
+int launch_until_full(Program& prog, const std::string& name, const std::function<void()>& launch, int launches) {
+  // (A quick launch of these kernels takes microseconds and the full tier
+  // milliseconds to compile: far fewer launches than the cap.)
+  while (!detail::kernel_tiers_up(prog, name) && launches < 200000) {
+    launch();
+    ++launches;
+  }
+  EXPECT_TRUE(detail::kernel_tiers_up(prog, name));
+  EXPECT_TRUE(detail::kernel_runs_quick_code(prog, name)) << "a launch waited for the full tier's compile";
+  detail::wait_for_tier_ups(prog);
+  EXPECT_FALSE(detail::kernel_tiers_up(prog, name));
+  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, name));
+  return launches;
+}
+
 TEST(CpuBackend, ASmallKernelRunsQuickCodeUntilItsLaunchesPayForTheFullTier) {
   if (tiers_off()) GTEST_SKIP() << "GROVE_CPU_TIERS=0: every kernel is compiled at the full tier";
   Config c = cpu();
@@ -196,14 +217,7 @@ TEST(CpuBackend, ASmallKernelRunsQuickCodeUntilItsLaunchesPayForTheFullTier) {
   EXPECT_EQ(llvm_backend::Jit::compilations(), before + 1);
   EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "inc"));
   EXPECT_EQ(prog.stats().kernels_on_quick_code, 1);
-  int launches = 1;
-  // (A quick launch of this kernel takes microseconds and the full tier
-  // milliseconds to compile: far fewer launches than the cap.)
-  while (detail::kernel_runs_quick_code(prog, "inc") && launches < 200000) {
-    inc();
-    ++launches;
-  }
-  EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "inc"));
+  int launches = launch_until_full(prog, "inc", [&] { inc(); }, 1);
   EXPECT_EQ(prog.stats().kernels_on_quick_code, 0);
   EXPECT_EQ(inc.compile_count(), 1);
   EXPECT_GT(launches, 1);
@@ -244,6 +258,34 @@ TEST(CpuBackend, AKernelOfUnknownOrMuchWorkIsCompiledAtTheFullTierAtOnce) {
   EXPECT_EQ(llvm_backend::Jit::quick_compilations(), quick_before);
 }
 
+// A Program that ends while a kernel's full tier compiles in the
+// background waits for that compile (LLVM's work is not interrupted) and
+// ends cleanly; so does a kernel whose compile has not started.
+TEST(CpuBackend, AProgramEndsWhileItsFullTierCompiles) {
+  if (tiers_off()) GTEST_SKIP() << "GROVE_CPU_TIERS=0: every kernel is compiled at the full tier";
+  Config c = cpu();
+  c.cache_dir = "off";
+  for (int kernels : {1, 3}) {
+    Program prog(c);
+    Field x = prog.field(i32, "x", {1024});
+    std::vector<Kernel> ks;
+    for (int k = 0; k < kernels; ++k)
+      ks.push_back(prog.kernel("add" + std::to_string(k),
+                               [&, k] { for_range(0, 1024, [&](Expr i) { x(i) = x(i) + i * (k + 1); }); }));
+    for (int k = 0; k < kernels; ++k) {
+      for (int launches = 0; !detail::kernel_tiers_up(prog, "add" + std::to_string(k)) && launches < 200000; ++launches)
+        ks[static_cast<size_t>(k)]();
+      ASSERT_TRUE(detail::kernel_tiers_up(prog, "add" + std::to_string(k)));
+      // The Program goes on meanwhile: a field of its own tree declared and
+      // written (the compile reads a copy of the field table).
+      Field more = prog.field(i32, "more" + std::to_string(k), {4});
+      more.fill(k);
+      EXPECT_EQ(more.read<int32_t>({3}), k);
+    }
+    EXPECT_EQ(prog.stats().kernels_on_quick_code, kernels);
+  }
+}
+
 // A Program that finds a kernel's full tier in the disk cache (another
 // Program's, whose launches made it) runs that code from the first launch
 // and compiles nothing.
@@ -261,8 +303,7 @@ TEST(CpuBackend, TheFullTierFoundOnDiskRunsFromTheFirstLaunch) {
     Kernel fill = make(prog, x);
     fill();
     EXPECT_TRUE(detail::kernel_runs_quick_code(prog, "fill"));
-    for (int launches = 1; detail::kernel_runs_quick_code(prog, "fill") && launches < 200000; ++launches) fill();
-    EXPECT_FALSE(detail::kernel_runs_quick_code(prog, "fill"));
+    launch_until_full(prog, "fill", [&] { fill(); }, 1);
   }
   const int64_t before = llvm_backend::Jit::compilations();
   Program prog(c);
@@ -298,11 +339,7 @@ TEST(CpuBackend, ListTasksAreMadeQuickUntilAKernelOverTheirNodeIsFull) {
   ASSERT_TRUE(detail::kernel_runs_quick_code(prog, "sum"));
   const int64_t quick_shared = llvm_backend::Jit::shared_task_compilations() - shared_before;
   EXPECT_GT(quick_shared, 0);
-  int launches = 1;
-  while (detail::kernel_runs_quick_code(prog, "sum") && launches < 200000) {
-    sum();
-    ++launches;
-  }
+  const int launches = launch_until_full(prog, "sum", [&] { sum(); }, 1);
   ASSERT_FALSE(detail::kernel_runs_quick_code(prog, "sum"));
   EXPECT_EQ(llvm_backend::Jit::shared_task_compilations() - shared_before, 2 * quick_shared);
   EXPECT_EQ(total.read<int32_t>({}), launches * expected);
