@@ -20,9 +20,18 @@
 //                              0-D field, checked), time per launch over 10,000 launches
 //                              (the Kernel holds its loaded code: no key,
 //                              no lookup, no compile); 10 us budget
+//   cpu_tier_up_longest_launch a small kernel (y += a x over 4096 f32) in a
+//                              fresh Program, launched until it runs its
+//                              full tier's code (Config::cpu_tiers): the
+//                              longest of its launches after the first
+//                              (which makes its quick code), where the
+//                              full tier's compile would stall one; the
+//                              counter `launches` says how many ran quick
+//                              code; 1 ms budget
 //
 // Each budget is a baseline ("baseline/budget_50ms" ...), so the ratio is
 // budget / time: at least 1 means within budget.
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <filesystem>
@@ -33,6 +42,7 @@
 #include "harness.h"
 #include "internals.h"
 #include "llvm_cpu/jit.h"
+#include "program/test_hooks.h"
 
 namespace grove_bench {
 namespace {
@@ -131,6 +141,38 @@ void launch_again(benchmark::State& state) {
   }
 }
 
+void tier_up_longest(benchmark::State& state) {
+  try {
+    double launches = 0;
+    for (auto _ : state) {
+      Config c;
+      c.arch = Arch::Cpu;
+      c.cache_dir = "off";
+      Program prog(c);
+      constexpr int kN = 4096;
+      Field x = prog.field(f32, "x", {kN}), y = prog.field(f32, "y", {kN});
+      x.fill(1.0f);
+      Kernel axpy = prog.kernel("axpy", [&] { for_range(0, kN, [&](Expr i) { y(i) = y(i) + 0.5f * x(i); }); });
+      axpy();
+      if (!detail::kernel_runs_quick_code(prog, "axpy")) throw Error("the kernel's first code is not quick");
+      double longest = 0;
+      int n = 1;
+      for (; detail::kernel_runs_quick_code(prog, "axpy") && n < 10000000; ++n) {
+        const auto start = std::chrono::steady_clock::now();
+        axpy();
+        longest = std::max(longest, since(start));
+      }
+      if (detail::kernel_runs_quick_code(prog, "axpy")) throw Error("the kernel never ran its full tier's code");
+      if (y.read<float>({kN - 1}) != 0.5f * static_cast<float>(n)) throw Error("a launch did not run the kernel");
+      state.SetIterationTime(longest);
+      launches += n;
+    }
+    state.counters["launches"] = launches / static_cast<double>(state.iterations());
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 template <int kMicroseconds>
 void budget(benchmark::State& state) {
   for (auto _ : state) state.SetIterationTime(kMicroseconds * 1e-6);
@@ -143,6 +185,10 @@ void register_cpu_compile() {
       ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(20);
   benchmark::RegisterBenchmark(baseline_name("cpu_memory_hit_launch", "budget_10us").c_str(), budget<10>)
       ->Unit(benchmark::kMicrosecond)->UseManualTime()->Iterations(1);
+  benchmark::RegisterBenchmark(grove_name("cpu_tier_up_longest_launch", Arch::Cpu).c_str(), tier_up_longest)
+      ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(10);
+  benchmark::RegisterBenchmark(baseline_name("cpu_tier_up_longest_launch", "budget_1ms").c_str(), budget<1000>)
+      ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(1);
   for (const char* kernel : {"seed", "count", "update", "prune", "snapshot"}) {
     const std::string k(kernel);
     benchmark::RegisterBenchmark(grove_name("cpu_first_launch_" + k, Arch::Cpu).c_str(), jit, k)
