@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,24 +103,35 @@ FieldKind field_kind(const std::string& value_type) {
 }
 
 // The grid's active voxels (tiles voxel by voxel): coordinates, three per
-// voxel, and values, `components` per voxel, as `T`.
+// voxel, and values, `components` per voxel, as `T`, leaf by leaf. The
+// tree is copied only to voxelize active tiles where it has any (a level
+// set's narrow band has none).
 template <typename GridT, typename T>
 void gather(const GridT& grid, int components, std::vector<int32_t>& ijk, std::vector<T>& values) {
-  typename GridT::TreeType tree(grid.tree());
-  tree.voxelizeActiveTiles();
-  ijk.reserve(static_cast<size_t>(tree.activeVoxelCount()) * 3);
-  values.reserve(static_cast<size_t>(tree.activeVoxelCount()) * static_cast<size_t>(components));
-  for (auto it = tree.cbeginValueOn(); it; ++it) {
-    const openvdb::Coord c = it.getCoord();
-    ijk.insert(ijk.end(), {c.x(), c.y(), c.z()});
-    using V = typename GridT::ValueType;
-    if constexpr (std::is_same_v<V, openvdb::Vec3s>) {
-      const openvdb::Vec3s v = *it;
-      values.insert(values.end(), {v[0], v[1], v[2]});
-    } else if constexpr (std::is_same_v<V, openvdb::ValueMask>) {
-      values.push_back(T{1});
-    } else {
-      values.push_back(static_cast<T>(*it));
+  using TreeT = typename GridT::TreeType;
+  const TreeT* tree = &grid.tree();
+  std::optional<TreeT> voxelized;
+  if (tree->hasActiveTiles()) {
+    voxelized.emplace(*tree);
+    voxelized->voxelizeActiveTiles();
+    tree = &*voxelized;
+  }
+  const size_t count = static_cast<size_t>(tree->activeLeafVoxelCount());
+  ijk.reserve(count * 3);
+  values.reserve(count * static_cast<size_t>(components));
+  for (auto leaf = tree->cbeginLeaf(); leaf; ++leaf) {
+    for (auto it = leaf->cbeginValueOn(); it; ++it) {
+      const openvdb::Coord c = it.getCoord();
+      ijk.insert(ijk.end(), {c.x(), c.y(), c.z()});
+      using V = typename GridT::ValueType;
+      if constexpr (std::is_same_v<V, openvdb::Vec3s>) {
+        const openvdb::Vec3s v = *it;
+        values.insert(values.end(), {v[0], v[1], v[2]});
+      } else if constexpr (std::is_same_v<V, openvdb::ValueMask>) {
+        values.push_back(T{1});
+      } else {
+        values.push_back(static_cast<T>(*it));
+      }
     }
   }
 }
