@@ -66,6 +66,20 @@ int Context::create_instance(int type_id, std::string name) {
   const int s = free_slots_.empty() ? static_cast<int>(instances_.size()) : free_slots_.back();
   const std::vector<uint32_t> head = layout.header_words();
   device_->create_buffer(s, layout.total_words, head);
+  // What kernels fill front to back: each pool's entries (taken in
+  // order), and the arrays of a tree with no sparse node; past their first
+  // 2 MiB, so that an instance using little of a large pool keeps small
+  // pages, and large ones cost at most what is used again.
+  constexpr int64_t kSmallWords = int64_t{1} << 19;
+  auto advise = [&](int64_t offset, int64_t words) {
+    if (words > kSmallWords) device_->advise_filled_in_order(s, offset + kSmallWords, words - kSmallWords);
+  };
+  bool sparse = false;
+  for (const SNodeLayout& n : layout.nodes) {
+    sparse = sparse || n.is_sparse();
+    if (n.has_pool()) advise(n.pool_offset, n.capacity * n.pool_entry_words);
+  }
+  if (!sparse) advise(layout.root_offset, layout.total_words - layout.root_offset);
   Instance inst;
   inst.type = type_id;
   inst.name = std::move(name);

@@ -40,6 +40,12 @@ class Device {
   // send only `head`.
   virtual void create_buffer(int id, int64_t words, std::span<const uint32_t> head) = 0;
   virtual void destroy_buffer(int id) = 0;
+  // Words [offset, offset + count) of buffer `id` are written front to back
+  // and, once reached, kept (a pool's entries, taken in order; a dense
+  // tree's arrays): a device whose buffers are host memory may back them
+  // with large pages, a first write faulting once per 2 MiB instead of once
+  // per 4 KiB. A hint; devices may ignore it.
+  virtual void advise_filled_in_order(int /*id*/, int64_t /*offset*/, int64_t /*count*/) {}
   // Reads and writes are ordered after every launch queued before them.
   virtual void read_words(int id, int64_t offset, int64_t count, uint32_t* out) = 0;
   virtual void write_words(int id, int64_t offset, int64_t count, const uint32_t* in) = 0;

@@ -104,6 +104,17 @@ std::vector<uint32_t> root_pointer_slots(Program& program, const SNode& pointer)
   return slots;
 }
 
+std::span<const uint32_t> pool_words(Program& program, const SNode& node) {
+  ProgramImpl& p = *program.impl();
+  const ir::SNodeDecl& s = p.forest().snode(node.id());
+  const rt::TreeLayout& layout = p.forest().layout(s.tree);
+  const rt::SNodeLayout& n = layout.node(node.id());
+  if (!n.has_pool()) throw Error("pool_words: SNode '" + node.name() + "' has no pool");
+  const std::span<uint32_t> words = p.context->device().host_words(p.trees.own_instance(s.tree));
+  if (words.empty()) return {};
+  return words.subspan(static_cast<size_t>(n.pool_offset), static_cast<size_t>(n.capacity * n.pool_entry_words));
+}
+
 void load_kernel_plan(Program& program, std::string_view name, std::span<const uint8_t> bytes) {
   KernelRecord& rec = kernel_named(program, name);
   program.impl()->compile(rec);

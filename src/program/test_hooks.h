@@ -67,6 +67,10 @@ bool field_in_host_memory(Program& program, const Field& field);
 // The slots of a pointer SNode directly under its tree's root, in cell
 // order: 0 for an inactive cell, else its pool entry + 1.
 std::vector<uint32_t> root_pointer_slots(Program& program, const SNode& pointer);
+// The pool entries of a pointer or dynamic SNode in its tree's own
+// instance, where that lives in host memory (else empty): the words
+// themselves.
+std::span<const uint32_t> pool_words(Program& program, const SNode& node);
 
 // The serialized plan of kernel `name` of `program` (compiling it first).
 std::vector<uint8_t> kernel_plan_bytes(Program& program, std::string_view name);

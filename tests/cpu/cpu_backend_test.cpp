@@ -14,6 +14,8 @@
 #include <fstream>
 #include <regex>
 #include <csignal>
+#include <cstdio>
+#include <span>
 #include <sys/resource.h>
 #include <thread>
 #include <set>
@@ -284,6 +286,49 @@ TEST(CpuBackend, AProgramEndsWhileItsFullTierCompiles) {
     }
     EXPECT_EQ(prog.stats().kernels_on_quick_code, kernels);
   }
+}
+
+// A pool of 8 MiB is backed by transparent huge pages past its first 2 MiB
+// where the kernel has them (rt::Device::advise_filled_in_order): the
+// mapping of those entries carries MADV_HUGEPAGE's flag ("hg" in
+// /proc/self/smaps), so that activating blocks there faults once per 2 MiB,
+// not once per 4 KiB; the values written are read back.
+TEST(CpuBackend, ABigPoolIsBackedByHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
+    GTEST_SKIP() << "this kernel has no transparent huge pages";
+  Program prog(cpu());
+  Field x = prog.field(f32, "x");
+  SNode& blocks = prog.root().pointer(ijk, {32, 32, 32});
+  blocks.capacity(4096);  // blocks of 512 f32: 8 MiB of entries
+  blocks.dense(ijk, 8).place(x);
+  Kernel fill = prog.kernel("fill", [&] {
+    for_range(0, 64, [&](Expr i) { x(i % 32 * 8, i / 32 * 8, 0) = cast(f32, i) + 0.5f; });
+  });
+  fill();
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(x.read<float>({i % 32 * 8, i / 32 * 8, 0}), static_cast<float>(i) + 0.5f);
+  const std::span<const uint32_t> pool = detail::pool_words(prog, blocks);
+  ASSERT_GE(pool.size_bytes(), size_t{8} << 20);
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  // (The first 2 MiB of a pool keep small pages: an instance using little
+  // of a large pool costs no more than it uses.)
+  const uintptr_t inside = (reinterpret_cast<uintptr_t>(pool.data()) + 2 * kHuge - 1) & ~(kHuge - 1);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line, flags;
+  bool in = false, found = false;
+  while (std::getline(smaps, line)) {
+    unsigned long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2) {
+      in = inside >= lo && inside < hi;
+      continue;
+    }
+    if (in && line.rfind("VmFlags:", 0) == 0) {
+      flags = line;
+      found = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(found) << "no mapping holds the pool's entries";
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << flags;
 }
 
 // A Program that finds a kernel's full tier in the disk cache (another
