@@ -252,7 +252,8 @@ struct Jit::Impl {
   // alone, and its object kept (shared_objects) for every later kernel that
   // has it, whose link takes it as it is. The kernel's own tasks are dealt
   // into groups of about equal size (instructions before optimisation), one
-  // per compile thread (at most `most_threads`). With one group and nothing shared the module is compiled as
+  // per compile thread (the Jit's, at most `most_threads` where that is
+  // above 0). With one group and nothing shared the module is compiled as
   // it is; else each group is optimised and emitted on a thread of its
   // own, in an LLVM context of its own (read back from the module's
   // bitcode, the functions of other groups left as declarations); lld
@@ -261,8 +262,8 @@ struct Jit::Impl {
   // held, and the quick one is made only where it is not (a kernel's full
   // compile makes the full ones).
   std::vector<std::string> objects(llvm::Module& module, const std::vector<TaskCode>& tasks,
-                                   const std::string& kernel, bool quick, size_t most_threads) {
-    const size_t threads = std::min(this->threads, most_threads);
+                                   const std::string& kernel, bool quick, int most_threads) {
+    const size_t threads = most_threads > 0 ? std::min(this->threads, static_cast<size_t>(most_threads)) : this->threads;
     std::vector<std::string> out;
     std::vector<std::set<std::string>> names;
     std::vector<const TaskCode*> fresh;  // per group of a shared task made now; nullptr for the kernel's own
@@ -493,8 +494,7 @@ CpuCode Jit::add(const ir::Kernel& kernel, const CodegenOptions& options) {
     assembly = Impl::emit(*impl_->machines[0], *copy, llvm::CodeGenFileType::AssemblyFile, kernel.name());
     objects.push_back(Impl::emit(*impl_->machines[0], *module, llvm::CodeGenFileType::ObjectFile, kernel.name()));
   } else {
-    const size_t threads = options.threads > 0 ? static_cast<size_t>(options.threads) : impl_->threads;
-    objects = impl_->objects(*module, emitted.tasks, kernel.name(), quick, threads);
+    objects = impl_->objects(*module, emitted.tasks, kernel.name(), quick, options.threads);
   }
   CpuCode out;
   out.tasks = std::move(emitted.tasks);

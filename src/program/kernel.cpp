@@ -12,13 +12,13 @@
 #include <set>
 
 #include "ir/eval.h"
-#include "runtime/core/assert.h"
 #include "ir/interpreter.h"
 #include "ir/passes/pipeline.h"
 #include "ir/plan_builder.h"
 #include "ir/printer.h"
 #include "program/program_impl.h"
 #include "program/test_hooks.h"
+#include "runtime/core/assert.h"
 
 namespace grove {
 

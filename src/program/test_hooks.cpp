@@ -130,11 +130,8 @@ bool kernel_tiers_up(Program& program, std::string_view name) { return kernel_na
 void wait_for_tier_ups(Program& program) {
   ProgramImpl& p = *program.impl();
   auto lock = p.lock();
-  for (const auto& rec : p.kernels) {
-    if (!rec->tier_up_job) continue;
-    p.background.wait(*rec->tier_up_job);
-    p.finish_tier_up(*rec);
-  }
+  for (const auto& rec : p.kernels)
+    if (rec->tier_up_job) p.tier_up(*rec);
 }
 
 }  // namespace grove::detail
